@@ -1,0 +1,1 @@
+fn main(){ println!("{}", nvml_sim_bundle::SIM_LIB.len()); }

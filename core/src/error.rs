@@ -1,0 +1,83 @@
+//! The crate's one error type. Every message says what went wrong and what to do about it.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in gpuwhy's library.
+///
+/// A metric a GPU does not support is *not* an error: it is recorded as unavailable with its
+/// reason (see [`crate::report::Capability`]). These variants are for things that stop an
+/// operation as a whole.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No NVML library could be loaded from any place that was tried.
+    #[error(
+        "no NVML library found (tried: {}); set GPUWHY_NVML_PATH to the full path of libnvidia-ml.so.1 or install the NVIDIA driver",
+        .tried.iter().map(|(p, why)| format!("{p}: {why}")).collect::<Vec<_>>().join("; ")
+    )]
+    NvmlNotFound {
+        /// Each candidate and why it failed to load.
+        tried: Vec<(String, String)>,
+    },
+    /// A library was loaded but it exports neither `nvmlInit_v2` nor `nvmlInit`.
+    #[error("{} is not an NVML library (it exports neither nvmlInit_v2 nor nvmlInit); point GPUWHY_NVML_PATH at libnvidia-ml.so.1 from the NVIDIA driver", .path.display())]
+    NvmlNotNvml {
+        /// The file that was loaded.
+        path: PathBuf,
+    },
+    /// `nvmlInit` returned an error.
+    #[error("NVML failed to initialise ({}: {message}, code {code}); check that the NVIDIA kernel driver is loaded (`nvidia-smi` should work) and that this user may open /dev/nvidia*", .path.display())]
+    NvmlInit {
+        /// The library that was loaded.
+        path: PathBuf,
+        /// The `nvmlReturn_t` code.
+        code: u32,
+        /// NVML's own message for the code.
+        message: String,
+    },
+    /// An NVML call failed in a way that stops the operation (not a per-metric failure).
+    #[error("NVML call {function} failed: {message} (code {code})")]
+    Nvml {
+        /// The NVML function.
+        function: &'static str,
+        /// The `nvmlReturn_t` code.
+        code: u32,
+        /// NVML's own message for the code.
+        message: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{action} {}: {source}", .path.display())]
+    Io {
+        /// What was being done ("cannot write report to", ...).
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not a gpuwhy report, or is damaged.
+    #[error("{}: {reason}", .path.display())]
+    BadReport {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// A report was written by a newer gpuwhy with an incompatible schema.
+    #[error("{}: report schema {found} is newer than this gpuwhy understands ({supported}); upgrade gpuwhy to read it", .path.display())]
+    NewerSchema {
+        /// The file.
+        path: PathBuf,
+        /// The schema string found in the file.
+        found: String,
+        /// The schema this build reads.
+        supported: &'static str,
+    },
+    /// An argument was out of range.
+    #[error("{0}")]
+    InvalidArgument(String),
+}
+
+/// Shorthand for results in this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
