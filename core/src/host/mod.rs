@@ -1,0 +1,1 @@
+//! Host sampling (being written).

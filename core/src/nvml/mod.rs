@@ -1,0 +1,1 @@
+//! NVML bindings (being written).
