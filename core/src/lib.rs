@@ -2,12 +2,22 @@
 //!
 //! Samples GPUs (through NVML loaded at run time) and the host, records training-step phases,
 //! and diagnoses which bottleneck holds utilization down. Data flows one way:
-//! sources → [`recording`] → signals → rules → [`report`].
+//! sources → [`recording`] → [`signals`] → [`rules`] → [`report`].
+//!
+//! Everything except the `collect` feature's modules (NVML, `/proc`, the sampler thread) is
+//! plain data and analysis, and builds for `wasm32-unknown-unknown`.
 
 mod error;
 pub use error::{Error, Result};
 
-#[cfg(feature = "collect")]
-pub mod nvml;
+pub mod analysis;
+pub mod metric;
+pub mod recording;
+pub mod report;
+pub mod rules;
+pub mod signals;
+
 #[cfg(feature = "collect")]
 pub mod host;
+#[cfg(feature = "collect")]
+pub mod nvml;

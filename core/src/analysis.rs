@@ -1,0 +1,44 @@
+//! Running the rules over a report: signals → findings → verdict.
+
+use crate::report::{Finding, Report, Verdict};
+use crate::rules::RULES;
+use crate::signals::Signals;
+
+/// Runs every rule on `report` and replaces its findings (most important first) and verdict.
+pub fn diagnose(report: &mut Report) {
+    let signals = Signals::from_report(report);
+    let mut findings: Vec<Finding> = RULES.iter().filter_map(|r| r.evaluate(&signals)).collect();
+    findings.sort_by(|a, b| b.score().total_cmp(&a.score()).then_with(|| a.id.cmp(&b.id)));
+    report.verdict = verdict(&findings, &signals);
+    report.findings = findings;
+}
+
+fn verdict(findings: &[Finding], s: &Signals) -> Verdict {
+    if let Some(top) = findings.first() {
+        let share = top.lost_share.map(|l| format!(" (~{:.0}% of the run lost)", l * 100.0)).unwrap_or_default();
+        return Verdict {
+            id: top.id.clone(),
+            title: top.title.clone(),
+            confidence: top.confidence,
+            lost_share: top.lost_share,
+            summary: format!("{}{share}: {}", top.title, top.summary),
+        };
+    }
+    let summary = if s.devices.is_empty() {
+        match &s.gpu_absent_reason {
+            Some(why) => format!("No GPU metrics were recorded: {why}."),
+            None => "No GPU was recorded.".to_string(),
+        }
+    } else {
+        let parts: Vec<String> = s
+            .sampled_devices()
+            .map(|d| format!("GPU {} util p50 {:.0}%", d.index, d.util.map_or(f64::NAN, |u| u.p50)))
+            .collect();
+        if parts.is_empty() {
+            "No utilization samples were recorded, so nothing could be checked.".to_string()
+        } else {
+            format!("No rule fired ({}).", parts.join(", "))
+        }
+    };
+    Verdict { summary, ..Verdict::default() }
+}

@@ -1,0 +1,209 @@
+//! The catalogue of per-GPU metrics gpuwhy records: their report names, units and meaning.
+//!
+//! Every GPU sample is a fixed-size row indexed by [`GpuMetric`]; a value the GPU did not
+//! give is `NaN` in memory and `null` in the report, never 0.
+
+/// One per-GPU time series. The discriminant is the column index in a sample row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum GpuMetric {
+    /// Percent of the last sample period in which at least one kernel ran (`nvmlUtilization_t.gpu`).
+    UtilGpu,
+    /// Percent of the last sample period in which device memory was read or written.
+    UtilMem,
+    /// Device memory in use, MiB.
+    MemUsed,
+    /// Board power draw, W.
+    Power,
+    /// GPU core temperature, °C.
+    Temp,
+    /// SM clock, MHz.
+    SmClock,
+    /// Memory clock, MHz.
+    MemClock,
+    /// Graphics clock, MHz.
+    GraphicsClock,
+    /// Performance state (0 = P0, maximum performance).
+    Pstate,
+    /// Clock event ("throttle") reason bitmask, see [`reasons`].
+    ClockReasons,
+    /// PCIe receive (host → GPU) throughput, MB/s.
+    PcieRx,
+    /// PCIe transmit (GPU → host) throughput, MB/s.
+    PcieTx,
+    /// Current PCIe link generation.
+    PcieGen,
+    /// Current PCIe link width (lanes).
+    PcieWidth,
+    /// NVLink receive payload throughput summed over links, MB/s.
+    NvlinkRx,
+    /// NVLink transmit payload throughput summed over links, MB/s.
+    NvlinkTx,
+    /// GPM: percent of SMs busy (Hopper and newer).
+    GpmSmUtil,
+    /// GPM: percent of active warps against the theoretical maximum.
+    GpmSmOccupancy,
+    /// GPM: percent of time any tensor pipe was active.
+    GpmTensor,
+    /// GPM: percent of peak DRAM bandwidth used.
+    GpmDramBw,
+    /// GPM: PCIe receive, MiB/s.
+    GpmPcieRx,
+    /// GPM: PCIe transmit, MiB/s.
+    GpmPcieTx,
+    /// GPM: NVLink receive over all links, MiB/s.
+    GpmNvlinkRx,
+    /// GPM: NVLink transmit over all links, MiB/s.
+    GpmNvlinkTx,
+}
+
+impl GpuMetric {
+    /// Number of metrics, the width of a sample row.
+    pub const COUNT: usize = 24;
+
+    /// All metrics in column order.
+    pub const ALL: [GpuMetric; Self::COUNT] = [
+        Self::UtilGpu,
+        Self::UtilMem,
+        Self::MemUsed,
+        Self::Power,
+        Self::Temp,
+        Self::SmClock,
+        Self::MemClock,
+        Self::GraphicsClock,
+        Self::Pstate,
+        Self::ClockReasons,
+        Self::PcieRx,
+        Self::PcieTx,
+        Self::PcieGen,
+        Self::PcieWidth,
+        Self::NvlinkRx,
+        Self::NvlinkTx,
+        Self::GpmSmUtil,
+        Self::GpmSmOccupancy,
+        Self::GpmTensor,
+        Self::GpmDramBw,
+        Self::GpmPcieRx,
+        Self::GpmPcieTx,
+        Self::GpmNvlinkRx,
+        Self::GpmNvlinkTx,
+    ];
+
+    /// Column index in a sample row.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name used in reports (`series[].metrics.<name>`) and capabilities.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::UtilGpu => "util_gpu",
+            Self::UtilMem => "util_mem",
+            Self::MemUsed => "mem_used",
+            Self::Power => "power",
+            Self::Temp => "temp",
+            Self::SmClock => "sm_clock",
+            Self::MemClock => "mem_clock",
+            Self::GraphicsClock => "graphics_clock",
+            Self::Pstate => "pstate",
+            Self::ClockReasons => "clock_reasons",
+            Self::PcieRx => "pcie_rx",
+            Self::PcieTx => "pcie_tx",
+            Self::PcieGen => "pcie_gen",
+            Self::PcieWidth => "pcie_width",
+            Self::NvlinkRx => "nvlink_rx",
+            Self::NvlinkTx => "nvlink_tx",
+            Self::GpmSmUtil => "gpm_sm_util",
+            Self::GpmSmOccupancy => "gpm_sm_occupancy",
+            Self::GpmTensor => "gpm_tensor",
+            Self::GpmDramBw => "gpm_dram_bw",
+            Self::GpmPcieRx => "gpm_pcie_rx",
+            Self::GpmPcieTx => "gpm_pcie_tx",
+            Self::GpmNvlinkRx => "gpm_nvlink_rx",
+            Self::GpmNvlinkTx => "gpm_nvlink_tx",
+        }
+    }
+
+    /// Unit of the values.
+    pub const fn unit(self) -> &'static str {
+        match self {
+            Self::UtilGpu | Self::UtilMem => "%",
+            Self::GpmSmUtil | Self::GpmSmOccupancy | Self::GpmTensor | Self::GpmDramBw => "%",
+            Self::MemUsed => "MiB",
+            Self::Power => "W",
+            Self::Temp => "°C",
+            Self::SmClock | Self::MemClock | Self::GraphicsClock => "MHz",
+            Self::Pstate => "P",
+            Self::ClockReasons => "bitmask",
+            Self::PcieRx | Self::PcieTx | Self::NvlinkRx | Self::NvlinkTx => "MB/s",
+            Self::GpmPcieRx | Self::GpmPcieTx | Self::GpmNvlinkRx | Self::GpmNvlinkTx => "MiB/s",
+            Self::PcieGen => "gen",
+            Self::PcieWidth => "lanes",
+        }
+    }
+
+    /// Looks a metric up by its report name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// Clock event reason bits (`nvmlClocksEventReason*`, same values as the older throttle reasons).
+pub mod reasons {
+    /// Nothing running; clocks dropping to idle.
+    pub const GPU_IDLE: u64 = 0x1;
+    /// Application clocks set by the user.
+    pub const APPLICATIONS_CLOCKS: u64 = 0x2;
+    /// Software power capping to stay under the power limit.
+    pub const SW_POWER_CAP: u64 = 0x4;
+    /// Hardware slowdown (≥ 2× clock cut): temperature, power brake or a fast power trigger.
+    pub const HW_SLOWDOWN: u64 = 0x8;
+    /// Held to the minimum clock of a sync-boost group.
+    pub const SYNC_BOOST: u64 = 0x10;
+    /// Software thermal slowdown.
+    pub const SW_THERMAL: u64 = 0x20;
+    /// Hardware thermal slowdown.
+    pub const HW_THERMAL: u64 = 0x40;
+    /// External power brake.
+    pub const HW_POWER_BRAKE: u64 = 0x80;
+    /// Limited by display clocks.
+    pub const DISPLAY_CLOCKS: u64 = 0x100;
+
+    /// Bits that mean "the hardware runs slower than it could" (what the throttling rule counts).
+    pub const THROTTLING: u64 = SW_POWER_CAP | HW_SLOWDOWN | SW_THERMAL | HW_THERMAL | HW_POWER_BRAKE;
+
+    /// Human names of the set bits, for evidence text.
+    pub fn names(mask: u64) -> Vec<&'static str> {
+        const NAMES: [(u64, &str); 9] = [
+            (GPU_IDLE, "gpu_idle"),
+            (APPLICATIONS_CLOCKS, "applications_clocks"),
+            (SW_POWER_CAP, "sw_power_cap"),
+            (HW_SLOWDOWN, "hw_slowdown"),
+            (SYNC_BOOST, "sync_boost"),
+            (SW_THERMAL, "sw_thermal_slowdown"),
+            (HW_THERMAL, "hw_thermal_slowdown"),
+            (HW_POWER_BRAKE, "hw_power_brake"),
+            (DISPLAY_CLOCKS, "display_clocks"),
+        ];
+        NAMES.iter().filter(|(b, _)| mask & b != 0).map(|(_, n)| *n).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_order_matches_discriminants_and_names_are_unique() {
+        for (i, m) in GpuMetric::ALL.iter().enumerate() {
+            assert_eq!(m.index(), i);
+            assert_eq!(GpuMetric::from_name(m.name()), Some(*m));
+        }
+    }
+
+    #[test]
+    fn reason_names() {
+        assert_eq!(reasons::names(0x24), vec!["sw_power_cap", "sw_thermal_slowdown"]);
+        assert!(reasons::names(0).is_empty());
+    }
+}

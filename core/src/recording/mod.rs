@@ -1,0 +1,165 @@
+//! The recording: everything sampled during a run, in bounded memory.
+//!
+//! A [`Recording`] is plain data with no threads or I/O: the sampler (feature `collect`)
+//! pushes into it, importers build one from logs, and [`crate::report`] turns it into the
+//! JSON report. It is not for analysis itself: rules read [`crate::signals`].
+
+mod series;
+
+pub use series::{Coarse, SeriesBuf, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT};
+
+use crate::metric::GpuMetric;
+use crate::report::{Capability, DeviceInfo, Event, Fault, HostFacts, NvmlInfo, Overhead, RunInfo};
+
+/// Most events kept; later ones are counted in [`Recording::events_dropped`].
+/// Worst case ≈ 10 000 × ~150 B = 1.5 MB.
+pub const MAX_EVENTS: usize = 10_000;
+
+/// Names of the host columns that come before the per-core CPU columns.
+pub const HOST_COLUMNS: [&str; 12] = [
+    "cpu_total",
+    "cpu_iowait",
+    "proc_cpu",
+    "proc_count",
+    "disk_read",
+    "disk_write",
+    "mem_available",
+    "psi_cpu_some",
+    "psi_io_some",
+    "psi_io_full",
+    "psi_mem_some",
+    "psi_mem_full",
+];
+
+/// Units of [`HOST_COLUMNS`], in the same order.
+pub const HOST_UNITS: [&str; 12] = ["%", "%", "% of one core", "processes", "B/s", "B/s", "B", "%", "%", "%", "%", "%"];
+
+/// One GPU's static facts and samples.
+#[derive(Debug, Clone)]
+pub struct DeviceRecording {
+    /// Static facts and capabilities.
+    pub info: DeviceInfo,
+    /// Samples, one column per [`GpuMetric`].
+    pub series: SeriesBuf,
+}
+
+/// Host samples: [`HOST_COLUMNS`] then one `cpuN` column per logical core.
+#[derive(Debug, Clone)]
+pub struct HostRecording {
+    /// Static facts about the machine.
+    pub facts: HostFacts,
+    /// Column names, [`HOST_COLUMNS`] followed by `cpu0`, `cpu1`, ...
+    pub columns: Vec<String>,
+    /// Samples.
+    pub series: SeriesBuf,
+    /// Metrics the host could not provide, with the reason.
+    pub unavailable: Vec<(String, String)>,
+}
+
+impl HostRecording {
+    /// An empty host recording for a machine with `cores` logical CPUs.
+    pub fn new(facts: HostFacts, cores: usize) -> Self {
+        let mut columns: Vec<String> = HOST_COLUMNS.iter().map(|s| s.to_string()).collect();
+        columns.extend((0..cores).map(|i| format!("cpu{i}")));
+        let series = SeriesBuf::new(columns.len());
+        HostRecording { facts, columns, series, unavailable: Vec::new() }
+    }
+}
+
+/// Everything recorded in one run.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// What ran, where and when.
+    pub run: RunInfo,
+    /// The NVML library used, when one was.
+    pub nvml: Option<NvmlInfo>,
+    /// One entry per GPU, in NVML index order.
+    pub devices: Vec<DeviceRecording>,
+    /// Host samples, when host sampling ran.
+    pub host: Option<HostRecording>,
+    /// XIDs, lost GPUs, markers.
+    pub events: Vec<Event>,
+    /// Events not kept because [`MAX_EVENTS`] was reached.
+    pub events_dropped: u64,
+    /// Transient NVML errors, aggregated per device and function.
+    pub faults: Vec<Fault>,
+    /// The recorder's own cost.
+    pub overhead: Overhead,
+    /// Why there are no GPU metrics, when there are none (no NVML, no GPU).
+    pub gpu_absent_reason: Option<String>,
+}
+
+impl Recording {
+    /// An empty recording for `run`.
+    pub fn new(run: RunInfo) -> Self {
+        Recording {
+            run,
+            nvml: None,
+            devices: Vec::new(),
+            host: None,
+            events: Vec::new(),
+            events_dropped: 0,
+            faults: Vec::new(),
+            overhead: Overhead::default(),
+            gpu_absent_reason: None,
+        }
+    }
+
+    /// Adds a GPU with its static facts; returns its position.
+    pub fn add_device(&mut self, info: DeviceInfo) -> usize {
+        self.devices.push(DeviceRecording { info, series: SeriesBuf::new(GpuMetric::COUNT) });
+        self.devices.len() - 1
+    }
+
+    /// Appends one sample row for device position `dev`.
+    pub fn push_gpu(&mut self, dev: usize, t: f64, row: &[f32; GpuMetric::COUNT]) {
+        if let Some(d) = self.devices.get_mut(dev) {
+            d.series.push(t, row);
+        }
+    }
+
+    /// Appends an event, or counts it as dropped past [`MAX_EVENTS`].
+    pub fn push_event(&mut self, event: Event) {
+        if self.events.len() < MAX_EVENTS {
+            self.events.push(event);
+        } else {
+            self.events_dropped += 1;
+        }
+    }
+
+    /// Counts one occurrence of a transient error of `function` on `device` at `t`.
+    pub fn count_fault(&mut self, device: Option<u32>, function: &str, code: u32, name: &str, t: f64) {
+        if let Some(f) = self.faults.iter_mut().find(|f| f.device == device && f.function == function && f.code == code) {
+            f.count += 1;
+            f.last_s = t;
+            return;
+        }
+        // Distinct (device, function, code) triples are bounded by the bound functions and
+        // codes, so this list stays small.
+        self.faults.push(Fault { device, function: function.to_string(), code, name: name.to_string(), count: 1, first_s: t, last_s: t });
+    }
+
+    /// Marks `metric` unavailable on device position `dev` with `reason` (first reason wins).
+    pub fn mark_unavailable(&mut self, dev: usize, metric: GpuMetric, reason: String) {
+        if let Some(d) = self.devices.get_mut(dev) {
+            let cap = d.info.capabilities.entry(metric.name().to_string()).or_insert_with(|| Capability::available());
+            if cap.available {
+                *cap = Capability::unavailable(reason);
+            }
+        }
+    }
+
+    /// Upper bound of the bytes the sample storage of this recording can use.
+    pub fn worst_case_bytes(&self) -> usize {
+        let gpus: usize = self.devices.iter().map(|d| d.series.worst_case_bytes()).sum();
+        let host = self.host.as_ref().map_or(0, |h| h.series.worst_case_bytes());
+        gpus + host + MAX_EVENTS * 256
+    }
+
+    /// Heap bytes the sample storage uses now.
+    pub fn heap_bytes(&self) -> usize {
+        let gpus: usize = self.devices.iter().map(|d| d.series.heap_bytes()).sum();
+        let host = self.host.as_ref().map_or(0, |h| h.series.heap_bytes());
+        gpus + host + self.events.capacity() * std::mem::size_of::<Event>()
+    }
+}

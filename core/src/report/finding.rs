@@ -1,0 +1,165 @@
+//! Findings: what a rule concluded, with its evidence, fixes and confirming experiment.
+
+use serde::{Deserialize, Serialize};
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth knowing; costs little.
+    #[default]
+    Info,
+    /// Costs a noticeable share of the run.
+    Low,
+    /// Costs a large share of the run.
+    Medium,
+    /// Dominates the run's lost time.
+    High,
+    /// The hardware is failing or gone.
+    Critical,
+}
+
+impl Severity {
+    /// Weight used to order findings (with confidence and lost share).
+    pub fn weight(self) -> f64 {
+        match self {
+            Severity::Info => 0.2,
+            Severity::Low => 0.4,
+            Severity::Medium => 0.6,
+            Severity::High => 0.8,
+            Severity::Critical => 1.0,
+        }
+    }
+
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// One measured value compared with the threshold that made it count.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Evidence {
+    /// What was measured (`util_gpu p50`, `share of loaded samples with sw_power_cap`, ...).
+    pub metric: String,
+    /// The measured value.
+    pub value: f64,
+    /// The threshold it was compared with.
+    pub threshold: f64,
+    /// How: `>=`, `<=`, `<`, `>`, `!=`.
+    pub comparison: String,
+    /// Unit of value and threshold.
+    pub unit: String,
+    /// The device it was measured on, if one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<u32>,
+    /// Time range, seconds since start, when it applies to a part of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_range: Option<[f64; 2]>,
+    /// True when this signal agreed with the finding; false when it was checked and did not.
+    pub agrees: bool,
+}
+
+/// How expensive an action is to try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cost {
+    /// A setting or a flag.
+    Low,
+    /// A code change.
+    Medium,
+    /// Hardware, infrastructure or a redesign.
+    High,
+}
+
+/// A fix to try.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Action {
+    /// What to do.
+    pub text: String,
+    /// How costly it is.
+    pub cost: Cost,
+}
+
+/// The one-variable experiment that would confirm a finding.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Experiment {
+    /// The single change to make.
+    pub change: String,
+    /// What to expect in which metric if the finding is right.
+    pub expect: String,
+    /// The metric `gpuwhy compare` should look at.
+    #[serde(default)]
+    pub metric: String,
+}
+
+/// A rule's conclusion.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// Stable rule id (`data_starvation`, ...).
+    pub id: String,
+    /// Short title.
+    pub title: String,
+    /// How much it matters.
+    pub severity: Severity,
+    /// 0–1, from how many independent signals agree.
+    pub confidence: f64,
+    /// One or two sentences for a human.
+    pub summary: String,
+    /// Estimated share of the run's time lost to this cause, 0–1, when it can be estimated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_share: Option<f64>,
+    /// Devices concerned.
+    #[serde(default)]
+    pub devices: Vec<u32>,
+    /// Measured values against thresholds.
+    pub evidence: Vec<Evidence>,
+    /// Fixes, cheapest first.
+    pub actions: Vec<Action>,
+    /// The confirming experiment.
+    pub experiment: Experiment,
+    /// What could not be seen and would sharpen the diagnosis.
+    #[serde(default)]
+    pub unseen: Vec<String>,
+}
+
+impl Finding {
+    /// Ordering score: severity weight × confidence, nudged by the lost share.
+    pub fn score(&self) -> f64 {
+        self.severity.weight() * self.confidence * (1.0 + self.lost_share.unwrap_or(0.0))
+    }
+}
+
+/// The report's opening line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    /// Id of the top finding, or `none` when no bottleneck was found.
+    pub id: String,
+    /// Title of the top finding.
+    pub title: String,
+    /// Its confidence.
+    pub confidence: f64,
+    /// Its estimated share of lost time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_share: Option<f64>,
+    /// One sentence.
+    pub summary: String,
+}
+
+impl Default for Verdict {
+    fn default() -> Self {
+        Verdict {
+            id: "none".into(),
+            title: "No bottleneck found".into(),
+            confidence: 0.0,
+            lost_share: None,
+            summary: "No rule fired.".into(),
+        }
+    }
+}

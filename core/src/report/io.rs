@@ -1,0 +1,115 @@
+//! Reading and writing report files: atomic writes, and clear errors for bad input.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{Report, SCHEMA, SCHEMA_MAJOR, SCHEMA_PREFIX};
+use crate::{Error, Result};
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to
+/// disk, then renamed over `path`. A reader sees either the old file or the new one, never
+/// half of one; on error the old file (if any) is untouched and the temporary is removed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let io_err = |action: &'static str, p: &Path| {
+        let p = p.to_path_buf();
+        move |source| Error::Io { action, path: p, source }
+    };
+    let result = (|| {
+        let mut f = fs::File::create(&tmp).map_err(io_err("cannot create temporary file", &tmp))?;
+        f.write_all(bytes).map_err(io_err("cannot write", &tmp))?;
+        f.sync_all().map_err(io_err("cannot flush to disk", &tmp))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(io_err("cannot move the finished file to", path))?;
+        // Make the rename itself durable; a failure here is not worth failing the write for.
+        if let Ok(d) = fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[derive(serde::Deserialize)]
+struct SchemaProbe {
+    schema: Option<serde_json::Value>,
+}
+
+impl Report {
+    /// Serialises the report as pretty JSON.
+    pub fn to_json(&self) -> String {
+        // Serialising plain data with string keys cannot fail.
+        serde_json::to_string_pretty(self).expect("a report always serialises")
+    }
+
+    /// Writes the report to `path` atomically.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        write_atomic(path, self.to_json().as_bytes())
+    }
+
+    /// Reads a report file. Gives a clear error for a missing, empty, truncated, non-JSON or
+    /// non-report file, and for a report of a newer major schema.
+    pub fn load(path: &Path) -> Result<Report> {
+        let bytes = fs::read(path).map_err(|source| Error::Io { action: "cannot read report", path: path.to_path_buf(), source })?;
+        Self::from_slice(&bytes, path)
+    }
+
+    /// Parses report bytes; `path` is only used in messages.
+    pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Report> {
+        let bad = |reason: String| Error::BadReport { path: path.to_path_buf(), reason };
+        if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+            return Err(bad("the file is empty; was the recording interrupted before it wrote anything? \
+                 Look for a `.partial` journal next to it"
+                .into()));
+        }
+        if super::journal::looks_like_journal(bytes) {
+            let rec = super::journal::replay(bytes, path)?;
+            return Ok(Report::from_recording(&rec));
+        }
+        let probe: SchemaProbe = serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes.len())))?;
+        let schema = match probe.schema {
+            Some(serde_json::Value::String(s)) => s,
+            Some(_) | None => {
+                return Err(bad("this JSON is not a gpuwhy report (no \"schema\": \"gpuwhy.report/…\" field); \
+                     `gpuwhy diagnose` reads reports written by `gpuwhy record` or `gpuwhy demo`"
+                    .into()))
+            }
+        };
+        let Some(version) = schema.strip_prefix(SCHEMA_PREFIX) else {
+            return Err(bad(format!("this JSON has schema \"{schema}\", not a gpuwhy report ({SCHEMA})")));
+        };
+        let major: u32 = version
+            .split('.')
+            .next()
+            .and_then(|m| m.parse().ok())
+            .ok_or_else(|| bad(format!("unreadable schema version \"{schema}\"")))?;
+        if major > SCHEMA_MAJOR {
+            return Err(Error::NewerSchema { path: path.to_path_buf(), found: schema, supported: SCHEMA });
+        }
+        serde_json::from_slice(bytes).map_err(|e| bad(format!("not a valid {SCHEMA} report: {e}")))
+    }
+}
+
+fn json_error_reason(e: &serde_json::Error, len: usize) -> String {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Eof => format!(
+            "the file ends in the middle of the JSON document (line {}, column {}, {len} bytes): it was cut short. \
+             If a recording was interrupted, diagnose its `.partial` journal instead",
+            e.line(),
+            e.column()
+        ),
+        Category::Syntax => format!("not JSON (syntax error at line {}, column {}): is this a gpuwhy report?", e.line(), e.column()),
+        Category::Data => format!("unexpected JSON shape: {e}"),
+        Category::Io => format!("read error: {e}"),
+    }
+}

@@ -1,0 +1,30 @@
+//! The report: one JSON document (`schema: "gpuwhy.report/1"`) holding the run, the devices
+//! and their capabilities, the samples, the events, the findings and the recorder's cost.
+//!
+//! Reading is forgiving about what it does not know (unknown fields are ignored, missing
+//! optional ones default) and strict about what it cannot read (a newer major schema, a
+//! truncated file, something that is not a report) — with a message that says what to do.
+
+mod build;
+mod column;
+mod finding;
+mod io;
+pub mod journal;
+mod model;
+mod time;
+
+pub use column::Column;
+pub use finding::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
+pub use io::write_atomic;
+pub use model::{
+    Capability, CoarseColumn, CoarseData, DeviceInfo, DeviceSeries, Event, Fault, HostData, HostFacts, NvmlInfo, Overhead,
+    Report, RunInfo, SeriesData, Tool,
+};
+pub use time::rfc3339_utc;
+
+/// The schema this build writes.
+pub const SCHEMA: &str = "gpuwhy.report/1";
+/// The schema family prefix.
+pub const SCHEMA_PREFIX: &str = "gpuwhy.report/";
+/// The major version this build reads.
+pub const SCHEMA_MAJOR: u32 = 1;

@@ -1,0 +1,123 @@
+//! `data_starvation`: the GPU waits for input.
+
+use super::{confidence, evidence, gpus, round, Rule, RuleDoc, RuleMeta};
+use crate::report::{Action, Cost, Experiment, Finding, Severity};
+use crate::signals::{Signals, NEAR_ZERO_UTIL};
+
+/// Share of samples near zero utilization at which waiting counts: one sample in ten.
+/// XProf calls a job "moderately input-bound" from 5 % of step time spent on input and
+/// "highly" from 20 %; samples of utilization are coarser than step phases, so 10 % sits
+/// between the two bands (peers.md §2.4).
+pub const MIN_IDLE_SHARE: f64 = 0.10;
+
+/// Share of busy samples (≥ 80 %) that makes the pattern a sawtooth rather than a steadily
+/// idle GPU: the guides' "periodic drops to zero" picture has the GPU fully busy in between.
+pub const MIN_BUSY_SHARE: f64 = 0.25;
+
+/// Autocorrelation at the dominant period above which the dips repeat regularly
+/// (a conventional "clear periodicity" level; a random series stays near 0).
+pub const MIN_PERIOD_STRENGTH: f64 = 0.3;
+
+/// Correlation of power with utilization above which power drops with the dips, as it does
+/// when the GPU really idles (guides: "power far below limit while idle").
+pub const MIN_POWER_CORRELATION: f64 = 0.5;
+
+/// Host CPU p95 (%) at which the input pipeline's workers plausibly saturate the CPU
+/// (SageMaker's CPUBottleneck rule uses 90 %, peers.md §2.8).
+pub const HOST_CPU_SATURATED: f64 = 90.0;
+
+/// Samples alone cannot see the data phase; confidence from samples is capped here.
+pub const SAMPLES_ONLY_MAX_CONFIDENCE: f64 = 0.8;
+
+static META: RuleMeta = RuleMeta {
+    id: "data_starvation",
+    title: "GPU waits for input data",
+    severity: Severity::High,
+    doc: RuleDoc {
+        detects: "Utilization that drops to near zero and comes back, again and again (a sawtooth at the step period), with power following it down.",
+        why: "Every dip is time the GPU sits idle waiting for the next batch; the guides find this the most common cause of low utilization.",
+        evidence: "Share of samples near 0 % and share busy (≥ 80 %); the dominant period of the utilization series; correlation of power with utilization; host CPU saturation when sampled.",
+        first: "Preprocess offline into an mmap-friendly format, raise DataLoader num_workers toward the physical cores with persistent_workers and prefetch_factor 4–8, pin_memory with non_blocking copies.",
+    },
+};
+
+/// See the module docs.
+pub struct DataStarvation;
+
+impl Rule for DataStarvation {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn evaluate(&self, s: &Signals) -> Option<Finding> {
+        let mut devices = Vec::new();
+        let mut ev = Vec::new();
+        let mut weights = Vec::new();
+        let mut idle_shares = Vec::new();
+        for d in s.sampled_devices() {
+            let (Some(idle), Some(busy)) = (d.util_near_zero, d.util_busy) else { continue };
+            if idle < MIN_IDLE_SHARE || busy < MIN_BUSY_SHARE {
+                continue;
+            }
+            devices.push(d.index);
+            idle_shares.push(idle);
+            let dev = Some(d.index);
+            ev.push(evidence(&format!("share of samples with util_gpu < {NEAR_ZERO_UTIL}%"), idle, ">=", MIN_IDLE_SHARE, "fraction", dev));
+            ev.push(evidence("share of samples with util_gpu >= 80%", busy, ">=", MIN_BUSY_SHARE, "fraction", dev));
+            weights.push((2.0, true));
+            match d.util_period {
+                Some(p) => {
+                    let mut e = evidence("util_gpu autocorrelation at its dominant period", p.strength, ">=", MIN_PERIOD_STRENGTH, "r", dev);
+                    if let Some(ps) = d.util_period_s {
+                        e.metric = format!("util_gpu autocorrelation at its dominant period ({:.2} s)", ps);
+                    }
+                    weights.push((1.0, e.agrees));
+                    ev.push(e);
+                }
+                None => weights.push((1.0, false)),
+            }
+            if let Some(c) = d.power_util_corr {
+                let e = evidence("correlation of power with util_gpu", c, ">=", MIN_POWER_CORRELATION, "r", dev);
+                weights.push((1.0, e.agrees));
+                ev.push(e);
+            }
+        }
+        if devices.is_empty() {
+            return None;
+        }
+        if let Some(cpu) = s.host_cpu {
+            let e = evidence("host CPU busy p95", cpu.p95, ">=", HOST_CPU_SATURATED, "%", None);
+            weights.push((1.0, e.agrees));
+            ev.push(e);
+        }
+        let lost = round(idle_shares.iter().sum::<f64>() / idle_shares.len() as f64);
+        let conf = round(confidence(&weights) * SAMPLES_ONLY_MAX_CONFIDENCE);
+        Some(Finding {
+            id: META.id.into(),
+            title: META.title.into(),
+            severity: META.severity,
+            confidence: conf,
+            summary: format!(
+                "{} drop to near-zero utilization in ~{:.0}% of samples and return to full load in between: the GPU is waiting for input.",
+                gpus(&devices),
+                lost * 100.0
+            ),
+            lost_share: Some(lost),
+            devices,
+            evidence: ev,
+            actions: vec![
+                Action { text: "Raise DataLoader num_workers toward the number of physical cores; set persistent_workers=True and prefetch_factor=4–8".into(), cost: Cost::Low },
+                Action { text: "Use pin_memory=True and .to(device, non_blocking=True) for batches".into(), cost: Cost::Low },
+                Action { text: "Move decoding/augmentation to the GPU (e.g. DALI or torchvision v2 on CUDA tensors)".into(), cost: Cost::Medium },
+                Action { text: "Preprocess/tokenize offline into an mmap-friendly format (memory-mapped arrays, WebDataset shards); bucket by length".into(), cost: Cost::Medium },
+                Action { text: "Faster storage or a local cache of the dataset".into(), cost: Cost::High },
+            ],
+            experiment: Experiment {
+                change: "Double DataLoader num_workers (one variable), keep everything else fixed".into(),
+                expect: "The share of near-zero utilization samples and the data phase p50 fall; step time p50 falls by up to the lost share".into(),
+                metric: "util_gpu near-zero share; step time p50".into(),
+            },
+            unseen: vec!["Step phases were not recorded: the data-wait share of each step is estimated from utilization samples. Add step markers (the library or Python binding) to measure it exactly.".into()],
+        })
+    }
+}

@@ -1,0 +1,118 @@
+//! The rule catalogue: one rule per file, each a unit struct implementing [`Rule`] with
+//! constant metadata and documentation, reading only [`Signals`].
+//!
+//! Thresholds are named constants whose docs say where the number comes from.
+
+mod data_starvation;
+mod gpu_fault;
+mod pcie_degraded;
+mod rank_imbalance;
+mod throttling;
+
+pub use data_starvation::DataStarvation;
+pub use gpu_fault::GpuFault;
+pub use pcie_degraded::PcieDegraded;
+pub use rank_imbalance::RankImbalance;
+pub use throttling::Throttling;
+
+use crate::report::{Evidence, Finding, Severity};
+use crate::signals::Signals;
+
+/// A rule's documentation, under the catalogue's fixed headings.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleDoc {
+    /// What it detects.
+    pub detects: &'static str,
+    /// Why it matters.
+    pub why: &'static str,
+    /// The evidence it uses.
+    pub evidence: &'static str,
+    /// What to try first.
+    pub first: &'static str,
+}
+
+/// Constant metadata of a rule.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleMeta {
+    /// Stable snake_case id (a contract: reports and scripts use it).
+    pub id: &'static str,
+    /// Short title.
+    pub title: &'static str,
+    /// Default severity.
+    pub severity: Severity,
+    /// Documentation.
+    pub doc: RuleDoc,
+}
+
+/// A diagnosis rule.
+pub trait Rule: Sync {
+    /// The rule's metadata.
+    fn meta(&self) -> &'static RuleMeta;
+    /// The finding, when the rule fires.
+    fn evaluate(&self, signals: &Signals) -> Option<Finding>;
+}
+
+/// Every rule, in catalogue order.
+pub static RULES: &[&dyn Rule] = &[&DataStarvation, &Throttling, &PcieDegraded, &RankImbalance, &GpuFault];
+
+/// Builds an evidence item.
+pub(crate) fn evidence(metric: &str, value: f64, cmp: &str, threshold: f64, unit: &str, device: Option<u32>) -> Evidence {
+    let agrees = match cmp {
+        ">=" => value >= threshold,
+        ">" => value > threshold,
+        "<=" => value <= threshold,
+        "<" => value < threshold,
+        "!=" => (value - threshold).abs() > f64::EPSILON,
+        _ => false,
+    };
+    Evidence {
+        metric: metric.to_string(),
+        value: round(value),
+        threshold,
+        comparison: cmp.to_string(),
+        unit: unit.to_string(),
+        device,
+        time_range: None,
+        agrees,
+    }
+}
+
+/// Confidence from evidence: weighted share of the checked signals that agree.
+pub(crate) fn confidence(weighted: &[(f64, bool)]) -> f64 {
+    let total: f64 = weighted.iter().map(|w| w.0).sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    round(weighted.iter().filter(|w| w.1).map(|w| w.0).sum::<f64>() / total)
+}
+
+/// Rounds to three decimals for stable, readable reports.
+pub(crate) fn round(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// Formats a device list: `GPU 0`, `GPUs 0, 3`.
+pub(crate) fn gpus(devs: &[u32]) -> String {
+    let list = devs.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    if devs.len() == 1 {
+        format!("GPU {list}")
+    } else {
+        format!("GPUs {list}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_snake_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in RULES {
+            let id = r.meta().id;
+            assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");
+            assert!(seen.insert(id), "duplicate rule id {id}");
+            assert!(!r.meta().doc.detects.is_empty() && !r.meta().doc.first.is_empty());
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! `pcie_degraded`: the PCIe link runs below its capability.
+
+use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
+use crate::report::{Action, Cost, Experiment, Finding, Severity};
+use crate::signals::Signals;
+
+static META: RuleMeta = RuleMeta {
+    id: "pcie_degraded",
+    title: "PCIe link runs below its capability",
+    severity: Severity::Medium,
+    doc: RuleDoc {
+        detects: "The current PCIe generation or width under load is below the maximum the GPU and slot support.",
+        why: "A degraded link (a Gen1 x4 link where Gen4 x16 is possible) cuts host↔GPU bandwidth many times over and stalls input and offload traffic.",
+        evidence: "Median current link generation and width while the GPU is loaded, against the maximum of device and slot. Idle GPUs legitimately drop link speed to save power, so only loaded samples count.",
+        first: "Reseat the card or move it to another slot; check BIOS PCIe settings and risers.",
+    },
+};
+
+/// See the module docs.
+pub struct PcieDegraded;
+
+impl Rule for PcieDegraded {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn evaluate(&self, s: &Signals) -> Option<Finding> {
+        let mut devices = Vec::new();
+        let mut ev = Vec::new();
+        let mut worst: f64 = 1.0;
+        for d in s.sampled_devices() {
+            let dev = Some(d.index);
+            let mut hit = false;
+            let mut ratio = 1.0;
+            if let (Some(cur), Some(max)) = (d.pcie_gen_loaded, d.pcie_max_gen) {
+                let e = evidence("pcie_gen p50 under load", cur, "<", f64::from(max), "gen", dev);
+                hit |= e.agrees;
+                // Per-lane bandwidth roughly doubles per generation.
+                ratio *= 2f64.powf(cur - f64::from(max)).min(1.0);
+                ev.push(e);
+            }
+            if let (Some(cur), Some(max)) = (d.pcie_width_loaded, d.pcie_max_width) {
+                let e = evidence("pcie_width p50 under load", cur, "<", f64::from(max), "lanes", dev);
+                hit |= e.agrees;
+                ratio *= (cur / f64::from(max).max(1.0)).min(1.0);
+                ev.push(e);
+            }
+            if hit {
+                devices.push(d.index);
+                worst = worst.min(ratio);
+            } else {
+                ev.retain(|e| e.device != dev);
+            }
+        }
+        if devices.is_empty() {
+            return None;
+        }
+        Some(Finding {
+            id: META.id.into(),
+            title: META.title.into(),
+            severity: META.severity,
+            confidence: 0.9,
+            summary: format!(
+                "{} link at {:.0}% of its possible PCIe bandwidth under load: host↔GPU copies are slower than the hardware allows.",
+                gpus(&devices),
+                worst * 100.0
+            ),
+            lost_share: None,
+            devices,
+            evidence: ev,
+            actions: vec![
+                Action { text: "Check `nvidia-smi -q -d PCIE` under load and the BIOS PCIe generation setting".into(), cost: Cost::Low },
+                Action { text: "Reseat the GPU or move it to another x16 slot; remove risers/extenders".into(), cost: Cost::High },
+            ],
+            experiment: Experiment {
+                change: "Move the GPU to a slot that negotiates the full link (one change)".into(),
+                expect: "pcie_gen and pcie_width under load equal their maxima; pcie_rx peaks rise; step time falls if the job copies much data".into(),
+                metric: "pcie_gen, pcie_width under load".into(),
+            },
+            unseen: vec!["How much of the step time PCIe transfers take is not measured from samples; a profiler trace shows memcpy time.".into()],
+        })
+    }
+}
