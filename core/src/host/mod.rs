@@ -1,1 +1,24 @@
-//! Host sampling (being written).
+//! Host sampling on Linux, read from `/proc`.
+//!
+//! What it is for: the host half of the evidence. A GPU that waits on its input shows up here as
+//! saturated CPU cores, a busy disk or memory pressure; a training process that cannot issue
+//! kernels fast enough shows up as one hot core. [`HostSampler`] turns the kernel's cumulative
+//! counters into per-interval rates ([`HostSample`]); [`host_facts`] describes the machine once
+//! per recording ([`HostFacts`]).
+//!
+//! What it is not for: nothing about GPUs lives here (see [`crate::nvml`]), and it starts no
+//! threads: the sampler thread calls [`HostSampler::sample`] at its own pace. It is not a general
+//! system monitor either; it reads only what the rules use.
+//!
+//! Linux only. On other operating systems the crate still compiles, every field of every sample
+//! is NaN and [`HostSampler::unavailable`] says "not Linux". On Linux too a value that cannot be
+//! read is NaN, never 0, and its reason is recorded once.
+//!
+//! Layers, bottom up: pure parsers of each `/proc` file (no I/O, tested on fixture text); a
+//! [`ProcSource`] that is either the real `/proc` ([`ProcFs`]) or an in-memory copy
+//! ([`MemProc`]); the process-tree tracker; and the stateful sampler on top.
+
+mod parse;
+mod source;
+
+pub use source::{MemProc, ProcFs, ProcSource};
