@@ -18,7 +18,13 @@
 //! [`ProcSource`] that is either the real `/proc` ([`ProcFs`]) or an in-memory copy
 //! ([`MemProc`]); the process-tree tracker; and the stateful sampler on top.
 
+mod facts;
 mod parse;
+mod process;
+mod sampler;
 mod source;
 
+pub use facts::{cpu_count_logical, host_facts, host_facts_from, HostFacts};
+pub use process::TREE_RESCAN_EVERY;
+pub use sampler::{HostSample, HostSampler};
 pub use source::{MemProc, ProcFs, ProcSource};
