@@ -1,0 +1,209 @@
+//! GPU Performance Monitoring (Hopper and newer, Linux): SM occupancy, tensor activity,
+//! DRAM bandwidth and link rates computed by NVML between two snapshots taken more than
+//! 100 ms apart.
+
+use std::ffi::{c_uint, c_void};
+
+use super::device::Device;
+use super::error::NvmlError;
+use super::library::{check, Nvml};
+use super::sys::{self, codes};
+
+/// `NVML_GPM_METRIC_GRAPHICS_UTIL`: % of time any compute/graphics work was active.
+pub const GPM_GRAPHICS_UTIL: u32 = 1;
+/// `NVML_GPM_METRIC_SM_UTIL`: % of SMs busy.
+pub const GPM_SM_UTIL: u32 = 2;
+/// `NVML_GPM_METRIC_SM_OCCUPANCY`: % of resident warps vs the theoretical maximum.
+pub const GPM_SM_OCCUPANCY: u32 = 3;
+/// `NVML_GPM_METRIC_ANY_TENSOR_UTIL`: % of time any tensor pipe was active.
+pub const GPM_ANY_TENSOR_UTIL: u32 = 5;
+/// `NVML_GPM_METRIC_DRAM_BW_UTIL`: % of theoretical DRAM bandwidth.
+pub const GPM_DRAM_BW_UTIL: u32 = 10;
+/// `NVML_GPM_METRIC_PCIE_TX_PER_SEC`: MiB/s sent by the GPU.
+pub const GPM_PCIE_TX_PER_SEC: u32 = 20;
+/// `NVML_GPM_METRIC_PCIE_RX_PER_SEC`: MiB/s received by the GPU.
+pub const GPM_PCIE_RX_PER_SEC: u32 = 21;
+/// `NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC`: MiB/s received over all NVLinks.
+pub const GPM_NVLINK_TOTAL_RX_PER_SEC: u32 = 60;
+/// `NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC`: MiB/s sent over all NVLinks.
+pub const GPM_NVLINK_TOTAL_TX_PER_SEC: u32 = 61;
+
+/// Most metrics requested in one `nvmlGpmMetricsGet` call: the array length of the oldest
+/// GPM headers, which older drivers assume.
+pub const GPM_METRICS_PER_CALL: usize = sys::NVML_GPM_METRIC_MAX_V1;
+
+/// A GPM snapshot buffer, freed on drop. Send but not Sync, like [`super::EventSet`].
+pub struct GpmSample<'nvml> {
+    nvml: &'nvml Nvml,
+    handle: sys::nvmlGpmSample_t,
+}
+
+// SAFETY: the sample is an opaque NVML buffer with no thread affinity; only one thread can
+// use it at a time because the type is not Sync. `&Nvml` is Send (Nvml is Sync).
+unsafe impl Send for GpmSample<'_> {}
+
+impl std::fmt::Debug for GpmSample<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GpmSample({:p})", self.handle)
+    }
+}
+
+impl Drop for GpmSample<'_> {
+    fn drop(&mut self) {
+        if let Some(free) = self.nvml.syms.gpm_sample_free.get() {
+            // SAFETY: `free` is `nvmlReturn_t (nvmlGpmSample_t)`; the sample came from this
+            // library's `nvmlGpmSampleAlloc` and is freed exactly once, here.
+            let _ = unsafe { free(self.handle) };
+        }
+    }
+}
+
+/// `nvmlGpmMetricsGet_t` with room for the largest metric array any driver may touch (333
+/// entries in 13.2+ headers): the struct grew with its version still 1, so a newer driver
+/// may treat the buffer as longer than our 98-entry mirror.
+#[repr(C)]
+struct MetricsGetBuffer {
+    get: sys::nvmlGpmMetricsGet_t,
+    _room: [sys::nvmlGpmMetric_t; sys::NVML_GPM_METRIC_MAX_LARGEST - sys::NVML_GPM_METRIC_MAX_V1],
+}
+
+/// `(id, result)` for a filled metric slot.
+fn metric_result(m: &sys::nvmlGpmMetric_t) -> Result<f64, NvmlError> {
+    if m.nvmlReturn == codes::SUCCESS {
+        Ok(m.value)
+    } else {
+        Err(NvmlError::new("nvmlGpmMetricsGet", m.nvmlReturn))
+    }
+}
+
+impl Nvml {
+    /// Whether `d` supports GPM (`nvmlGpmQueryDeviceSupport`).
+    pub fn gpm_supported(&self, d: Device) -> Result<bool, NvmlError> {
+        let h = self.raw(d)?;
+        self.syms.gpm_query_support.call(|symbol, f| {
+            let mut s = sys::nvmlGpmSupport_t {
+                version: sys::NVML_GPM_SUPPORT_VERSION,
+                isSupportedDevice: 0,
+            };
+            // SAFETY: `f` is `nvmlReturn_t (nvmlDevice_t, nvmlGpmSupport_t*)`; `s` is one with
+            // its version set.
+            let rc = unsafe { f(h, &mut s) };
+            check(symbol, rc).map(|()| s.isSupportedDevice != 0)
+        })
+    }
+
+    /// Allocates a snapshot buffer.
+    pub fn gpm_sample(&self) -> Result<GpmSample<'_>, NvmlError> {
+        self.syms.gpm_sample_alloc.call(|symbol, f| {
+            let mut handle: *mut c_void = std::ptr::null_mut();
+            // SAFETY: `f` is `nvmlReturn_t (nvmlGpmSample_t*)`; `handle` is a valid out-pointer.
+            let rc = unsafe { f(&mut handle) };
+            check(symbol, rc)?;
+            if handle.is_null() {
+                return Err(NvmlError::new(
+                    "nvmlGpmSampleAlloc (returned a NULL sample)",
+                    codes::UNKNOWN,
+                ));
+            }
+            Ok(GpmSample { nvml: self, handle })
+        })
+    }
+
+    fn own_sample(&self, s: &GpmSample<'_>) -> Result<sys::nvmlGpmSample_t, NvmlError> {
+        if std::ptr::eq(s.nvml, self) {
+            Ok(s.handle)
+        } else {
+            Err(NvmlError::new(
+                "gpuwhy (GpmSample from another Nvml instance)",
+                codes::INVALID_ARGUMENT,
+            ))
+        }
+    }
+
+    /// Takes a snapshot of `d` into `sample`. Snapshots compared by [`Nvml::gpm_metrics`]
+    /// must be more than 100 ms apart.
+    pub fn gpm_sample_get(&self, d: Device, sample: &GpmSample<'_>) -> Result<(), NvmlError> {
+        let h = self.raw(d)?;
+        let s = self.own_sample(sample)?;
+        self.syms.gpm_sample_get.call(|symbol, f| {
+            // SAFETY: `f` is `nvmlReturn_t (nvmlDevice_t, nvmlGpmSample_t)`; both handles are
+            // live and from this library, and `GpmSample` is not Sync, so no other thread is
+            // using the sample.
+            let rc = unsafe { f(h, s) };
+            check(symbol, rc)
+        })
+    }
+
+    /// Computes `ids` between two snapshots of the same device, in chunks of at most
+    /// [`GPM_METRICS_PER_CALL`]. The outer error is for a call as a whole; each metric has
+    /// its own result (NOT_SUPPORTED for ids this GPU lacks).
+    pub fn gpm_metrics(
+        &self,
+        earlier: &GpmSample<'_>,
+        later: &GpmSample<'_>,
+        ids: &[u32],
+    ) -> Result<Vec<Result<f64, NvmlError>>, NvmlError> {
+        let (s1, s2) = (self.own_sample(earlier)?, self.own_sample(later)?);
+        let mut results = Vec::with_capacity(ids.len());
+        let mut buf = Box::new(MetricsGetBuffer {
+            get: sys::nvmlGpmMetricsGet_t {
+                version: sys::NVML_GPM_METRICS_GET_VERSION,
+                numMetrics: 0,
+                sample1: s1,
+                sample2: s2,
+                metrics: [sys::nvmlGpmMetric_t::EMPTY; sys::NVML_GPM_METRIC_MAX_V1],
+            },
+            _room: [sys::nvmlGpmMetric_t::EMPTY;
+                sys::NVML_GPM_METRIC_MAX_LARGEST - sys::NVML_GPM_METRIC_MAX_V1],
+        });
+        for chunk in ids.chunks(GPM_METRICS_PER_CALL) {
+            buf.get.version = sys::NVML_GPM_METRICS_GET_VERSION;
+            // A chunk has at most 98 entries, so this cannot truncate.
+            buf.get.numMetrics = chunk.len() as c_uint;
+            for (slot, &id) in buf.get.metrics.iter_mut().zip(chunk) {
+                *slot = sys::nvmlGpmMetric_t {
+                    metricId: id,
+                    ..sys::nvmlGpmMetric_t::EMPTY
+                };
+            }
+            // Derived from the whole buffer, so the driver may use all 333 slots.
+            let whole: *mut MetricsGetBuffer = &mut *buf;
+            self.syms.gpm_metrics_get.call(|symbol, f| {
+                // SAFETY: `f` is `nvmlReturn_t (nvmlGpmMetricsGet_t*)`; `whole` points to a live
+                // buffer that starts with the header, has 333 metric slots, `numMetrics` of them
+                // set, and is not otherwise borrowed during the call. The samples are live,
+                // from this library, and borrowed for this call.
+                let rc = unsafe { f(whole.cast()) };
+                check(symbol, rc)
+            })?;
+            results.extend(buf.get.metrics[..chunk.len()].iter().map(metric_result));
+        }
+        Ok(results)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_buffer_has_room_for_the_largest_header_and_starts_with_the_v1_layout() {
+        assert_eq!(std::mem::size_of::<MetricsGetBuffer>(), 24 + 40 * 333);
+        assert_eq!(std::mem::offset_of!(MetricsGetBuffer, get), 0);
+    }
+
+    #[test]
+    fn per_metric_status_becomes_per_metric_result() {
+        let ok = sys::nvmlGpmMetric_t {
+            metricId: GPM_SM_OCCUPANCY,
+            value: 37.5,
+            ..sys::nvmlGpmMetric_t::EMPTY
+        };
+        assert_eq!(metric_result(&ok), Ok(37.5));
+        let bad = sys::nvmlGpmMetric_t {
+            nvmlReturn: codes::NOT_SUPPORTED,
+            ..ok
+        };
+        assert!(metric_result(&bad).unwrap_err().is_not_supported());
+    }
+}

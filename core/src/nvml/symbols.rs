@@ -1,0 +1,407 @@
+//! The table of NVML entry points, resolved once when the library is loaded.
+//!
+//! Each logical binding is a [`Chain`] of candidate symbols, newest first (nvml.md §4). Only
+//! the candidates the library exports are kept. A call goes to the first candidate still in
+//! use; when it answers FUNCTION_NOT_FOUND, DEPRECATED or ARGUMENT_VERSION_MISMATCH the chain
+//! moves on to the next candidate for good, so a driver that exports a symbol but has retired
+//! it costs one wasted call, not one per sample.
+//!
+//! The function pointers live here and in [`super::Nvml`] only; nothing hands them out.
+
+use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use libloading::Library;
+
+use super::error::{wants_fallback, NvmlError};
+use super::sys::*;
+
+/// `nvmlReturn_t (void)`.
+pub(super) type VoidFn = unsafe extern "C" fn() -> c_uint;
+/// `const char* (nvmlReturn_t)`.
+pub(super) type ErrorStringFn = unsafe extern "C" fn(c_uint) -> *const c_char;
+/// `nvmlReturn_t (char *buf, unsigned int length)`.
+pub(super) type SysStrFn = unsafe extern "C" fn(*mut c_char, c_uint) -> c_uint;
+/// `nvmlReturn_t (int *out)`.
+pub(super) type SysIntFn = unsafe extern "C" fn(*mut c_int) -> c_uint;
+/// `nvmlReturn_t (unsigned int *out)`.
+pub(super) type SysUintFn = unsafe extern "C" fn(*mut c_uint) -> c_uint;
+/// `nvmlReturn_t (unsigned int index, nvmlDevice_t *device)`.
+pub(super) type HandleByIndexFn = unsafe extern "C" fn(c_uint, *mut nvmlDevice_t) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, char *buf, unsigned int length)`.
+pub(super) type DevStrFn = unsafe extern "C" fn(nvmlDevice_t, *mut c_char, c_uint) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, unsigned int *out)` (also enum outputs such as P-states).
+pub(super) type DevUintFn = unsafe extern "C" fn(nvmlDevice_t, *mut c_uint) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, <enum> which, unsigned int *out)`.
+pub(super) type DevEnumUintFn = unsafe extern "C" fn(nvmlDevice_t, c_uint, *mut c_uint) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, int *major, int *minor)`.
+pub(super) type DevIntIntFn = unsafe extern "C" fn(nvmlDevice_t, *mut c_int, *mut c_int) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, unsigned long long *out)`.
+pub(super) type DevU64Fn = unsafe extern "C" fn(nvmlDevice_t, *mut c_ulonglong) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, T *out)` for a struct `T`.
+pub(super) type DevStructFn<T> = unsafe extern "C" fn(nvmlDevice_t, *mut T) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, int count, nvmlFieldValue_t *values)`.
+pub(super) type FieldValuesFn =
+    unsafe extern "C" fn(nvmlDevice_t, c_int, *mut nvmlFieldValue_t) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, unsigned int *count, nvmlProcessInfo*_t *infos)`; the
+/// element type differs between versions, so it is bound as raw bytes.
+pub(super) type ProcessesFn =
+    unsafe extern "C" fn(nvmlDevice_t, *mut c_uint, *mut c_void) -> c_uint;
+/// `nvmlReturn_t (H *out)` for an opaque handle type `H` (set or sample allocation).
+pub(super) type AllocFn = unsafe extern "C" fn(*mut *mut c_void) -> c_uint;
+/// `nvmlReturn_t (H handle)` (set or sample free).
+pub(super) type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, unsigned long long eventTypes, nvmlEventSet_t)`.
+pub(super) type RegisterEventsFn =
+    unsafe extern "C" fn(nvmlDevice_t, c_ulonglong, nvmlEventSet_t) -> c_uint;
+/// `nvmlReturn_t (nvmlEventSet_t, nvmlEventData_t *, unsigned int timeoutms)`.
+pub(super) type EventSetWaitFn =
+    unsafe extern "C" fn(nvmlEventSet_t, *mut nvmlEventData_t, c_uint) -> c_uint;
+/// `nvmlReturn_t (nvmlDevice_t, nvmlGpmSample_t)`.
+pub(super) type GpmSampleGetFn = unsafe extern "C" fn(nvmlDevice_t, nvmlGpmSample_t) -> c_uint;
+/// `nvmlReturn_t (nvmlGpmMetricsGet_t *)`.
+pub(super) type GpmMetricsGetFn = unsafe extern "C" fn(*mut nvmlGpmMetricsGet_t) -> c_uint;
+
+/// The two memory-info entry points, which take different structs.
+#[derive(Clone, Copy)]
+pub(super) enum MemoryInfoFn {
+    /// `nvmlDeviceGetMemoryInfo_v2` (R510+).
+    V2(DevStructFn<nvmlMemory_v2_t>),
+    /// `nvmlDeviceGetMemoryInfo`.
+    V1(DevStructFn<nvmlMemory_t>),
+}
+
+/// The two temperature entry points.
+#[derive(Clone, Copy)]
+pub(super) enum TemperatureFn {
+    /// `nvmlDeviceGetTemperatureV` (R570+).
+    Versioned(DevStructFn<nvmlTemperature_v1_t>),
+    /// `nvmlDeviceGetTemperature` (deprecated in 13.0).
+    Legacy(DevEnumUintFn),
+}
+
+/// One logical binding: its exported candidates, newest first, and which one is in use.
+pub(super) struct Chain<F> {
+    /// The plain NVML name of the binding, e.g. `nvmlDeviceGetPciInfo`.
+    pub(super) name: &'static str,
+    /// Exported candidates in order of preference.
+    candidates: Vec<(&'static str, F)>,
+    /// Index into `candidates` of the one in use; only ever grows.
+    active: AtomicUsize,
+}
+
+impl<F: Copy> Chain<F> {
+    /// A chain over `found`, keeping the candidates the library exports.
+    pub(super) fn new(
+        name: &'static str,
+        found: impl IntoIterator<Item = (&'static str, Option<F>)>,
+    ) -> Self {
+        let candidates = found
+            .into_iter()
+            .filter_map(|(s, f)| f.map(|f| (s, f)))
+            .collect();
+        Self {
+            name,
+            candidates,
+            active: AtomicUsize::new(0),
+        }
+    }
+
+    /// The symbol calls currently go to, if any candidate is exported.
+    pub(super) fn resolved(&self) -> Option<&'static str> {
+        self.candidates
+            .get(self.active.load(Ordering::Relaxed))
+            .map(|(s, _)| *s)
+    }
+
+    /// The function calls currently go to.
+    pub(super) fn get(&self) -> Option<F> {
+        self.candidates
+            .get(self.active.load(Ordering::Relaxed))
+            .map(|(_, f)| *f)
+    }
+
+    /// Runs `call` with the active candidate (its symbol name and pointer). If that reports a
+    /// code for which [`wants_fallback`] holds and an older candidate exists, switches to the
+    /// older one permanently and runs `call` again.
+    pub(super) fn call<T>(
+        &self,
+        mut call: impl FnMut(&'static str, F) -> Result<T, NvmlError>,
+    ) -> Result<T, NvmlError> {
+        let mut i = self.active.load(Ordering::Relaxed);
+        loop {
+            let Some(&(symbol, f)) = self.candidates.get(i) else {
+                return Err(NvmlError::missing(self.name));
+            };
+            match call(symbol, f) {
+                Err(e) if wants_fallback(e.code) && i + 1 < self.candidates.len() => {
+                    // Another thread may have moved on already; either way the index only grows.
+                    let _ = self.active.compare_exchange(
+                        i,
+                        i + 1,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    );
+                    i += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// Looks `symbol` up in `lib`.
+///
+/// # Safety
+///
+/// `F` must be an `unsafe extern "C" fn` type matching the C prototype of `symbol` exactly
+/// (nvml.md §5), and the returned pointer must not be called after `lib` is unloaded.
+unsafe fn sym<F: Copy>(lib: &Library, symbol: &'static str) -> (&'static str, Option<F>) {
+    let mut name = Vec::with_capacity(symbol.len() + 1);
+    name.extend_from_slice(symbol.as_bytes());
+    name.push(0);
+    // SAFETY: the caller guarantees `F` is the symbol's true type and that the pointer does
+    // not outlive `lib`; copying it out of the `Symbol` guard is the documented way to keep it.
+    let found = unsafe { lib.get::<F>(&name) };
+    (symbol, found.ok().map(|s| *s))
+}
+
+/// Declares [`Symbols`] (one `Chain` per binding) and its resolver. Each entry is
+/// `field: Type = [ "newest_symbol" => map, ... ]` where `map` wraps the raw pointer into
+/// `Type`'s candidate type. Keeping prototype and name side by side is what makes the one
+/// `unsafe` lookup in the expansion checkable by reading.
+macro_rules! symbols {
+    ($( $(#[$doc:meta])* $field:ident : $name:literal, $ty:ty = [ $( $sym:literal : $raw:ty => $wrap:expr ),+ $(,)? ] ;)+) => {
+        /// Every binding gpuwhy uses, resolved once at load.
+        pub(super) struct Symbols {
+            $( $(#[$doc])* pub(super) $field: Chain<$ty>, )+
+        }
+
+        impl Symbols {
+            /// Resolves every binding in `lib`; absent symbols leave their chain shorter or empty.
+            ///
+            /// # Safety
+            ///
+            /// `lib` must stay loaded for as long as the returned table is used.
+            pub(super) unsafe fn resolve(lib: &Library) -> Self {
+                Self {
+                    $( $field: Chain::new($name, [
+                        $({
+                            // SAFETY: the raw type is the prototype of this symbol in the
+                            // NVML header (nvml.md §5); the caller keeps `lib` loaded.
+                            let (s, f) = unsafe { sym::<$raw>(lib, $sym) };
+                            (s, f.map($wrap))
+                        },)+
+                    ]), )+
+                }
+            }
+
+            /// `(binding, symbol in use)` for every binding, in declaration order.
+            pub(super) fn resolved(&self) -> Vec<(&'static str, Option<&'static str>)> {
+                vec![$( (self.$field.name, self.$field.resolved()), )+]
+            }
+        }
+    };
+}
+
+/// Identity for candidates whose pointer type is the chain's type.
+fn same<F>(f: F) -> F {
+    f
+}
+
+symbols! {
+    /// Initialisation (refcounted).
+    init: "nvmlInit", VoidFn = ["nvmlInit_v2": VoidFn => same, "nvmlInit": VoidFn => same];
+    /// Shutdown (refcounted).
+    shutdown: "nvmlShutdown", VoidFn = ["nvmlShutdown": VoidFn => same];
+    /// Static text for a return code.
+    error_string: "nvmlErrorString", ErrorStringFn = ["nvmlErrorString": ErrorStringFn => same];
+    /// Driver version string.
+    driver_version: "nvmlSystemGetDriverVersion", SysStrFn =
+        ["nvmlSystemGetDriverVersion": SysStrFn => same];
+    /// NVML version string.
+    nvml_version: "nvmlSystemGetNVMLVersion", SysStrFn =
+        ["nvmlSystemGetNVMLVersion": SysStrFn => same];
+    /// CUDA driver version, 1000*major + 10*minor.
+    cuda_driver_version: "nvmlSystemGetCudaDriverVersion", SysIntFn = [
+        "nvmlSystemGetCudaDriverVersion_v2": SysIntFn => same,
+        "nvmlSystemGetCudaDriverVersion": SysIntFn => same,
+    ];
+    /// Device count.
+    device_count: "nvmlDeviceGetCount", SysUintFn = [
+        "nvmlDeviceGetCount_v2": SysUintFn => same,
+        "nvmlDeviceGetCount": SysUintFn => same,
+    ];
+    /// Handle by index.
+    handle_by_index: "nvmlDeviceGetHandleByIndex", HandleByIndexFn = [
+        "nvmlDeviceGetHandleByIndex_v2": HandleByIndexFn => same,
+        "nvmlDeviceGetHandleByIndex": HandleByIndexFn => same,
+    ];
+    /// Product name.
+    name: "nvmlDeviceGetName", DevStrFn = ["nvmlDeviceGetName": DevStrFn => same];
+    /// UUID.
+    uuid: "nvmlDeviceGetUUID", DevStrFn = ["nvmlDeviceGetUUID": DevStrFn => same];
+    /// PCI identity. The unversioned function fills the older, shorter layout (see `device.rs`).
+    pci_info: "nvmlDeviceGetPciInfo", DevStructFn<nvmlPciInfo_t> = [
+        "nvmlDeviceGetPciInfo_v3": DevStructFn<nvmlPciInfo_t> => same,
+        "nvmlDeviceGetPciInfo_v2": DevStructFn<nvmlPciInfo_t> => same,
+        "nvmlDeviceGetPciInfo": DevStructFn<nvmlPciInfo_t> => same,
+    ];
+    /// `nvmlDeviceArchitecture_t`.
+    architecture: "nvmlDeviceGetArchitecture", DevUintFn =
+        ["nvmlDeviceGetArchitecture": DevUintFn => same];
+    /// CUDA compute capability.
+    compute_capability: "nvmlDeviceGetCudaComputeCapability", DevIntIntFn =
+        ["nvmlDeviceGetCudaComputeCapability": DevIntIntFn => same];
+    /// GPU and memory-controller busy percentages.
+    utilization: "nvmlDeviceGetUtilizationRates", DevStructFn<nvmlUtilization_t> =
+        ["nvmlDeviceGetUtilizationRates": DevStructFn<nvmlUtilization_t> => same];
+    /// Memory capacity.
+    memory_info: "nvmlDeviceGetMemoryInfo", MemoryInfoFn = [
+        "nvmlDeviceGetMemoryInfo_v2": DevStructFn<nvmlMemory_v2_t> => MemoryInfoFn::V2,
+        "nvmlDeviceGetMemoryInfo": DevStructFn<nvmlMemory_t> => MemoryInfoFn::V1,
+    ];
+    /// Board power, mW.
+    power_usage: "nvmlDeviceGetPowerUsage", DevUintFn =
+        ["nvmlDeviceGetPowerUsage": DevUintFn => same];
+    /// Enforced power limit, mW.
+    enforced_power_limit: "nvmlDeviceGetEnforcedPowerLimit", DevUintFn =
+        ["nvmlDeviceGetEnforcedPowerLimit": DevUintFn => same];
+    /// GPU temperature.
+    temperature: "nvmlDeviceGetTemperature", TemperatureFn = [
+        "nvmlDeviceGetTemperatureV": DevStructFn<nvmlTemperature_v1_t> => TemperatureFn::Versioned,
+        "nvmlDeviceGetTemperature": DevEnumUintFn => TemperatureFn::Legacy,
+    ];
+    /// Temperature thresholds.
+    temperature_threshold: "nvmlDeviceGetTemperatureThreshold", DevEnumUintFn =
+        ["nvmlDeviceGetTemperatureThreshold": DevEnumUintFn => same];
+    /// Current clocks.
+    clock_info: "nvmlDeviceGetClockInfo", DevEnumUintFn =
+        ["nvmlDeviceGetClockInfo": DevEnumUintFn => same];
+    /// Maximum clocks.
+    max_clock_info: "nvmlDeviceGetMaxClockInfo", DevEnumUintFn =
+        ["nvmlDeviceGetMaxClockInfo": DevEnumUintFn => same];
+    /// P-state.
+    performance_state: "nvmlDeviceGetPerformanceState", DevUintFn =
+        ["nvmlDeviceGetPerformanceState": DevUintFn => same];
+    /// Clock-event ("throttle") reason bits.
+    clock_event_reasons: "nvmlDeviceGetCurrentClocksEventReasons", DevU64Fn = [
+        "nvmlDeviceGetCurrentClocksEventReasons": DevU64Fn => same,
+        "nvmlDeviceGetCurrentClocksThrottleReasons": DevU64Fn => same,
+    ];
+    /// PCIe throughput over a 20 ms window.
+    pcie_throughput: "nvmlDeviceGetPcieThroughput", DevEnumUintFn =
+        ["nvmlDeviceGetPcieThroughput": DevEnumUintFn => same];
+    /// Current PCIe generation.
+    pcie_link_gen: "nvmlDeviceGetCurrPcieLinkGeneration", DevUintFn =
+        ["nvmlDeviceGetCurrPcieLinkGeneration": DevUintFn => same];
+    /// Current PCIe width.
+    pcie_link_width: "nvmlDeviceGetCurrPcieLinkWidth", DevUintFn =
+        ["nvmlDeviceGetCurrPcieLinkWidth": DevUintFn => same];
+    /// Maximum PCIe generation.
+    max_pcie_link_gen: "nvmlDeviceGetMaxPcieLinkGeneration", DevUintFn =
+        ["nvmlDeviceGetMaxPcieLinkGeneration": DevUintFn => same];
+    /// Maximum PCIe width.
+    max_pcie_link_width: "nvmlDeviceGetMaxPcieLinkWidth", DevUintFn =
+        ["nvmlDeviceGetMaxPcieLinkWidth": DevUintFn => same];
+    /// Field values.
+    field_values: "nvmlDeviceGetFieldValues", FieldValuesFn =
+        ["nvmlDeviceGetFieldValues": FieldValuesFn => same];
+    /// Running compute processes; element stride 24, 24, 16 in this order.
+    compute_processes: "nvmlDeviceGetComputeRunningProcesses", ProcessesFn = [
+        "nvmlDeviceGetComputeRunningProcesses_v3": ProcessesFn => same,
+        "nvmlDeviceGetComputeRunningProcesses_v2": ProcessesFn => same,
+        "nvmlDeviceGetComputeRunningProcesses": ProcessesFn => same,
+    ];
+    /// Event-set creation.
+    event_set_create: "nvmlEventSetCreate", AllocFn = ["nvmlEventSetCreate": AllocFn => same];
+    /// Event registration.
+    register_events: "nvmlDeviceRegisterEvents", RegisterEventsFn =
+        ["nvmlDeviceRegisterEvents": RegisterEventsFn => same];
+    /// Supported event mask.
+    supported_event_types: "nvmlDeviceGetSupportedEventTypes", DevU64Fn =
+        ["nvmlDeviceGetSupportedEventTypes": DevU64Fn => same];
+    /// Waiting for an event.
+    event_set_wait: "nvmlEventSetWait", EventSetWaitFn = [
+        "nvmlEventSetWait_v2": EventSetWaitFn => same,
+        "nvmlEventSetWait": EventSetWaitFn => same,
+    ];
+    /// Freeing an event set.
+    event_set_free: "nvmlEventSetFree", FreeFn = ["nvmlEventSetFree": FreeFn => same];
+    /// GPM support query.
+    gpm_query_support: "nvmlGpmQueryDeviceSupport", DevStructFn<nvmlGpmSupport_t> =
+        ["nvmlGpmQueryDeviceSupport": DevStructFn<nvmlGpmSupport_t> => same];
+    /// GPM sample allocation.
+    gpm_sample_alloc: "nvmlGpmSampleAlloc", AllocFn = ["nvmlGpmSampleAlloc": AllocFn => same];
+    /// GPM sample release.
+    gpm_sample_free: "nvmlGpmSampleFree", FreeFn = ["nvmlGpmSampleFree": FreeFn => same];
+    /// GPM snapshot.
+    gpm_sample_get: "nvmlGpmSampleGet", GpmSampleGetFn =
+        ["nvmlGpmSampleGet": GpmSampleGetFn => same];
+    /// GPM metrics between two snapshots.
+    gpm_metrics_get: "nvmlGpmMetricsGet", GpmMetricsGetFn =
+        ["nvmlGpmMetricsGet": GpmMetricsGetFn => same];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sys::codes;
+    use super::*;
+
+    fn chain() -> Chain<u8> {
+        Chain::new(
+            "nvmlThing",
+            [
+                ("nvmlThing_v3", Some(3u8)),
+                ("nvmlThing_v2", None),
+                ("nvmlThing", Some(1u8)),
+            ],
+        )
+    }
+
+    #[test]
+    fn chain_keeps_only_exported_candidates_newest_first() {
+        let c = chain();
+        assert_eq!(c.resolved(), Some("nvmlThing_v3"));
+        let empty: Chain<u8> = Chain::new("nvmlNone", [("nvmlNone_v2", None)]);
+        assert_eq!(empty.resolved(), None);
+        let e = empty.call(|_, _| Ok(())).unwrap_err();
+        assert!(e.missing_symbol);
+        assert_eq!(
+            (e.function, e.code),
+            ("nvmlNone", codes::FUNCTION_NOT_FOUND)
+        );
+    }
+
+    #[test]
+    fn deprecated_newer_symbol_falls_back_once_and_stays_there() {
+        let c = chain();
+        let mut calls = Vec::new();
+        let r = c.call(|s, f| {
+            calls.push(s);
+            if f == 3 {
+                Err(NvmlError::new(s, codes::DEPRECATED))
+            } else {
+                Ok(f)
+            }
+        });
+        assert_eq!(r, Ok(1));
+        assert_eq!(calls, ["nvmlThing_v3", "nvmlThing"]);
+        assert_eq!(c.resolved(), Some("nvmlThing"));
+        assert_eq!(c.call(|_, f| Ok::<_, NvmlError>(f)), Ok(1));
+    }
+
+    #[test]
+    fn ordinary_errors_do_not_fall_back_and_last_candidate_reports_its_own_name() {
+        let c = chain();
+        let e = c
+            .call(|s, _| Err::<(), _>(NvmlError::new(s, codes::NOT_SUPPORTED)))
+            .unwrap_err();
+        assert_eq!((e.function, e.code), ("nvmlThing_v3", codes::NOT_SUPPORTED));
+        assert_eq!(c.resolved(), Some("nvmlThing_v3"));
+        let e = c
+            .call(|s, _| Err::<(), _>(NvmlError::new(s, codes::FUNCTION_NOT_FOUND)))
+            .unwrap_err();
+        assert_eq!((e.function, e.missing_symbol), ("nvmlThing", false));
+    }
+}
