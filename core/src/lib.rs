@@ -11,6 +11,8 @@ mod error;
 pub use error::{Error, Result};
 
 pub mod analysis;
+#[cfg(feature = "collect")]
+pub mod collect;
 pub mod metric;
 pub mod recording;
 pub mod report;

@@ -5,7 +5,7 @@ use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
 /// XID 79: "GPU has fallen off the bus".
-pub const XID_FALLEN_OFF_BUS: u64 = 79;
+pub(crate) const XID_FALLEN_OFF_BUS: u64 = 79;
 
 static META: RuleMeta = RuleMeta {
     id: "gpu_fault",
@@ -44,7 +44,8 @@ impl Rule for GpuFault {
                     ev.push(e);
                 }
                 let codes: Vec<String> = d.xids.iter().map(|x| x.1.to_string()).collect();
-                parts.push(format!("GPU {} reported XID {}", d.index, codes.join(", ")));
+                let off_bus = if d.xids.iter().any(|x| x.1 == XID_FALLEN_OFF_BUS) { " (79: fallen off the bus)" } else { "" };
+                parts.push(format!("GPU {} reported XID {}{off_bus}", d.index, codes.join(", ")));
             }
             if let Some(t) = d.lost_at_s {
                 hit = true;

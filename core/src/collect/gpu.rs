@@ -1,0 +1,338 @@
+//! Reading GPUs through NVML: static facts, the capability probe, and one sample row.
+//!
+//! Each metric is read by its own NVML call and fails on its own: a metric whose call says
+//! NOT_SUPPORTED, NO_PERMISSION or "symbol absent" is marked unavailable once, with the
+//! reason, and never asked again; a transient error leaves a gap and is counted; GPU_IS_LOST
+//! stops that device's series with an event while the others go on.
+
+use std::collections::BTreeMap;
+
+use crate::metric::GpuMetric;
+use crate::nvml::{ClockType, Device, Nvml, NvmlError, PcieCounter, TemperatureThreshold};
+use crate::report::{Capability, DeviceInfo, NvmlInfo};
+
+use super::cost::CallStats;
+
+/// Seconds between reads of the slow metrics (temperature, PCIe link and throughput, NVLink,
+/// GPM). `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more
+/// than 100 ms between samples, and temperature moves slowly (nvml.md §9).
+pub const SLOW_PERIOD_S: f64 = 1.0;
+
+/// NVLink field ids: data payload TX/RX, cumulative KiB (nvml.md §5.8).
+const FI_NVLINK_DATA_TX: u32 = 138;
+const FI_NVLINK_DATA_RX: u32 = 139;
+/// Field id of the NVLink count.
+const FI_NVLINK_LINK_COUNT: u32 = 91;
+/// scopeId meaning "sum over all links".
+const ALL_LINKS: u32 = u32::MAX;
+
+/// GPM metric ids in the order of [`GPM_METRICS`].
+const GPM_IDS: [u32; 8] = [2, 3, 5, 10, 21, 20, 60, 61];
+/// Where each GPM id lands.
+const GPM_METRICS: [GpuMetric; 8] = [
+    GpuMetric::GpmSmUtil,
+    GpuMetric::GpmSmOccupancy,
+    GpuMetric::GpmTensor,
+    GpuMetric::GpmDramBw,
+    GpuMetric::GpmPcieRx,
+    GpuMetric::GpmPcieTx,
+    GpuMetric::GpmNvlinkRx,
+    GpuMetric::GpmNvlinkTx,
+];
+
+/// What one read produced for the sampler to act on.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The metric became unavailable for good.
+    Unavailable(GpuMetric, String),
+    /// A transient error: a gap in the series.
+    Transient(NvmlError),
+    /// The GPU fell off the bus.
+    Lost(NvmlError),
+}
+
+/// NVML facts about the library, for the report.
+pub fn nvml_info(nvml: &Nvml) -> NvmlInfo {
+    let cuda = nvml.cuda_driver_version().ok().map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10));
+    NvmlInfo {
+        path: nvml.path().display().to_string(),
+        driver_version: nvml.driver_version().ok(),
+        nvml_version: nvml.nvml_version().ok(),
+        cuda_driver_version: cuda,
+        symbols: nvml.resolved_symbols().into_iter().map(|(k, v)| (k.to_string(), v.map(str::to_string))).collect(),
+    }
+}
+
+/// Architecture name for `nvmlDeviceArchitecture_t` (nvml.md §5.16).
+pub fn architecture_name(a: u32) -> String {
+    match a {
+        2 => "kepler",
+        3 => "maxwell",
+        4 => "pascal",
+        5 => "volta",
+        6 => "turing",
+        7 => "ampere",
+        8 => "ada",
+        9 => "hopper",
+        10 => "blackwell",
+        11 => "orin",
+        13 => "rubin",
+        _ => "unknown",
+    }
+    .to_string()
+}
+
+fn reason(e: &NvmlError) -> String {
+    if e.missing_symbol {
+        format!("{} is not exported by this NVML (older driver)", e.function)
+    } else {
+        format!("{} from {}", e.code_name(), e.function)
+    }
+}
+
+/// One GPU being sampled.
+pub struct Gpu {
+    /// Position in the recording.
+    pub pos: usize,
+    /// NVML index.
+    pub index: u32,
+    handle: Device,
+    /// Why each metric is off, `None` while it is read.
+    off: [Option<String>; GpuMetric::COUNT],
+    /// Seen at least one value.
+    seen: [bool; GpuMetric::COUNT],
+    /// Set once the GPU is lost.
+    pub lost: bool,
+    nvlink_prev: Option<(i64, f64, f64)>,
+    /// Whether GPM is read on this device.
+    pub gpm: bool,
+}
+
+impl Gpu {
+    /// Opens device `index` and reads its static facts. `Err` when the handle itself cannot be
+    /// had (the GPU is then reported without samples).
+    pub fn open(nvml: &Nvml, pos: usize, index: u32, want_gpm: bool, stats: &mut CallStats) -> Result<(Gpu, DeviceInfo), NvmlError> {
+        let handle = stats.time("nvmlDeviceGetHandleByIndex", || nvml.device_by_index(index))?;
+        let mut info = DeviceInfo { index, ..Default::default() };
+        info.name = nvml.name(handle).ok();
+        info.uuid = nvml.uuid(handle).ok();
+        if let Ok(pci) = nvml.pci_info(handle) {
+            info.pci_bus_id = Some(pci.bus_id);
+            info.pci_device_id = Some(pci.pci_device_id);
+        }
+        info.architecture = nvml.architecture(handle).ok().map(architecture_name);
+        info.compute_capability = nvml.cuda_compute_capability(handle).ok().map(|(a, b)| format!("{a}.{b}"));
+        info.memory_total_mib = nvml.memory_info(handle).ok().map(|m| m.total as f64 / 1_048_576.0);
+        info.power_limit_w = nvml.enforced_power_limit_mw(handle).ok().map(|mw| f64::from(mw) / 1000.0);
+        info.max_sm_clock_mhz = nvml.max_clock_mhz(handle, ClockType::Sm).ok().map(f64::from);
+        info.max_mem_clock_mhz = nvml.max_clock_mhz(handle, ClockType::Mem).ok().map(f64::from);
+        info.max_graphics_clock_mhz = nvml.max_clock_mhz(handle, ClockType::Graphics).ok().map(f64::from);
+        info.pcie_max_gen = nvml.max_pcie_link_gen(handle).ok();
+        info.pcie_max_width = nvml.max_pcie_link_width(handle).ok();
+        info.temp_slowdown_c = nvml.temperature_threshold_c(handle, TemperatureThreshold::Slowdown).ok().map(f64::from);
+        let mut links = [crate::nvml::FieldValue::new(FI_NVLINK_LINK_COUNT)];
+        if nvml.field_values(handle, &mut links).is_ok() {
+            info.nvlink_links = links[0].result.as_ref().ok().map(|v| *v as u32);
+        }
+        let gpm = want_gpm && nvml.gpm_supported(handle).unwrap_or(false);
+        info.gpm = gpm;
+        let mut gpu = Gpu {
+            pos,
+            index,
+            handle,
+            off: Default::default(),
+            seen: [false; GpuMetric::COUNT],
+            lost: false,
+            nvlink_prev: None,
+            gpm,
+        };
+        if !gpm {
+            let why = if want_gpm {
+                "GPM is not supported on this GPU (Hopper and newer only)"
+            } else {
+                "GPM disabled by configuration (no_gpm)"
+            };
+            for m in GPM_METRICS {
+                gpu.off[m.index()] = Some(why.to_string());
+            }
+        }
+        if info.nvlink_links.unwrap_or(0) == 0 {
+            for m in [GpuMetric::NvlinkRx, GpuMetric::NvlinkTx] {
+                gpu.off[m.index()] = Some("no NVLink on this GPU (link count 0 or unknown)".into());
+            }
+        }
+        Ok((gpu, info))
+    }
+
+    /// The handle.
+    pub fn handle(&self) -> Device {
+        self.handle
+    }
+
+    /// Capabilities so far: what was read at least once, and why the rest is off.
+    pub fn capabilities(&self) -> BTreeMap<String, Capability> {
+        GpuMetric::ALL
+            .iter()
+            .map(|m| {
+                let cap = match (&self.off[m.index()], self.seen[m.index()]) {
+                    (Some(why), _) => Capability::unavailable(why.clone()),
+                    (None, true) => Capability::available(),
+                    (None, false) => Capability::unavailable("no value was read yet"),
+                };
+                (m.name().to_string(), cap)
+            })
+            .collect()
+    }
+
+    fn is_on(&self, m: GpuMetric) -> bool {
+        self.off[m.index()].is_none()
+    }
+
+    /// Handles one call's result for the metrics it feeds.
+    fn take<T>(&mut self, metrics: &[GpuMetric], r: Result<T, NvmlError>, out: &mut Vec<Outcome>) -> Option<T> {
+        match r {
+            Ok(v) => {
+                for m in metrics {
+                    self.seen[m.index()] = true;
+                }
+                Some(v)
+            }
+            Err(e) if e.is_gpu_lost() => {
+                self.lost = true;
+                out.push(Outcome::Lost(e));
+                None
+            }
+            Err(e) if e.is_unavailable() => {
+                let why = reason(&e);
+                for m in metrics {
+                    self.off[m.index()] = Some(why.clone());
+                    out.push(Outcome::Unavailable(*m, why.clone()));
+                }
+                None
+            }
+            Err(e) => {
+                out.push(Outcome::Transient(e));
+                None
+            }
+        }
+    }
+
+    /// Reads one row. `slow` also reads the slow metrics. Returns what went wrong.
+    pub fn sample(&mut self, nvml: &Nvml, slow: bool, row: &mut [f32; GpuMetric::COUNT], stats: &mut CallStats) -> Vec<Outcome> {
+        use GpuMetric as M;
+        let h = self.handle;
+        let mut out = Vec::new();
+        macro_rules! read {
+            ($metrics:expr, $f:literal, $call:expr) => {{
+                let metrics: &[GpuMetric] = &$metrics;
+                if !self.lost && metrics.iter().any(|m| self.is_on(*m)) {
+                    let r = stats.time($f, || $call);
+                    self.take(metrics, r, &mut out)
+                } else {
+                    None
+                }
+            }};
+        }
+        if let Some(u) = read!([M::UtilGpu, M::UtilMem], "nvmlDeviceGetUtilizationRates", nvml.utilization(h)) {
+            row[M::UtilGpu.index()] = u.gpu as f32;
+            row[M::UtilMem.index()] = u.memory as f32;
+        }
+        if let Some(m) = read!([M::MemUsed], "nvmlDeviceGetMemoryInfo", nvml.memory_info(h)) {
+            row[M::MemUsed.index()] = (m.used as f64 / 1_048_576.0) as f32;
+        }
+        if let Some(p) = read!([M::Power], "nvmlDeviceGetPowerUsage", nvml.power_usage_mw(h)) {
+            row[M::Power.index()] = p as f32 / 1000.0;
+        }
+        if let Some(c) = read!([M::SmClock], "nvmlDeviceGetClockInfo", nvml.clock_mhz(h, ClockType::Sm)) {
+            row[M::SmClock.index()] = c as f32;
+        }
+        if let Some(c) = read!([M::MemClock], "nvmlDeviceGetClockInfo", nvml.clock_mhz(h, ClockType::Mem)) {
+            row[M::MemClock.index()] = c as f32;
+        }
+        if let Some(c) = read!([M::GraphicsClock], "nvmlDeviceGetClockInfo", nvml.clock_mhz(h, ClockType::Graphics)) {
+            row[M::GraphicsClock.index()] = c as f32;
+        }
+        if let Some(p) = read!([M::Pstate], "nvmlDeviceGetPerformanceState", nvml.performance_state(h)) {
+            // P-state 32 is "unknown": a gap, not a value.
+            if p <= 15 {
+                row[M::Pstate.index()] = p as f32;
+            }
+        }
+        if let Some(r) = read!([M::ClockReasons], "nvmlDeviceGetCurrentClocksEventReasons", nvml.clock_event_reasons(h)) {
+            row[M::ClockReasons.index()] = r as f32;
+        }
+        if !slow {
+            return out;
+        }
+        if let Some(t) = read!([M::Temp], "nvmlDeviceGetTemperature", nvml.temperature_gpu_c(h)) {
+            row[M::Temp.index()] = t as f32;
+        }
+        if let Some(g) = read!([M::PcieGen], "nvmlDeviceGetCurrPcieLinkGeneration", nvml.pcie_link_gen(h)) {
+            row[M::PcieGen.index()] = g as f32;
+        }
+        if let Some(w) = read!([M::PcieWidth], "nvmlDeviceGetCurrPcieLinkWidth", nvml.pcie_link_width(h)) {
+            row[M::PcieWidth.index()] = w as f32;
+        }
+        if let Some(v) = read!([M::PcieRx], "nvmlDeviceGetPcieThroughput", nvml.pcie_throughput_kbs(h, PcieCounter::Rx)) {
+            row[M::PcieRx.index()] = v as f32 / 1000.0;
+        }
+        if let Some(v) = read!([M::PcieTx], "nvmlDeviceGetPcieThroughput", nvml.pcie_throughput_kbs(h, PcieCounter::Tx)) {
+            row[M::PcieTx.index()] = v as f32 / 1000.0;
+        }
+        self.sample_nvlink(nvml, row, stats, &mut out);
+        out
+    }
+
+    fn sample_nvlink(&mut self, nvml: &Nvml, row: &mut [f32; GpuMetric::COUNT], stats: &mut CallStats, out: &mut Vec<Outcome>) {
+        use crate::nvml::FieldValue;
+        use GpuMetric as M;
+        if self.lost || !self.is_on(M::NvlinkRx) {
+            return;
+        }
+        let mut fv = [FieldValue::with_scope(FI_NVLINK_DATA_TX, ALL_LINKS), FieldValue::with_scope(FI_NVLINK_DATA_RX, ALL_LINKS)];
+        let h = self.handle;
+        let r = stats.time("nvmlDeviceGetFieldValues", || nvml.field_values(h, &mut fv));
+        if self.take(&[M::NvlinkRx, M::NvlinkTx], r, out).is_none() {
+            return;
+        }
+        let (tx, rx) = match (&fv[0].result, &fv[1].result) {
+            (Ok(tx), Ok(rx)) => (*tx, *rx),
+            (Err(e), _) | (_, Err(e)) => {
+                let e = e.clone();
+                self.take::<()>(&[M::NvlinkRx, M::NvlinkTx], Err(e), out);
+                return;
+            }
+        };
+        let ts = fv[1].timestamp_us;
+        if let Some((pts, prx, ptx)) = self.nvlink_prev {
+            let dt = (ts - pts) as f64 / 1e6;
+            if dt > 0.0 && rx >= prx && tx >= ptx {
+                // KiB counters → MB/s.
+                row[M::NvlinkRx.index()] = ((rx - prx) * 1.024 / 1000.0 / dt) as f32;
+                row[M::NvlinkTx.index()] = ((tx - ptx) * 1.024 / 1000.0 / dt) as f32;
+            }
+        }
+        self.nvlink_prev = Some((ts, rx, tx));
+    }
+
+    /// Stores GPM metrics computed between two samples.
+    pub fn store_gpm(&mut self, r: Result<Vec<Result<f64, NvmlError>>, NvmlError>, row: &mut [f32; GpuMetric::COUNT], out: &mut Vec<Outcome>) {
+        let Some(values) = self.take(&GPM_METRICS, r, out) else { return };
+        for (m, v) in GPM_METRICS.iter().zip(values) {
+            match v {
+                Ok(x) => row[m.index()] = x as f32,
+                Err(e) if e.is_unavailable() => {
+                    let why = reason(&e);
+                    self.off[m.index()] = Some(why.clone());
+                    out.push(Outcome::Unavailable(*m, why));
+                }
+                Err(e) => out.push(Outcome::Transient(e)),
+            }
+        }
+    }
+
+    /// GPM metric ids read on each slow tick.
+    pub fn gpm_ids() -> &'static [u32] {
+        &GPM_IDS
+    }
+}

@@ -1,0 +1,95 @@
+//! Recording a live run: NVML and `/proc` sampled by a background thread into a
+//! [`Recording`], with a journal flushed to disk so a killed run loses at most one flush
+//! interval.
+//!
+//! Not for analysis: stop the [`Recorder`], turn the recording into a
+//! [`crate::report::Report`] and run [`crate::analysis::diagnose`].
+
+mod clock;
+mod cost;
+mod gpu;
+mod probe;
+mod sampler;
+
+pub use clock::{ScaledClock, Stopper};
+pub use cost::{thread_cpu_seconds, CallStats};
+pub use gpu::{architecture_name, nvml_info, SLOW_PERIOD_S};
+pub use probe::probe;
+pub use sampler::{LiveGpu, Recorder};
+
+use std::path::PathBuf;
+
+use crate::report::RunInfo;
+
+/// Shortest sampling interval accepted, seconds.
+pub const MIN_INTERVAL_S: f64 = 0.01;
+/// Longest sampling interval accepted, seconds.
+pub const MAX_INTERVAL_S: f64 = 10.0;
+/// Default sampling interval, seconds.
+///
+/// NVML's utilization counter covers a window of 1/6 s to 1 s depending on the product
+/// (nvml.md §9.3). Sampling every 100 ms reads each new window at least once even on the
+/// fastest products (≥ 1.6 samples per 1/6 s window), so short dips are not aliased away,
+/// while costing a handful of cheap calls per GPU per tick. Faster sampling only re-reads
+/// the same window.
+pub const DEFAULT_INTERVAL_S: f64 = 0.1;
+/// Default seconds between journal flushes: the most a killed recording can lose.
+pub const DEFAULT_FLUSH_S: f64 = 2.0;
+/// Host metrics are read at most this often, seconds (`/proc` reads cost ~100 µs).
+pub const HOST_PERIOD_S: f64 = 0.5;
+
+/// How to record.
+#[derive(Debug, Clone)]
+pub struct RecorderConfig {
+    /// Seconds between samples, [`MIN_INTERVAL_S`]..=[`MAX_INTERVAL_S`].
+    pub interval_s: f64,
+    /// Explicit NVML path (else `GPUWHY_NVML_PATH`, else the system's).
+    pub nvml_path: Option<PathBuf>,
+    /// Do not load NVML at all (step timings and host only).
+    pub no_gpu: bool,
+    /// Read GPM metrics on GPUs that have them. Off for users who run Nsight or DCGM
+    /// profiling at the same time (they contend for the same counters).
+    pub gpm: bool,
+    /// Sample the host from `/proc`.
+    pub host: bool,
+    /// Process whose tree's CPU use is recorded.
+    pub target_pid: Option<u32>,
+    /// Journal file for crash recovery.
+    pub journal: Option<PathBuf>,
+    /// Seconds between journal flushes.
+    pub flush_s: f64,
+    /// Clock speed factor (simulated GPUs only; 1 for real runs).
+    pub time_scale: f64,
+    /// Run facts to start from (label, command, rank, world size, source).
+    pub run: RunInfo,
+}
+
+impl Default for RecorderConfig {
+    fn default() -> Self {
+        RecorderConfig {
+            interval_s: DEFAULT_INTERVAL_S,
+            nvml_path: None,
+            no_gpu: false,
+            gpm: true,
+            host: true,
+            target_pid: None,
+            journal: None,
+            flush_s: DEFAULT_FLUSH_S,
+            time_scale: 1.0,
+            run: RunInfo::default(),
+        }
+    }
+}
+
+impl RecorderConfig {
+    /// Checks the ranges.
+    pub fn validate(&self) -> crate::Result<()> {
+        if !(MIN_INTERVAL_S..=MAX_INTERVAL_S).contains(&self.interval_s) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "sampling interval {} s is outside {MIN_INTERVAL_S}–{MAX_INTERVAL_S} s",
+                self.interval_s
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,47 @@
+//! A one-shot probe of the GPUs: static facts and which metrics work, for `gpuwhy devices`.
+
+use std::path::Path;
+
+use super::cost::CallStats;
+use super::gpu::{nvml_info, Gpu};
+use crate::metric::GpuMetric;
+use crate::nvml::Nvml;
+use crate::report::{DeviceInfo, NvmlInfo};
+use crate::Result;
+
+/// Loads NVML, opens every GPU and reads every metric once (twice for the rate metrics that
+/// need two readings), returning the library facts and each device with its capabilities.
+pub fn probe(nvml_path: Option<&Path>, gpm: bool) -> Result<(NvmlInfo, Vec<DeviceInfo>)> {
+    let nvml = Nvml::load(nvml_path)?;
+    let info = nvml_info(&nvml);
+    let count = nvml.device_count().map_err(|e| nvml.error(e))?;
+    let mut stats = CallStats::default();
+    let mut out = Vec::new();
+    for i in 0..count {
+        match Gpu::open(&nvml, i as usize, i, gpm, &mut stats) {
+            Ok((mut g, mut d)) => {
+                let mut row = [f32::NAN; GpuMetric::COUNT];
+                let _ = g.sample(&nvml, true, &mut row, &mut stats);
+                if g.gpm {
+                    if let (Ok(a), Ok(b)) = (nvml.gpm_sample(), nvml.gpm_sample()) {
+                        let mut o = Vec::new();
+                        let first = nvml.gpm_sample_get(g.handle(), &a);
+                        // GPM needs more than 100 ms between its two samples (nvml.md §5.15).
+                        std::thread::sleep(std::time::Duration::from_millis(110));
+                        let r = first.and_then(|()| nvml.gpm_sample_get(g.handle(), &b)).and_then(|()| nvml.gpm_metrics(&a, &b, Gpu::gpm_ids()));
+                        g.store_gpm(r, &mut row, &mut o);
+                    }
+                }
+                d.capabilities = g.capabilities();
+                d.lost_at_s = g.lost.then_some(0.0);
+                out.push(d);
+            }
+            Err(e) => {
+                let mut d = DeviceInfo { index: i, ..Default::default() };
+                d.name = Some(format!("(cannot open: {e})"));
+                out.push(d);
+            }
+        }
+    }
+    Ok((info, out))
+}

@@ -1,0 +1,493 @@
+//! The sampler thread and the [`Recorder`] handle that owns it.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use super::clock::{ScaledClock, Stopper};
+use super::cost::{thread_cpu_seconds, CallStats};
+use super::gpu::{nvml_info, Gpu, Outcome, SLOW_PERIOD_S};
+use super::{RecorderConfig, HOST_PERIOD_S};
+use crate::host::{host_facts, HostSample, HostSampler};
+use crate::metric::GpuMetric;
+use crate::nvml::{GpmSample, Nvml, EVENT_XID_CRITICAL};
+use crate::recording::{HostRecording, Recording};
+use crate::report::journal::{JournalHeader, JournalLine, JournalWriter, JOURNAL_SCHEMA};
+use crate::report::{rfc3339_utc, DeviceInfo, Event, HostFacts};
+use crate::Result;
+
+/// Most events drained from NVML's event set per tick.
+const MAX_EVENTS_PER_TICK: usize = 16;
+
+/// The latest values of one GPU, for a live status line.
+#[derive(Debug, Clone, Default)]
+pub struct LiveGpu {
+    /// NVML index.
+    pub index: u32,
+    /// Utilization, %.
+    pub util: Option<f32>,
+    /// Memory used, MiB.
+    pub mem_used_mib: Option<f32>,
+    /// Power, W.
+    pub power_w: Option<f32>,
+    /// Temperature, °C.
+    pub temp_c: Option<f32>,
+    /// SM clock, MHz.
+    pub sm_clock_mhz: Option<f32>,
+    /// Lost from the bus.
+    pub lost: bool,
+}
+
+struct Shared {
+    stop: Stopper,
+    rec: Mutex<Recording>,
+    live: Mutex<Vec<LiveGpu>>,
+    /// Journal errors are reported once, not per flush.
+    journal_error: Mutex<Option<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves plain data behind; keep using it.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A running recording. Dropping it stops and joins the sampler thread.
+pub struct Recorder {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder").finish_non_exhaustive()
+    }
+}
+
+fn report_facts(h: crate::host::HostFacts) -> HostFacts {
+    HostFacts {
+        hostname: h.hostname,
+        kernel: h.kernel,
+        cpu_model: h.cpu_model,
+        logical_cpus: h.logical_cpus,
+        physical_cores: h.physical_cores,
+        mem_total_bytes: h.mem_total_bytes,
+    }
+}
+
+fn now_unix_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+fn host_row(s: &HostSample) -> Vec<f32> {
+    let mut r = vec![
+        s.cpu_total_util,
+        s.cpu_iowait,
+        s.proc_tree_cpu,
+        s.proc_tree_count,
+        s.disk_read_bps,
+        s.disk_write_bps,
+        s.mem_available_bytes,
+        s.psi_cpu_some,
+        s.psi_io_some,
+        s.psi_io_full,
+        s.psi_mem_some,
+        s.psi_mem_full,
+    ];
+    r.extend_from_slice(&s.cpu_core_util);
+    r
+}
+
+impl Recorder {
+    /// Loads NVML (unless `no_gpu`), probes the GPUs and starts sampling.
+    ///
+    /// A missing NVML or GPU does not fail: the recording goes on without GPU metrics and
+    /// [`Recorder::gpu_absent_reason`] says why. Only a bad configuration or a thread that
+    /// cannot be spawned is an error.
+    pub fn start(cfg: RecorderConfig) -> Result<Recorder> {
+        cfg.validate()?;
+        let mut run = cfg.run.clone();
+        run.start_unix_ms = now_unix_ms();
+        run.start = rfc3339_utc(run.start_unix_ms);
+        run.interval_s = cfg.interval_s;
+        run.complete = false;
+        let facts = if cfg.host { report_facts(host_facts()) } else { HostFacts::default() };
+        run.host = facts.hostname.clone();
+        let mut rec = Recording::new(run);
+        let nvml = if cfg.no_gpu {
+            rec.gpu_absent_reason = Some("GPU sampling was turned off (no_gpu)".into());
+            None
+        } else {
+            match Nvml::load(cfg.nvml_path.as_deref()) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    rec.gpu_absent_reason = Some(e.to_string());
+                    None
+                }
+            }
+        };
+        if rec.run.source.is_empty() {
+            rec.run.source = if nvml.is_some() { "nvml".into() } else { "none".into() };
+        }
+        if cfg.host {
+            rec.host = Some(HostRecording::new(facts.clone(), facts.logical_cpus.max(crate::host::cpu_count_logical())));
+        }
+        let shared = Arc::new(Shared {
+            stop: Stopper::default(),
+            rec: Mutex::new(rec),
+            live: Mutex::new(Vec::new()),
+            journal_error: Mutex::new(None),
+        });
+        let s2 = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("gpuwhy-sampler".into())
+            .spawn(move || run_sampler(&s2, nvml, &cfg))
+            .map_err(|e| crate::Error::InvalidArgument(format!("cannot start the sampler thread: {e}")))?;
+        Ok(Recorder { shared, thread: Some(thread) })
+    }
+
+    /// Why there are no GPU metrics, if there are none.
+    pub fn gpu_absent_reason(&self) -> Option<String> {
+        lock(&self.shared.rec).gpu_absent_reason.clone()
+    }
+
+    /// The latest values per GPU.
+    pub fn live(&self) -> Vec<LiveGpu> {
+        lock(&self.shared.live).clone()
+    }
+
+    /// Devices probed so far.
+    pub fn devices(&self) -> Vec<DeviceInfo> {
+        lock(&self.shared.rec).devices.iter().map(|d| d.info.clone()).collect()
+    }
+
+    /// The first journal error, if writing the journal failed.
+    pub fn journal_error(&self) -> Option<String> {
+        lock(&self.shared.journal_error).clone()
+    }
+
+    /// A copy of everything recorded so far (the sampler keeps running).
+    pub fn snapshot(&self) -> Recording {
+        lock(&self.shared.rec).clone()
+    }
+
+    /// Stops sampling, joins the thread and returns the recording.
+    pub fn stop(mut self) -> Recording {
+        self.join();
+        let mut rec = lock(&self.shared.rec);
+        std::mem::replace(&mut *rec, Recording::new(Default::default()))
+    }
+
+    fn join(&mut self) {
+        self.shared.stop.stop();
+        if let Some(t) = self.thread.take() {
+            // A panicking sampler leaves its recording behind; nothing else to do.
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.join();
+    }
+}
+
+struct Journal {
+    writer: Option<JournalWriter>,
+    pending: Vec<JournalLine>,
+    gpu_rows: Vec<(Vec<f64>, Vec<crate::report::Column>)>,
+    host_rows: (Vec<f64>, Vec<crate::report::Column>),
+    last_flush: Instant,
+}
+
+fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
+    let clock = ScaledClock::new(cfg.time_scale);
+    let cpu0 = thread_cpu_seconds();
+    let mut stats = CallStats::default();
+    let mut gpus: Vec<Gpu> = Vec::new();
+    if let Some(n) = &nvml {
+        let info = nvml_info(n);
+        let count = match n.device_count() {
+            Ok(c) => c,
+            Err(e) => {
+                lock(&shared.rec).gpu_absent_reason = Some(format!("NVML loaded but could not count GPUs: {e}"));
+                0
+            }
+        };
+        let mut rec = lock(&shared.rec);
+        rec.nvml = Some(info);
+        if count == 0 && rec.gpu_absent_reason.is_none() {
+            rec.gpu_absent_reason = Some("NVML reports no GPU on this machine".into());
+        }
+        for i in 0..count {
+            let pos = rec.devices.len();
+            match Gpu::open(n, pos, i, cfg.gpm, &mut stats) {
+                Ok((g, info)) => {
+                    rec.add_device(info);
+                    gpus.push(g);
+                }
+                Err(e) => {
+                    let mut info = DeviceInfo { index: i, ..Default::default() };
+                    for m in GpuMetric::ALL {
+                        info.capabilities.insert(m.name().into(), crate::report::Capability::unavailable(format!("device handle unavailable: {e}")));
+                    }
+                    rec.add_device(info);
+                }
+            }
+        }
+    }
+    let mut events = nvml.as_ref().and_then(|n| {
+        let mut set = n.event_set().ok()?;
+        for g in &gpus {
+            // A GPU without event support leaves the set usable for the others.
+            let _ = set.register(g.handle(), EVENT_XID_CRITICAL);
+        }
+        Some(set)
+    });
+    let mut gpm: Vec<Option<(GpmSample<'_>, GpmSample<'_>, bool)>> = gpus
+        .iter()
+        .map(|g| {
+            let n = nvml.as_ref()?;
+            if !g.gpm {
+                return None;
+            }
+            Some((n.gpm_sample().ok()?, n.gpm_sample().ok()?, false))
+        })
+        .collect();
+    let mut host = cfg.host.then(|| HostSampler::new(cfg.target_pid));
+    let mut journal = Journal {
+        writer: None,
+        pending: Vec::new(),
+        gpu_rows: vec![(Vec::new(), Vec::new()); gpus.len()],
+        host_rows: (Vec::new(), Vec::new()),
+        last_flush: Instant::now(),
+    };
+    let interval = cfg.interval_s;
+    let slow_every = ((SLOW_PERIOD_S / interval).round() as u64).max(1);
+    let host_every = ((HOST_PERIOD_S / interval).round() as u64).max(1);
+    let mut tick: u64 = 0;
+    let mut next = 0.0;
+    let mut late = 0u64;
+    let mut skipped = 0u64;
+    loop {
+        let t = (clock.now() * 1e4).round() / 1e4;
+        let mut rows = Vec::with_capacity(gpus.len());
+        let mut outcomes = Vec::new();
+        for (gi, g) in gpus.iter_mut().enumerate() {
+            if g.lost {
+                continue;
+            }
+            let Some(n) = &nvml else { break };
+            let mut row = [f32::NAN; GpuMetric::COUNT];
+            // Stagger the slow reads across GPUs so one tick never pays for all of them.
+            let slow = tick == 0 || (tick + gi as u64) % slow_every == 0;
+            let mut out = g.sample(n, slow, &mut row, &mut stats);
+            if slow && !g.lost {
+                if let Some(Some((a, b, primed))) = gpm.get_mut(gi) {
+                    let h = g.handle();
+                    let got = stats.time("nvmlGpmSampleGet", || n.gpm_sample_get(h, b));
+                    match got {
+                        Ok(()) => {
+                            if *primed {
+                                let r = stats.time("nvmlGpmMetricsGet", || n.gpm_metrics(a, b, Gpu::gpm_ids()));
+                                g.store_gpm(r, &mut row, &mut out);
+                            }
+                            std::mem::swap(a, b);
+                            *primed = true;
+                        }
+                        Err(e) => g.store_gpm(Err(e), &mut row, &mut out),
+                    }
+                }
+            }
+            outcomes.push((g.pos, g.index, out));
+            if !g.lost {
+                rows.push((g.pos, row));
+            }
+        }
+        let mut new_events = Vec::new();
+        if let (Some(set), Some(_)) = (events.as_mut(), &nvml) {
+            for _ in 0..MAX_EVENTS_PER_TICK {
+                match set.wait(0) {
+                    Ok(Some(ev)) => {
+                        let dev = gpus.iter().find(|g| g.handle() == ev.device).map(|g| g.index);
+                        new_events.push(Event { t_s: t, device: dev, kind: "xid".into(), code: Some(ev.xid), detail: format!("XID {} reported by the driver", ev.xid) });
+                    }
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        }
+        let host_sample = if tick % host_every == 0 { host.as_mut().map(|h| host_row(&h.sample())) } else { None };
+        {
+            let mut rec = lock(&shared.rec);
+            for (pos, index, outs) in outcomes {
+                for o in outs {
+                    match o {
+                        Outcome::Unavailable(m, why) => {
+                            rec.mark_unavailable(pos, m, why.clone());
+                            journal.pending.push(JournalLine::Unavailable { dev: pos, metric: m.name().into(), reason: why });
+                        }
+                        Outcome::Transient(e) => rec.count_fault(Some(index), e.function, e.code, e.code_name(), t),
+                        Outcome::Lost(e) => {
+                            let ev = Event { t_s: t, device: Some(index), kind: "gpu_lost".into(), code: Some(u64::from(e.code)), detail: format!("{} returned GPU_IS_LOST: the GPU fell off the bus; its series stop here", e.function) };
+                            if let Some(d) = rec.devices.get_mut(pos) {
+                                d.info.lost_at_s = Some(t);
+                            }
+                            rec.push_event(ev.clone());
+                            journal.pending.push(JournalLine::Lost { dev: pos, t });
+                            journal.pending.push(JournalLine::Event(ev));
+                        }
+                    }
+                }
+            }
+            for ev in new_events {
+                rec.push_event(ev.clone());
+                journal.pending.push(JournalLine::Event(ev));
+            }
+            for (pos, row) in &rows {
+                rec.push_gpu(*pos, t, row);
+                if let Some(j) = journal.gpu_rows.get_mut(*pos) {
+                    j.0.push(t);
+                    j.1.push(crate::report::Column(row.to_vec()));
+                }
+            }
+            if let (Some(h), Some(row)) = (rec.host.as_mut(), &host_sample) {
+                h.series.push(t, row);
+                journal.host_rows.0.push(t);
+                journal.host_rows.1.push(crate::report::Column(row.clone()));
+            }
+            rec.run.duration_s = t;
+            rec.overhead.ticks = tick + 1;
+            rec.overhead.late_ticks = late;
+            rec.overhead.skipped_ticks = skipped;
+            if tick == 0 {
+                for g in &gpus {
+                    if let Some(d) = rec.devices.get_mut(g.pos) {
+                        d.info.capabilities = g.capabilities();
+                    }
+                }
+                if let Some(path) = &cfg.journal {
+                    let header = JournalHeader {
+                        schema: JOURNAL_SCHEMA.into(),
+                        run: rec.run.clone(),
+                        nvml: rec.nvml.clone(),
+                        gpu_absent_reason: rec.gpu_absent_reason.clone(),
+                        devices: rec.devices.iter().map(|d| d.info.clone()).collect(),
+                        host: rec.host.as_ref().map(|h| (h.facts.clone(), h.columns.clone())),
+                    };
+                    match JournalWriter::create(path, &header) {
+                        Ok(w) => journal.writer = Some(w),
+                        Err(e) => *lock(&shared.journal_error) = Some(e.to_string()),
+                    }
+                }
+            }
+        }
+        update_live(shared, &gpus, &rows);
+        let stopping = shared.stop.is_stopped();
+        if journal.writer.is_some() && (stopping || journal.last_flush.elapsed().as_secs_f64() >= cfg.flush_s) {
+            flush(shared, &mut journal, &stats, t);
+        }
+        if stopping {
+            break;
+        }
+        tick += 1;
+        next += interval;
+        let now = clock.now();
+        if now > next + interval {
+            late += 1;
+            let behind = ((now - next) / interval).floor();
+            skipped += behind as u64;
+            next += behind * interval;
+        }
+        if shared.stop.wait(clock.wall(next - now)) {
+            // One last tick so the report ends at the stop, then flush and leave.
+            continue;
+        }
+    }
+    // Drop GPM samples and the event set before NVML shuts down.
+    drop(gpm);
+    drop(events);
+    let cpu = match (cpu0, thread_cpu_seconds()) {
+        (Some(a), Some(b)) => b - a,
+        _ => f64::NAN,
+    };
+    let mut rec = lock(&shared.rec);
+    for g in &gpus {
+        if let Some(d) = rec.devices.get_mut(g.pos) {
+            let lost = d.info.lost_at_s;
+            d.info.capabilities = g.capabilities();
+            d.info.lost_at_s = lost;
+        }
+    }
+    if let (Some(h), Some(s)) = (rec.host.as_mut(), host.as_ref()) {
+        h.unavailable = s.unavailable().iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    }
+    let o = &mut rec.overhead;
+    o.sampler_cpu_s = cpu;
+    let ticks = o.ticks.max(1) as f64;
+    o.cpu_per_tick_us = cpu / ticks * 1e6;
+    o.cpu_per_gpu_tick_us = if gpus.is_empty() { f64::NAN } else { o.cpu_per_tick_us / gpus.len() as f64 };
+    o.nvml_calls = stats.calls;
+    o.nvml_call_mean_us = if stats.calls > 0 { stats.total_us / stats.calls as f64 } else { 0.0 };
+    o.nvml_call_max_us = stats.max_us;
+    o.nvml_call_max_function = stats.max_function.map(str::to_string);
+    drop(rec);
+    drop(nvml);
+}
+
+fn update_live(shared: &Shared, gpus: &[Gpu], rows: &[(usize, [f32; GpuMetric::COUNT])]) {
+    let opt = |v: f32| (!v.is_nan()).then_some(v);
+    let live: Vec<LiveGpu> = gpus
+        .iter()
+        .map(|g| {
+            let row = rows.iter().find(|r| r.0 == g.pos).map(|r| r.1);
+            let get = |m: GpuMetric| row.and_then(|r| opt(r[m.index()]));
+            LiveGpu {
+                index: g.index,
+                util: get(GpuMetric::UtilGpu),
+                mem_used_mib: get(GpuMetric::MemUsed),
+                power_w: get(GpuMetric::Power),
+                temp_c: get(GpuMetric::Temp),
+                sm_clock_mhz: get(GpuMetric::SmClock),
+                lost: g.lost,
+            }
+        })
+        .collect();
+    let mut l = lock(&shared.live);
+    // Temperature is read on slow ticks only: keep the last value between them.
+    let prev = std::mem::take(&mut *l);
+    *l = live
+        .into_iter()
+        .map(|mut g| {
+            if g.temp_c.is_none() {
+                g.temp_c = prev.iter().find(|p| p.index == g.index).and_then(|p| p.temp_c);
+            }
+            g
+        })
+        .collect();
+}
+
+fn flush(shared: &Shared, j: &mut Journal, stats: &CallStats, t: f64) {
+    let mut lines = std::mem::take(&mut j.pending);
+    for (dev, (ts, rows)) in j.gpu_rows.iter_mut().enumerate() {
+        if !ts.is_empty() {
+            lines.push(JournalLine::Gpu { dev, t: std::mem::take(ts), rows: std::mem::take(rows) });
+        }
+    }
+    if !j.host_rows.0.is_empty() {
+        lines.push(JournalLine::Host { t: std::mem::take(&mut j.host_rows.0), rows: std::mem::take(&mut j.host_rows.1) });
+    }
+    {
+        let rec = lock(&shared.rec);
+        let mut overhead = rec.overhead.clone();
+        overhead.nvml_calls = stats.calls;
+        lines.push(JournalLine::Status { faults: rec.faults.clone(), overhead, duration_s: t });
+    }
+    if let Some(w) = j.writer.as_mut() {
+        if let Err(e) = w.append(&lines, false) {
+            *lock(&shared.journal_error) = Some(e.to_string());
+            // Stop journaling; the in-memory recording and the final report are unaffected.
+            j.writer = None;
+        }
+    }
+    j.last_flush = Instant::now();
+}
