@@ -252,7 +252,12 @@ fn open(candidate: &Candidate) -> std::result::Result<Library, String> {
             p.as_os_str()
         }
     };
-    open_os(target).map_err(|e| e.to_string())
+    open_os(target).map_err(|e| {
+        // dlerror repeats the file name, which the caller already lists next to the reason.
+        let msg = e.to_string();
+        let prefix = format!("{}: ", target.to_string_lossy());
+        msg.strip_prefix(&prefix).map(str::to_string).unwrap_or(msg)
+    })
 }
 
 #[cfg(unix)]

@@ -41,3 +41,6 @@ pub use library::Nvml;
 pub use processes::ProcessInfo;
 pub use search::ENV_NVML_PATH;
 pub use sys::codes;
+
+#[cfg(all(test, target_os = "linux"))]
+mod c_fake_tests;
