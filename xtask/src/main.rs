@@ -1,1 +1,66 @@
-fn main() {}
+//! `cargo xtask test | bench | scenarios`: everything CI and a developer run, in one place.
+//!
+//! `test` installs what the tests need (idempotently) and runs every test; `bench` prints
+//! the benchmarks' ratios against baselines measured in the same run; `scenarios` prints the
+//! table of bundled scenarios with their expected and actual top findings.
+
+mod bench;
+mod scenarios;
+mod test;
+
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+
+use anyhow::{bail, Context, Result};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
+        Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
+        _ => {
+            eprintln!("usage: cargo xtask <test|bench|scenarios>");
+            eprintln!("  test       install what the tests need, then run every test");
+            eprintln!("  bench      print benchmark ratios against same-run baselines");
+            eprintln!("  scenarios  record every bundled scenario and print expected vs actual top finding");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+/// Runs a command in the workspace root, echoing it, failing on a non-zero exit.
+pub fn run_cmd(cmd: &mut Command) -> Result<()> {
+    eprintln!("xtask: $ {}", describe(cmd));
+    let st = cmd.current_dir(root()).status().with_context(|| format!("cannot run {}", describe(cmd)))?;
+    if !st.success() {
+        bail!("{} failed ({st})", describe(cmd));
+    }
+    Ok(())
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+/// `cargo` as invoked by the outer cargo.
+pub fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}

@@ -1,0 +1,105 @@
+//! `cargo xtask bench`: benchmarks printed as ratios against baselines measured in the same run.
+//!
+//! - sampler: gpuwhy's library-side CPU time per GPU per tick against `pynvml` polling the
+//!   same metrics through the same simulated library (goal: ≥ 20× cheaper).
+//! - memory: the recording's heap bytes for days of simulated time against its documented bound.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use gpuwhy::collect::{Recorder, RecorderConfig};
+use gpuwhy_tests::{install_sim, patched, scenario};
+use serde_json::Value;
+
+use crate::{root, run_cmd};
+
+/// Sampling interval for the sampler comparison, seconds.
+const INTERVAL_S: f64 = 0.01;
+/// Wall seconds each side polls.
+const DURATION_S: f64 = 4.0;
+
+pub fn run(_args: &[String]) -> Result<()> {
+    sampler()?;
+    memory()?;
+    Ok(())
+}
+
+/// A Python virtual environment with nvidia-ml-py, created once under target/.
+fn python_with_pynvml() -> Result<PathBuf> {
+    let venv = root().join("target").join("bench-venv");
+    let py = venv.join("bin").join("python");
+    let has = |py: &Path| Command::new(py).args(["-c", "import pynvml"]).status().is_ok_and(|s| s.success());
+    if !has(&py) {
+        run_cmd(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        run_cmd(Command::new(&py).args(["-m", "pip", "install", "--quiet", "nvidia-ml-py"]))?;
+    }
+    if !has(&py) {
+        bail!("pynvml is not importable from {}", py.display());
+    }
+    Ok(py)
+}
+
+fn sampler() -> Result<()> {
+    let text = scenario("straggler_8gpu").context("bundled scenario straggler_8gpu")?;
+    let text = patched(text, &[("speed", Value::from(1.0))]);
+    let sim = install_sim(&text, false)?;
+
+    // gpuwhy: the sampler thread's own CPU time, GPU metrics only.
+    let cfg = RecorderConfig {
+        interval_s: INTERVAL_S,
+        nvml_path: Some(sim.lib().to_path_buf()),
+        host: false,
+        ..RecorderConfig::default()
+    };
+    let rec = Recorder::start(cfg)?;
+    std::thread::sleep(Duration::from_secs_f64(DURATION_S));
+    let r = rec.stop();
+    let gpus = r.devices.len().max(1) as f64;
+    let ours = r.overhead.sampler_cpu_s / (r.overhead.ticks.max(1) as f64 * gpus) * 1e6;
+
+    // pynvml: the same calls from Python, same interval, same library.
+    let py = python_with_pynvml()?;
+    let out = Command::new(&py)
+        .arg(root().join("xtask").join("bench").join("pynvml_poll.py"))
+        .arg(INTERVAL_S.to_string())
+        .arg(DURATION_S.to_string())
+        .env("LD_LIBRARY_PATH", sim.dir())
+        .output()
+        .context("cannot run the pynvml baseline")?;
+    if !out.status.success() {
+        bail!("pynvml baseline failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).context("pynvml baseline output")?;
+    let (ticks, pgpus, cpu) = (v["ticks"].as_f64().unwrap_or(0.0), v["gpus"].as_f64().unwrap_or(1.0), v["cpu_s"].as_f64().unwrap_or(0.0));
+    let theirs = cpu / (ticks.max(1.0) * pgpus.max(1.0)) * 1e6;
+    println!("sampler: {} GPUs, interval {} ms, {} s each", r.devices.len(), INTERVAL_S * 1e3, DURATION_S);
+    println!("  gpuwhy sampler : {ours:8.2} µs CPU per GPU per tick ({} ticks, {} NVML calls, mean call {:.2} µs)", r.overhead.ticks, r.overhead.nvml_calls, r.overhead.nvml_call_mean_us);
+    println!("  pynvml polling : {theirs:8.2} µs CPU per GPU per tick ({ticks} ticks)");
+    println!("  ratio          : {:8.1}× cheaper (goal ≥ 20×)", theirs / ours);
+    Ok(())
+}
+
+fn memory() -> Result<()> {
+    // Two simulated days on one GPU at a 1 s interval, simulated at ×20 000.
+    let text = scenario("healthy").context("bundled scenario healthy")?;
+    let speed = 20_000.0;
+    let sim_seconds = 2.0 * 86_400.0;
+    let text = patched(text, &[("speed", Value::from(speed))]);
+    let sim = install_sim(&text, false)?;
+    let cfg = RecorderConfig {
+        interval_s: 1.0,
+        nvml_path: Some(sim.lib().to_path_buf()),
+        host: false,
+        time_scale: speed,
+        ..RecorderConfig::default()
+    };
+    let rec = Recorder::start(cfg)?;
+    std::thread::sleep(Duration::from_secs_f64(sim_seconds / speed));
+    let r = rec.stop();
+    let rows: u64 = r.devices.iter().map(|d| d.series.total_rows()).sum();
+    println!("memory: {:.1} simulated hours, {rows} samples on {} GPU", r.run.duration_s / 3600.0, r.devices.len());
+    println!("  heap bytes {} vs documented bound {} ({:.0}% of the bound)", r.heap_bytes(), r.worst_case_bytes(), 100.0 * r.heap_bytes() as f64 / r.worst_case_bytes() as f64);
+    Ok(())
+}
