@@ -21,14 +21,12 @@ mod fields;
 mod gpm;
 mod library;
 mod processes;
+mod readings;
 mod search;
 mod symbols;
 mod sys;
 
-pub use device::{
-    ClockType, Device, MemoryInfo, PciInfo, PcieCounter, TemperatureThreshold, Utilization,
-    POWER_MAX_PLAUSIBLE_MW,
-};
+pub use device::{Device, PciInfo};
 pub use error::NvmlError;
 pub use events::{EventData, EventSet, EVENT_XID_CRITICAL};
 pub use fields::FieldValue;
@@ -39,6 +37,9 @@ pub use gpm::{
 };
 pub use library::Nvml;
 pub use processes::ProcessInfo;
+pub use readings::{
+    ClockType, MemoryInfo, PcieCounter, TemperatureThreshold, Utilization, POWER_MAX_PLAUSIBLE_MW,
+};
 pub use search::ENV_NVML_PATH;
 pub use sys::codes;
 
