@@ -31,6 +31,7 @@ const LINUX_DIRS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Candidate {
     /// A bare name handed to the system loader, which searches its usual paths.
+    #[cfg_attr(windows, allow(dead_code))]
     Name(&'static str),
     /// A file path.
     Path(PathBuf),
