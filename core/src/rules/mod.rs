@@ -3,12 +3,14 @@
 //!
 //! Thresholds are named constants whose docs say where the number comes from.
 
+mod catalogue;
 mod data_starvation;
 mod gpu_fault;
 mod pcie_degraded;
 mod rank_imbalance;
 mod throttling;
 
+pub use catalogue::catalogue_markdown;
 pub use data_starvation::DataStarvation;
 pub use gpu_fault::GpuFault;
 pub use pcie_degraded::PcieDegraded;
@@ -102,7 +104,7 @@ pub(crate) fn gpus(devs: &[u32]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+mod registry_tests {
     use super::*;
 
     #[test]
@@ -116,3 +118,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
