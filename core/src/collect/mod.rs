@@ -62,6 +62,10 @@ pub struct RecorderConfig {
     pub time_scale: f64,
     /// Run facts to start from (label, command, rank, world size, source).
     pub run: RunInfo,
+    /// Full-resolution rows kept per GPU ([`crate::recording::FULL_ROWS_DEFAULT`]).
+    pub full_rows: usize,
+    /// Coarse buckets kept per GPU afterwards ([`crate::recording::COARSE_BUCKETS_DEFAULT`]).
+    pub coarse_buckets: usize,
 }
 
 impl Default for RecorderConfig {
@@ -77,6 +81,8 @@ impl Default for RecorderConfig {
             flush_s: DEFAULT_FLUSH_S,
             time_scale: 1.0,
             run: RunInfo::default(),
+            full_rows: crate::recording::FULL_ROWS_DEFAULT,
+            coarse_buckets: crate::recording::COARSE_BUCKETS_DEFAULT,
         }
     }
 }

@@ -112,7 +112,7 @@ impl Recorder {
         run.complete = false;
         let facts = if cfg.host { report_facts(host_facts()) } else { HostFacts::default() };
         run.host = facts.hostname.clone();
-        let mut rec = Recording::new(run);
+        let mut rec = Recording::with_capacity(run, cfg.full_rows, cfg.coarse_buckets);
         let nvml = if cfg.no_gpu {
             rec.gpu_absent_reason = Some("GPU sampling was turned off (no_gpu)".into());
             None

@@ -87,6 +87,10 @@ pub struct Recording {
     pub overhead: Overhead,
     /// Why there are no GPU metrics, when there are none (no NVML, no GPU).
     pub gpu_absent_reason: Option<String>,
+    /// Full-resolution rows kept per GPU before coarsening.
+    pub full_rows: usize,
+    /// Coarse buckets kept per GPU.
+    pub coarse_buckets: usize,
 }
 
 impl Recording {
@@ -102,12 +106,20 @@ impl Recording {
             faults: Vec::new(),
             overhead: Overhead::default(),
             gpu_absent_reason: None,
+            full_rows: FULL_ROWS_DEFAULT,
+            coarse_buckets: COARSE_BUCKETS_DEFAULT,
         }
+    }
+
+    /// An empty recording whose GPU series keep `full_rows` rows at full resolution and at
+    /// most `coarse_buckets` buckets after that (tests use small values to reach the bound).
+    pub fn with_capacity(run: RunInfo, full_rows: usize, coarse_buckets: usize) -> Self {
+        Recording { full_rows, coarse_buckets, ..Self::new(run) }
     }
 
     /// Adds a GPU with its static facts; returns its position.
     pub fn add_device(&mut self, info: DeviceInfo) -> usize {
-        self.devices.push(DeviceRecording { info, series: SeriesBuf::new(GpuMetric::COUNT) });
+        self.devices.push(DeviceRecording { info, series: SeriesBuf::with_capacity(GpuMetric::COUNT, self.full_rows, self.coarse_buckets) });
         self.devices.len() - 1
     }
 
