@@ -8,14 +8,21 @@ use crate::signals::Signals;
 pub fn diagnose(report: &mut Report) {
     let signals = Signals::from_report(report);
     let mut findings: Vec<Finding> = RULES.iter().filter_map(|r| r.evaluate(&signals)).collect();
-    findings.sort_by(|a, b| b.score().total_cmp(&a.score()).then_with(|| a.id.cmp(&b.id)));
+    findings.sort_by(|a, b| {
+        b.score()
+            .total_cmp(&a.score())
+            .then_with(|| a.id.cmp(&b.id))
+    });
     report.verdict = verdict(&findings, &signals);
     report.findings = findings;
 }
 
 fn verdict(findings: &[Finding], s: &Signals) -> Verdict {
     if let Some(top) = findings.first() {
-        let share = top.lost_share.map(|l| format!(" (~{:.0}% of the run lost)", l * 100.0)).unwrap_or_default();
+        let share = top
+            .lost_share
+            .map(|l| format!(" (~{:.0}% of the run lost)", l * 100.0))
+            .unwrap_or_default();
         return Verdict {
             id: top.id.clone(),
             title: top.title.clone(),
@@ -32,7 +39,13 @@ fn verdict(findings: &[Finding], s: &Signals) -> Verdict {
     } else {
         let parts: Vec<String> = s
             .sampled_devices()
-            .map(|d| format!("GPU {} util p50 {:.0}%", d.index, d.util.map_or(f64::NAN, |u| u.p50)))
+            .map(|d| {
+                format!(
+                    "GPU {} util p50 {:.0}%",
+                    d.index,
+                    d.util.map_or(f64::NAN, |u| u.p50)
+                )
+            })
             .collect();
         if parts.is_empty() {
             "No utilization samples were recorded, so nothing could be checked.".to_string()
@@ -40,5 +53,8 @@ fn verdict(findings: &[Finding], s: &Signals) -> Verdict {
             format!("No rule fired ({}).", parts.join(", "))
         }
     };
-    Verdict { summary, ..Verdict::default() }
+    Verdict {
+        summary,
+        ..Verdict::default()
+    }
 }

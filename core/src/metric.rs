@@ -170,7 +170,8 @@ pub mod reasons {
     pub const DISPLAY_CLOCKS: u64 = 0x100;
 
     /// Bits that mean "the hardware runs slower than it could" (what the throttling rule counts).
-    pub const THROTTLING: u64 = SW_POWER_CAP | HW_SLOWDOWN | SW_THERMAL | HW_THERMAL | HW_POWER_BRAKE;
+    pub const THROTTLING: u64 =
+        SW_POWER_CAP | HW_SLOWDOWN | SW_THERMAL | HW_THERMAL | HW_POWER_BRAKE;
 
     /// Human names of the set bits, for evidence text.
     pub fn names(mask: u64) -> Vec<&'static str> {
@@ -185,7 +186,11 @@ pub mod reasons {
             (HW_POWER_BRAKE, "hw_power_brake"),
             (DISPLAY_CLOCKS, "display_clocks"),
         ];
-        NAMES.iter().filter(|(b, _)| mask & b != 0).map(|(_, n)| *n).collect()
+        NAMES
+            .iter()
+            .filter(|(b, _)| mask & b != 0)
+            .map(|(_, n)| *n)
+            .collect()
     }
 }
 
@@ -203,7 +208,10 @@ mod tests {
 
     #[test]
     fn reason_names() {
-        assert_eq!(reasons::names(0x24), vec!["sw_power_cap", "sw_thermal_slowdown"]);
+        assert_eq!(
+            reasons::names(0x24),
+            vec!["sw_power_cap", "sw_thermal_slowdown"]
+        );
         assert!(reasons::names(0).is_empty());
     }
 }

@@ -16,8 +16,15 @@ pub struct ScaledClock {
 impl ScaledClock {
     /// A clock starting now.
     pub fn new(scale: f64) -> Self {
-        let scale = if scale.is_finite() && scale > 0.0 { scale } else { 1.0 };
-        ScaledClock { start: Instant::now(), scale }
+        let scale = if scale.is_finite() && scale > 0.0 {
+            scale
+        } else {
+            1.0
+        };
+        ScaledClock {
+            start: Instant::now(),
+            scale,
+        }
     }
 
     /// Scaled seconds since start.
@@ -59,7 +66,10 @@ impl Stopper {
     /// Sleeps up to `d`, returning early (with `true`) when stopped.
     pub fn wait(&self, d: Duration) -> bool {
         let guard = self.stopped.lock().unwrap_or_else(|p| p.into_inner());
-        let (guard, _) = self.cv.wait_timeout_while(guard, d, |stopped| !*stopped).unwrap_or_else(|p| p.into_inner());
+        let (guard, _) = self
+            .cv
+            .wait_timeout_while(guard, d, |stopped| !*stopped)
+            .unwrap_or_else(|p| p.into_inner());
         *guard
     }
 }
@@ -75,7 +85,10 @@ mod tests {
         let s2 = Arc::clone(&s);
         let t = std::thread::spawn(move || s2.wait(Duration::from_secs(3600)));
         s.stop();
-        assert!(t.join().expect("thread"), "the wait ends because of the stop, not the timeout");
+        assert!(
+            t.join().expect("thread"),
+            "the wait ends because of the stop, not the timeout"
+        );
     }
 
     #[test]

@@ -36,7 +36,11 @@ impl CallStats {
 /// `/proc/thread-self/stat` (clock ticks) as fallback. Called twice per recording, not per tick.
 pub fn thread_cpu_seconds() -> Option<f64> {
     if let Ok(s) = std::fs::read_to_string("/proc/thread-self/schedstat") {
-        if let Some(ns) = s.split_whitespace().next().and_then(|v| v.parse::<f64>().ok()) {
+        if let Some(ns) = s
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse::<f64>().ok())
+        {
             return Some(ns / 1e9);
         }
     }
@@ -54,7 +58,9 @@ mod tests {
 
     #[test]
     fn cpu_time_grows_with_work() {
-        let Some(a) = thread_cpu_seconds() else { return };
+        let Some(a) = thread_cpu_seconds() else {
+            return;
+        };
         let mut x = 0u64;
         let t = Instant::now();
         while t.elapsed().as_millis() < 30 {
@@ -69,7 +75,9 @@ mod tests {
     fn call_stats_track_the_slowest() {
         let mut s = CallStats::default();
         s.time("fast", || ());
-        s.time("slow", || std::thread::sleep(std::time::Duration::from_millis(2)));
+        s.time("slow", || {
+            std::thread::sleep(std::time::Duration::from_millis(2))
+        });
         assert_eq!(s.calls, 2);
         assert_eq!(s.max_function, Some("slow"));
     }

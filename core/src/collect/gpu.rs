@@ -53,13 +53,20 @@ pub enum Outcome {
 
 /// NVML facts about the library, for the report.
 pub fn nvml_info(nvml: &Nvml) -> NvmlInfo {
-    let cuda = nvml.cuda_driver_version().ok().map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10));
+    let cuda = nvml
+        .cuda_driver_version()
+        .ok()
+        .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10));
     NvmlInfo {
         path: nvml.path().display().to_string(),
         driver_version: nvml.driver_version().ok(),
         nvml_version: nvml.nvml_version().ok(),
         cuda_driver_version: cuda,
-        symbols: nvml.resolved_symbols().into_iter().map(|(k, v)| (k.to_string(), v.map(str::to_string))).collect(),
+        symbols: nvml
+            .resolved_symbols()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+            .collect(),
     }
 }
 
@@ -111,9 +118,18 @@ pub struct Gpu {
 impl Gpu {
     /// Opens device `index` and reads its static facts. `Err` when the handle itself cannot be
     /// had (the GPU is then reported without samples).
-    pub fn open(nvml: &Nvml, pos: usize, index: u32, want_gpm: bool, stats: &mut CallStats) -> Result<(Gpu, DeviceInfo), NvmlError> {
+    pub fn open(
+        nvml: &Nvml,
+        pos: usize,
+        index: u32,
+        want_gpm: bool,
+        stats: &mut CallStats,
+    ) -> Result<(Gpu, DeviceInfo), NvmlError> {
         let handle = stats.time("nvmlDeviceGetHandleByIndex", || nvml.device_by_index(index))?;
-        let mut info = DeviceInfo { index, ..Default::default() };
+        let mut info = DeviceInfo {
+            index,
+            ..Default::default()
+        };
         info.name = nvml.name(handle).ok();
         info.uuid = nvml.uuid(handle).ok();
         if let Ok(pci) = nvml.pci_info(handle) {
@@ -121,15 +137,36 @@ impl Gpu {
             info.pci_device_id = Some(pci.pci_device_id);
         }
         info.architecture = nvml.architecture(handle).ok().map(architecture_name);
-        info.compute_capability = nvml.cuda_compute_capability(handle).ok().map(|(a, b)| format!("{a}.{b}"));
-        info.memory_total_mib = nvml.memory_info(handle).ok().map(|m| m.total as f64 / 1_048_576.0);
-        info.power_limit_w = nvml.enforced_power_limit_mw(handle).ok().map(|mw| f64::from(mw) / 1000.0);
-        info.max_sm_clock_mhz = nvml.max_clock_mhz(handle, ClockType::Sm).ok().map(f64::from);
-        info.max_mem_clock_mhz = nvml.max_clock_mhz(handle, ClockType::Mem).ok().map(f64::from);
-        info.max_graphics_clock_mhz = nvml.max_clock_mhz(handle, ClockType::Graphics).ok().map(f64::from);
+        info.compute_capability = nvml
+            .cuda_compute_capability(handle)
+            .ok()
+            .map(|(a, b)| format!("{a}.{b}"));
+        info.memory_total_mib = nvml
+            .memory_info(handle)
+            .ok()
+            .map(|m| m.total as f64 / 1_048_576.0);
+        info.power_limit_w = nvml
+            .enforced_power_limit_mw(handle)
+            .ok()
+            .map(|mw| f64::from(mw) / 1000.0);
+        info.max_sm_clock_mhz = nvml
+            .max_clock_mhz(handle, ClockType::Sm)
+            .ok()
+            .map(f64::from);
+        info.max_mem_clock_mhz = nvml
+            .max_clock_mhz(handle, ClockType::Mem)
+            .ok()
+            .map(f64::from);
+        info.max_graphics_clock_mhz = nvml
+            .max_clock_mhz(handle, ClockType::Graphics)
+            .ok()
+            .map(f64::from);
         info.pcie_max_gen = nvml.max_pcie_link_gen(handle).ok();
         info.pcie_max_width = nvml.max_pcie_link_width(handle).ok();
-        info.temp_slowdown_c = nvml.temperature_threshold_c(handle, TemperatureThreshold::Slowdown).ok().map(f64::from);
+        info.temp_slowdown_c = nvml
+            .temperature_threshold_c(handle, TemperatureThreshold::Slowdown)
+            .ok()
+            .map(f64::from);
         let mut links = [crate::nvml::FieldValue::new(FI_NVLINK_LINK_COUNT)];
         if nvml.field_values(handle, &mut links).is_ok() {
             info.nvlink_links = links[0].result.as_ref().ok().map(|v| *v as u32);
@@ -189,7 +226,12 @@ impl Gpu {
     }
 
     /// Handles one call's result for the metrics it feeds.
-    fn take<T>(&mut self, metrics: &[GpuMetric], r: Result<T, NvmlError>, out: &mut Vec<Outcome>) -> Option<T> {
+    fn take<T>(
+        &mut self,
+        metrics: &[GpuMetric],
+        r: Result<T, NvmlError>,
+        out: &mut Vec<Outcome>,
+    ) -> Option<T> {
         match r {
             Ok(v) => {
                 for m in metrics {
@@ -218,7 +260,13 @@ impl Gpu {
     }
 
     /// Reads one row. `slow` also reads the slow metrics. Returns what went wrong.
-    pub fn sample(&mut self, nvml: &Nvml, slow: bool, row: &mut [f32; GpuMetric::COUNT], stats: &mut CallStats) -> Vec<Outcome> {
+    pub fn sample(
+        &mut self,
+        nvml: &Nvml,
+        slow: bool,
+        row: &mut [f32; GpuMetric::COUNT],
+        stats: &mut CallStats,
+    ) -> Vec<Outcome> {
         use GpuMetric as M;
         let h = self.handle;
         let mut out = Vec::new();
@@ -233,63 +281,120 @@ impl Gpu {
                 }
             }};
         }
-        if let Some(u) = read!([M::UtilGpu, M::UtilMem], "nvmlDeviceGetUtilizationRates", nvml.utilization(h)) {
+        if let Some(u) = read!(
+            [M::UtilGpu, M::UtilMem],
+            "nvmlDeviceGetUtilizationRates",
+            nvml.utilization(h)
+        ) {
             row[M::UtilGpu.index()] = u.gpu as f32;
             row[M::UtilMem.index()] = u.memory as f32;
         }
         if let Some(m) = read!([M::MemUsed], "nvmlDeviceGetMemoryInfo", nvml.memory_info(h)) {
             row[M::MemUsed.index()] = (m.used as f64 / 1_048_576.0) as f32;
         }
-        if let Some(p) = read!([M::Power], "nvmlDeviceGetPowerUsage", nvml.power_usage_mw(h)) {
+        if let Some(p) = read!(
+            [M::Power],
+            "nvmlDeviceGetPowerUsage",
+            nvml.power_usage_mw(h)
+        ) {
             row[M::Power.index()] = p as f32 / 1000.0;
         }
-        if let Some(c) = read!([M::SmClock], "nvmlDeviceGetClockInfo", nvml.clock_mhz(h, ClockType::Sm)) {
+        if let Some(c) = read!(
+            [M::SmClock],
+            "nvmlDeviceGetClockInfo",
+            nvml.clock_mhz(h, ClockType::Sm)
+        ) {
             row[M::SmClock.index()] = c as f32;
         }
-        if let Some(c) = read!([M::MemClock], "nvmlDeviceGetClockInfo", nvml.clock_mhz(h, ClockType::Mem)) {
+        if let Some(c) = read!(
+            [M::MemClock],
+            "nvmlDeviceGetClockInfo",
+            nvml.clock_mhz(h, ClockType::Mem)
+        ) {
             row[M::MemClock.index()] = c as f32;
         }
-        if let Some(c) = read!([M::GraphicsClock], "nvmlDeviceGetClockInfo", nvml.clock_mhz(h, ClockType::Graphics)) {
+        if let Some(c) = read!(
+            [M::GraphicsClock],
+            "nvmlDeviceGetClockInfo",
+            nvml.clock_mhz(h, ClockType::Graphics)
+        ) {
             row[M::GraphicsClock.index()] = c as f32;
         }
-        if let Some(p) = read!([M::Pstate], "nvmlDeviceGetPerformanceState", nvml.performance_state(h)) {
+        if let Some(p) = read!(
+            [M::Pstate],
+            "nvmlDeviceGetPerformanceState",
+            nvml.performance_state(h)
+        ) {
             // P-state 32 is "unknown": a gap, not a value.
             if p <= 15 {
                 row[M::Pstate.index()] = p as f32;
             }
         }
-        if let Some(r) = read!([M::ClockReasons], "nvmlDeviceGetCurrentClocksEventReasons", nvml.clock_event_reasons(h)) {
+        if let Some(r) = read!(
+            [M::ClockReasons],
+            "nvmlDeviceGetCurrentClocksEventReasons",
+            nvml.clock_event_reasons(h)
+        ) {
             row[M::ClockReasons.index()] = r as f32;
         }
         if !slow {
             return out;
         }
-        if let Some(t) = read!([M::Temp], "nvmlDeviceGetTemperature", nvml.temperature_gpu_c(h)) {
+        if let Some(t) = read!(
+            [M::Temp],
+            "nvmlDeviceGetTemperature",
+            nvml.temperature_gpu_c(h)
+        ) {
             row[M::Temp.index()] = t as f32;
         }
-        if let Some(g) = read!([M::PcieGen], "nvmlDeviceGetCurrPcieLinkGeneration", nvml.pcie_link_gen(h)) {
+        if let Some(g) = read!(
+            [M::PcieGen],
+            "nvmlDeviceGetCurrPcieLinkGeneration",
+            nvml.pcie_link_gen(h)
+        ) {
             row[M::PcieGen.index()] = g as f32;
         }
-        if let Some(w) = read!([M::PcieWidth], "nvmlDeviceGetCurrPcieLinkWidth", nvml.pcie_link_width(h)) {
+        if let Some(w) = read!(
+            [M::PcieWidth],
+            "nvmlDeviceGetCurrPcieLinkWidth",
+            nvml.pcie_link_width(h)
+        ) {
             row[M::PcieWidth.index()] = w as f32;
         }
-        if let Some(v) = read!([M::PcieRx], "nvmlDeviceGetPcieThroughput", nvml.pcie_throughput_kbs(h, PcieCounter::Rx)) {
+        if let Some(v) = read!(
+            [M::PcieRx],
+            "nvmlDeviceGetPcieThroughput",
+            nvml.pcie_throughput_kbs(h, PcieCounter::Rx)
+        ) {
             row[M::PcieRx.index()] = v as f32 / 1000.0;
         }
-        if let Some(v) = read!([M::PcieTx], "nvmlDeviceGetPcieThroughput", nvml.pcie_throughput_kbs(h, PcieCounter::Tx)) {
+        if let Some(v) = read!(
+            [M::PcieTx],
+            "nvmlDeviceGetPcieThroughput",
+            nvml.pcie_throughput_kbs(h, PcieCounter::Tx)
+        ) {
             row[M::PcieTx.index()] = v as f32 / 1000.0;
         }
         self.sample_nvlink(nvml, row, stats, &mut out);
         out
     }
 
-    fn sample_nvlink(&mut self, nvml: &Nvml, row: &mut [f32; GpuMetric::COUNT], stats: &mut CallStats, out: &mut Vec<Outcome>) {
+    fn sample_nvlink(
+        &mut self,
+        nvml: &Nvml,
+        row: &mut [f32; GpuMetric::COUNT],
+        stats: &mut CallStats,
+        out: &mut Vec<Outcome>,
+    ) {
         use crate::nvml::FieldValue;
         use GpuMetric as M;
         if self.lost || !self.is_on(M::NvlinkRx) {
             return;
         }
-        let mut fv = [FieldValue::with_scope(FI_NVLINK_DATA_TX, ALL_LINKS), FieldValue::with_scope(FI_NVLINK_DATA_RX, ALL_LINKS)];
+        let mut fv = [
+            FieldValue::with_scope(FI_NVLINK_DATA_TX, ALL_LINKS),
+            FieldValue::with_scope(FI_NVLINK_DATA_RX, ALL_LINKS),
+        ];
         let h = self.handle;
         let r = stats.time("nvmlDeviceGetFieldValues", || nvml.field_values(h, &mut fv));
         if self.take(&[M::NvlinkRx, M::NvlinkTx], r, out).is_none() {
@@ -298,7 +403,7 @@ impl Gpu {
         let (tx, rx) = match (&fv[0].result, &fv[1].result) {
             (Ok(tx), Ok(rx)) => (*tx, *rx),
             (Err(e), _) | (_, Err(e)) => {
-                let e = e.clone();
+                let e = *e;
                 self.take::<()>(&[M::NvlinkRx, M::NvlinkTx], Err(e), out);
                 return;
             }
@@ -316,8 +421,15 @@ impl Gpu {
     }
 
     /// Stores GPM metrics computed between two samples.
-    pub fn store_gpm(&mut self, r: Result<Vec<Result<f64, NvmlError>>, NvmlError>, row: &mut [f32; GpuMetric::COUNT], out: &mut Vec<Outcome>) {
-        let Some(values) = self.take(&GPM_METRICS, r, out) else { return };
+    pub fn store_gpm(
+        &mut self,
+        r: Result<Vec<Result<f64, NvmlError>>, NvmlError>,
+        row: &mut [f32; GpuMetric::COUNT],
+        out: &mut Vec<Outcome>,
+    ) {
+        let Some(values) = self.take(&GPM_METRICS, r, out) else {
+            return;
+        };
         for (m, v) in GPM_METRICS.iter().zip(values) {
             match v {
                 Ok(x) => row[m.index()] = x as f32,

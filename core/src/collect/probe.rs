@@ -28,7 +28,9 @@ pub fn probe(nvml_path: Option<&Path>, gpm: bool) -> Result<(NvmlInfo, Vec<Devic
                         let first = nvml.gpm_sample_get(g.handle(), &a);
                         // GPM needs more than 100 ms between its two samples (nvml.md §5.15).
                         std::thread::sleep(std::time::Duration::from_millis(110));
-                        let r = first.and_then(|()| nvml.gpm_sample_get(g.handle(), &b)).and_then(|()| nvml.gpm_metrics(&a, &b, Gpu::gpm_ids()));
+                        let r = first
+                            .and_then(|()| nvml.gpm_sample_get(g.handle(), &b))
+                            .and_then(|()| nvml.gpm_metrics(&a, &b, Gpu::gpm_ids()));
                         g.store_gpm(r, &mut row, &mut o);
                     }
                 }
@@ -37,7 +39,10 @@ pub fn probe(nvml_path: Option<&Path>, gpm: bool) -> Result<(NvmlInfo, Vec<Devic
                 out.push(d);
             }
             Err(e) => {
-                let mut d = DeviceInfo { index: i, ..Default::default() };
+                let mut d = DeviceInfo {
+                    index: i,
+                    ..Default::default()
+                };
                 d.name = Some(format!("(cannot open: {e})"));
                 out.push(d);
             }

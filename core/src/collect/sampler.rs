@@ -75,7 +75,9 @@ fn report_facts(h: crate::host::HostFacts) -> HostFacts {
 }
 
 fn now_unix_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 fn host_row(s: &HostSample) -> Vec<f32> {
@@ -110,7 +112,11 @@ impl Recorder {
         run.start = rfc3339_utc(run.start_unix_ms);
         run.interval_s = cfg.interval_s;
         run.complete = false;
-        let facts = if cfg.host { report_facts(host_facts()) } else { HostFacts::default() };
+        let facts = if cfg.host {
+            report_facts(host_facts())
+        } else {
+            HostFacts::default()
+        };
         run.host = facts.hostname.clone();
         let mut rec = Recording::with_capacity(run, cfg.full_rows, cfg.coarse_buckets);
         let nvml = if cfg.no_gpu {
@@ -126,10 +132,17 @@ impl Recorder {
             }
         };
         if rec.run.source.is_empty() {
-            rec.run.source = if nvml.is_some() { "nvml".into() } else { "none".into() };
+            rec.run.source = if nvml.is_some() {
+                "nvml".into()
+            } else {
+                "none".into()
+            };
         }
         if cfg.host {
-            rec.host = Some(HostRecording::new(facts.clone(), facts.logical_cpus.max(crate::host::cpu_count_logical())));
+            rec.host = Some(HostRecording::new(
+                facts.clone(),
+                facts.logical_cpus.max(crate::host::cpu_count_logical()),
+            ));
         }
         let shared = Arc::new(Shared {
             stop: Stopper::default(),
@@ -141,8 +154,13 @@ impl Recorder {
         let thread = std::thread::Builder::new()
             .name("gpuwhy-sampler".into())
             .spawn(move || run_sampler(&s2, nvml, &cfg))
-            .map_err(|e| crate::Error::InvalidArgument(format!("cannot start the sampler thread: {e}")))?;
-        Ok(Recorder { shared, thread: Some(thread) })
+            .map_err(|e| {
+                crate::Error::InvalidArgument(format!("cannot start the sampler thread: {e}"))
+            })?;
+        Ok(Recorder {
+            shared,
+            thread: Some(thread),
+        })
     }
 
     /// Why there are no GPU metrics, if there are none.
@@ -157,7 +175,11 @@ impl Recorder {
 
     /// Devices probed so far.
     pub fn devices(&self) -> Vec<DeviceInfo> {
-        lock(&self.shared.rec).devices.iter().map(|d| d.info.clone()).collect()
+        lock(&self.shared.rec)
+            .devices
+            .iter()
+            .map(|d| d.info.clone())
+            .collect()
     }
 
     /// The first journal error, if writing the journal failed.
@@ -210,7 +232,8 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
         let count = match n.device_count() {
             Ok(c) => c,
             Err(e) => {
-                lock(&shared.rec).gpu_absent_reason = Some(format!("NVML loaded but could not count GPUs: {e}"));
+                lock(&shared.rec).gpu_absent_reason =
+                    Some(format!("NVML loaded but could not count GPUs: {e}"));
                 0
             }
         };
@@ -227,9 +250,17 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
                     gpus.push(g);
                 }
                 Err(e) => {
-                    let mut info = DeviceInfo { index: i, ..Default::default() };
+                    let mut info = DeviceInfo {
+                        index: i,
+                        ..Default::default()
+                    };
                     for m in GpuMetric::ALL {
-                        info.capabilities.insert(m.name().into(), crate::report::Capability::unavailable(format!("device handle unavailable: {e}")));
+                        info.capabilities.insert(
+                            m.name().into(),
+                            crate::report::Capability::unavailable(format!(
+                                "device handle unavailable: {e}"
+                            )),
+                        );
                     }
                     rec.add_device(info);
                 }
@@ -289,7 +320,9 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
                     match got {
                         Ok(()) => {
                             if *primed {
-                                let r = stats.time("nvmlGpmMetricsGet", || n.gpm_metrics(a, b, Gpu::gpm_ids()));
+                                let r = stats.time("nvmlGpmMetricsGet", || {
+                                    n.gpm_metrics(a, b, Gpu::gpm_ids())
+                                });
                                 g.store_gpm(r, &mut row, &mut out);
                             }
                             std::mem::swap(a, b);
@@ -309,14 +342,27 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
             for _ in 0..MAX_EVENTS_PER_TICK {
                 match set.wait(0) {
                     Ok(Some(ev)) => {
-                        let dev = gpus.iter().find(|g| g.handle() == ev.device).map(|g| g.index);
-                        new_events.push(Event { t_s: t, device: dev, kind: "xid".into(), code: Some(ev.xid), detail: format!("XID {} reported by the driver", ev.xid) });
+                        let dev = gpus
+                            .iter()
+                            .find(|g| g.handle() == ev.device)
+                            .map(|g| g.index);
+                        new_events.push(Event {
+                            t_s: t,
+                            device: dev,
+                            kind: "xid".into(),
+                            code: Some(ev.xid),
+                            detail: format!("XID {} reported by the driver", ev.xid),
+                        });
                     }
                     Ok(None) | Err(_) => break,
                 }
             }
         }
-        let host_sample = if tick % host_every == 0 { host.as_mut().map(|h| host_row(&h.sample())) } else { None };
+        let host_sample = if tick % host_every == 0 {
+            host.as_mut().map(|h| host_row(&h.sample()))
+        } else {
+            None
+        };
         {
             let mut rec = lock(&shared.rec);
             for (pos, index, outs) in outcomes {
@@ -324,9 +370,15 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
                     match o {
                         Outcome::Unavailable(m, why) => {
                             rec.mark_unavailable(pos, m, why.clone());
-                            journal.pending.push(JournalLine::Unavailable { dev: pos, metric: m.name().into(), reason: why });
+                            journal.pending.push(JournalLine::Unavailable {
+                                dev: pos,
+                                metric: m.name().into(),
+                                reason: why,
+                            });
                         }
-                        Outcome::Transient(e) => rec.count_fault(Some(index), e.function, e.code, e.code_name(), t),
+                        Outcome::Transient(e) => {
+                            rec.count_fault(Some(index), e.function, e.code, e.code_name(), t)
+                        }
                         Outcome::Lost(e) => {
                             let ev = Event { t_s: t, device: Some(index), kind: "gpu_lost".into(), code: Some(u64::from(e.code)), detail: format!("{} returned GPU_IS_LOST: the GPU fell off the bus; its series stop here", e.function) };
                             if let Some(d) = rec.devices.get_mut(pos) {
@@ -372,7 +424,10 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
                         nvml: rec.nvml.clone(),
                         gpu_absent_reason: rec.gpu_absent_reason.clone(),
                         devices: rec.devices.iter().map(|d| d.info.clone()).collect(),
-                        host: rec.host.as_ref().map(|h| (h.facts.clone(), h.columns.clone())),
+                        host: rec
+                            .host
+                            .as_ref()
+                            .map(|h| (h.facts.clone(), h.columns.clone())),
                     };
                     match JournalWriter::create(path, &header) {
                         Ok(w) => journal.writer = Some(w),
@@ -383,7 +438,9 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
         }
         update_live(shared, &gpus, &rows);
         let stopping = shared.stop.is_stopped();
-        if journal.writer.is_some() && (stopping || journal.last_flush.elapsed().as_secs_f64() >= cfg.flush_s) {
+        if journal.writer.is_some()
+            && (stopping || journal.last_flush.elapsed().as_secs_f64() >= cfg.flush_s)
+        {
             flush(shared, &mut journal, &stats, t);
         }
         if stopping {
@@ -419,15 +476,27 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
         }
     }
     if let (Some(h), Some(s)) = (rec.host.as_mut(), host.as_ref()) {
-        h.unavailable = s.unavailable().iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        h.unavailable = s
+            .unavailable()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
     }
     let o = &mut rec.overhead;
     o.sampler_cpu_s = cpu;
     let ticks = o.ticks.max(1) as f64;
     o.cpu_per_tick_us = cpu / ticks * 1e6;
-    o.cpu_per_gpu_tick_us = if gpus.is_empty() { f64::NAN } else { o.cpu_per_tick_us / gpus.len() as f64 };
+    o.cpu_per_gpu_tick_us = if gpus.is_empty() {
+        f64::NAN
+    } else {
+        o.cpu_per_tick_us / gpus.len() as f64
+    };
     o.nvml_calls = stats.calls;
-    o.nvml_call_mean_us = if stats.calls > 0 { stats.total_us / stats.calls as f64 } else { 0.0 };
+    o.nvml_call_mean_us = if stats.calls > 0 {
+        stats.total_us / stats.calls as f64
+    } else {
+        0.0
+    };
     o.nvml_call_max_us = stats.max_us;
     o.nvml_call_max_function = stats.max_function.map(str::to_string);
     drop(rec);
@@ -459,7 +528,10 @@ fn update_live(shared: &Shared, gpus: &[Gpu], rows: &[(usize, [f32; GpuMetric::C
         .into_iter()
         .map(|mut g| {
             if g.temp_c.is_none() {
-                g.temp_c = prev.iter().find(|p| p.index == g.index).and_then(|p| p.temp_c);
+                g.temp_c = prev
+                    .iter()
+                    .find(|p| p.index == g.index)
+                    .and_then(|p| p.temp_c);
             }
             g
         })
@@ -470,17 +542,28 @@ fn flush(shared: &Shared, j: &mut Journal, stats: &CallStats, t: f64) {
     let mut lines = std::mem::take(&mut j.pending);
     for (dev, (ts, rows)) in j.gpu_rows.iter_mut().enumerate() {
         if !ts.is_empty() {
-            lines.push(JournalLine::Gpu { dev, t: std::mem::take(ts), rows: std::mem::take(rows) });
+            lines.push(JournalLine::Gpu {
+                dev,
+                t: std::mem::take(ts),
+                rows: std::mem::take(rows),
+            });
         }
     }
     if !j.host_rows.0.is_empty() {
-        lines.push(JournalLine::Host { t: std::mem::take(&mut j.host_rows.0), rows: std::mem::take(&mut j.host_rows.1) });
+        lines.push(JournalLine::Host {
+            t: std::mem::take(&mut j.host_rows.0),
+            rows: std::mem::take(&mut j.host_rows.1),
+        });
     }
     {
         let rec = lock(&shared.rec);
         let mut overhead = rec.overhead.clone();
         overhead.nvml_calls = stats.calls;
-        lines.push(JournalLine::Status { faults: rec.faults.clone(), overhead, duration_s: t });
+        lines.push(JournalLine::Status {
+            faults: rec.faults.clone(),
+            overhead,
+            duration_s: t,
+        });
     }
     if let Some(w) = j.writer.as_mut() {
         if let Err(e) = w.append(&lines, false) {

@@ -6,7 +6,7 @@
 
 mod series;
 
-pub use series::{Coarse, SeriesBuf, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT};
+pub use series::{Coarse, PendingBucket, SeriesBuf, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT};
 
 use crate::metric::GpuMetric;
 use crate::report::{Capability, DeviceInfo, Event, Fault, HostFacts, NvmlInfo, Overhead, RunInfo};
@@ -32,7 +32,20 @@ pub const HOST_COLUMNS: [&str; 12] = [
 ];
 
 /// Units of [`HOST_COLUMNS`], in the same order.
-pub const HOST_UNITS: [&str; 12] = ["%", "%", "% of one core", "processes", "B/s", "B/s", "B", "%", "%", "%", "%", "%"];
+pub const HOST_UNITS: [&str; 12] = [
+    "%",
+    "%",
+    "% of one core",
+    "processes",
+    "B/s",
+    "B/s",
+    "B",
+    "%",
+    "%",
+    "%",
+    "%",
+    "%",
+];
 
 /// One GPU's static facts and samples.
 #[derive(Debug, Clone)]
@@ -62,7 +75,12 @@ impl HostRecording {
         let mut columns: Vec<String> = HOST_COLUMNS.iter().map(|s| s.to_string()).collect();
         columns.extend((0..cores).map(|i| format!("cpu{i}")));
         let series = SeriesBuf::new(columns.len());
-        HostRecording { facts, columns, series, unavailable: Vec::new() }
+        HostRecording {
+            facts,
+            columns,
+            series,
+            unavailable: Vec::new(),
+        }
     }
 }
 
@@ -114,12 +132,19 @@ impl Recording {
     /// An empty recording whose GPU series keep `full_rows` rows at full resolution and at
     /// most `coarse_buckets` buckets after that (tests use small values to reach the bound).
     pub fn with_capacity(run: RunInfo, full_rows: usize, coarse_buckets: usize) -> Self {
-        Recording { full_rows, coarse_buckets, ..Self::new(run) }
+        Recording {
+            full_rows,
+            coarse_buckets,
+            ..Self::new(run)
+        }
     }
 
     /// Adds a GPU with its static facts; returns its position.
     pub fn add_device(&mut self, info: DeviceInfo) -> usize {
-        self.devices.push(DeviceRecording { info, series: SeriesBuf::with_capacity(GpuMetric::COUNT, self.full_rows, self.coarse_buckets) });
+        self.devices.push(DeviceRecording {
+            info,
+            series: SeriesBuf::with_capacity(GpuMetric::COUNT, self.full_rows, self.coarse_buckets),
+        });
         self.devices.len() - 1
     }
 
@@ -140,21 +165,44 @@ impl Recording {
     }
 
     /// Counts one occurrence of a transient error of `function` on `device` at `t`.
-    pub fn count_fault(&mut self, device: Option<u32>, function: &str, code: u32, name: &str, t: f64) {
-        if let Some(f) = self.faults.iter_mut().find(|f| f.device == device && f.function == function && f.code == code) {
+    pub fn count_fault(
+        &mut self,
+        device: Option<u32>,
+        function: &str,
+        code: u32,
+        name: &str,
+        t: f64,
+    ) {
+        if let Some(f) = self
+            .faults
+            .iter_mut()
+            .find(|f| f.device == device && f.function == function && f.code == code)
+        {
             f.count += 1;
             f.last_s = t;
             return;
         }
         // Distinct (device, function, code) triples are bounded by the bound functions and
         // codes, so this list stays small.
-        self.faults.push(Fault { device, function: function.to_string(), code, name: name.to_string(), count: 1, first_s: t, last_s: t });
+        self.faults.push(Fault {
+            device,
+            function: function.to_string(),
+            code,
+            name: name.to_string(),
+            count: 1,
+            first_s: t,
+            last_s: t,
+        });
     }
 
     /// Marks `metric` unavailable on device position `dev` with `reason` (first reason wins).
     pub fn mark_unavailable(&mut self, dev: usize, metric: GpuMetric, reason: String) {
         if let Some(d) = self.devices.get_mut(dev) {
-            let cap = d.info.capabilities.entry(metric.name().to_string()).or_insert_with(|| Capability::available());
+            let cap = d
+                .info
+                .capabilities
+                .entry(metric.name().to_string())
+                .or_insert_with(Capability::available);
             if cap.available {
                 *cap = Capability::unavailable(reason);
             }
@@ -163,8 +211,15 @@ impl Recording {
 
     /// Upper bound of the bytes the sample storage of this recording can use.
     pub fn worst_case_bytes(&self) -> usize {
-        let gpus: usize = self.devices.iter().map(|d| d.series.worst_case_bytes()).sum();
-        let host = self.host.as_ref().map_or(0, |h| h.series.worst_case_bytes());
+        let gpus: usize = self
+            .devices
+            .iter()
+            .map(|d| d.series.worst_case_bytes())
+            .sum();
+        let host = self
+            .host
+            .as_ref()
+            .map_or(0, |h| h.series.worst_case_bytes());
         gpus + host + MAX_EVENTS * 256
     }
 

@@ -16,6 +16,9 @@ pub const FULL_ROWS_DEFAULT: usize = 36_000;
 /// Worst case for one GPU (24 columns): 4 096 × (16 + 24 × 12) B ≈ 1.2 MB.
 pub const COARSE_BUCKETS_DEFAULT: usize = 4_096;
 
+/// The partly filled bucket: `(t_start, t_end, per-column (min, mean, max))`.
+pub type PendingBucket = (f64, f64, Vec<(f32, f32, f32)>);
+
 /// Running min/sum/max of one column inside the bucket being filled.
 #[derive(Debug, Clone, Copy)]
 struct Acc {
@@ -26,7 +29,12 @@ struct Acc {
 }
 
 impl Acc {
-    const EMPTY: Acc = Acc { min: f32::INFINITY, max: f32::NEG_INFINITY, sum: 0.0, n: 0 };
+    const EMPTY: Acc = Acc {
+        min: f32::INFINITY,
+        max: f32::NEG_INFINITY,
+        sum: 0.0,
+        n: 0,
+    };
 
     fn add(&mut self, v: f32) {
         if v.is_nan() {
@@ -42,7 +50,12 @@ impl Acc {
         if self.n == 0 {
             (f32::NAN, f32::NAN, f32::NAN, 0)
         } else {
-            (self.min, (self.sum / f64::from(self.n)) as f32, self.max, self.n)
+            (
+                self.min,
+                (self.sum / f64::from(self.n)) as f32,
+                self.max,
+                self.n,
+            )
         }
     }
 }
@@ -152,7 +165,12 @@ impl SeriesBuf {
         for v in [&self.coarse.min, &self.coarse.mean, &self.coarse.max] {
             b += v.iter().map(|c| c.capacity() * 4).sum::<usize>();
         }
-        b += self.coarse.count.iter().map(|c| c.capacity() * 4).sum::<usize>();
+        b += self
+            .coarse
+            .count
+            .iter()
+            .map(|c| c.capacity() * 4)
+            .sum::<usize>();
         b + self.pending.capacity() * std::mem::size_of::<Acc>()
     }
 
@@ -246,7 +264,8 @@ impl SeriesBuf {
                     (_, 0) => c.mean[col][a],
                     (0, _) => c.mean[col][b],
                     _ => {
-                        let s = f64::from(c.mean[col][a]) * f64::from(na) + f64::from(c.mean[col][b]) * f64::from(nb);
+                        let s = f64::from(c.mean[col][a]) * f64::from(na)
+                            + f64::from(c.mean[col][b]) * f64::from(nb);
                         (s / f64::from(na + nb)) as f32
                     }
                 };
@@ -279,7 +298,7 @@ impl SeriesBuf {
     }
 
     /// The partly filled bucket, if any rows are pending: `(t_start, t_end, per-column (min, mean, max))`.
-    pub fn pending_bucket(&self) -> Option<(f64, f64, Vec<(f32, f32, f32)>)> {
+    pub fn pending_bucket(&self) -> Option<PendingBucket> {
         if self.pending_rows == 0 {
             return None;
         }
@@ -352,7 +371,10 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c.mean[0][0], 4.0);
         let (_, _, pending) = s.pending_bucket().expect("a row is pending");
-        assert!(pending[0].1.is_nan(), "a bucket of missing values is missing, not 0");
+        assert!(
+            pending[0].1.is_nan(),
+            "a bucket of missing values is missing, not 0"
+        );
     }
 
     #[test]
@@ -364,8 +386,13 @@ mod tests {
         }
         assert_eq!(s.total_rows(), 200_000);
         assert!(s.coarse().len() <= 64);
-        assert!(s.heap_bytes() <= s.worst_case_bytes(), "{} > {}", s.heap_bytes(), s.worst_case_bytes());
+        assert!(
+            s.heap_bytes() <= s.worst_case_bytes(),
+            "{} > {}",
+            s.heap_bytes(),
+            s.worst_case_bytes()
+        );
         let c = s.coarse();
-        assert_eq!(c.t_end[c.len() - 1] < 200_000.0 * 0.1, true);
+        assert!(c.t_end[c.len() - 1] < 200_000.0 * 0.1);
     }
 }

@@ -38,23 +38,41 @@ fn series_data(buf: &SeriesBuf, names: &[String]) -> SeriesData {
             }
             cm.insert(name.clone(), col);
         }
-        Some(CoarseData { rows_per_bucket: c.rows_per_bucket, t_start, t_end, metrics: cm })
+        Some(CoarseData {
+            rows_per_bucket: c.rows_per_bucket,
+            t_start,
+            t_end,
+            metrics: cm,
+        })
     };
-    SeriesData { t: buf.times().to_vec(), metrics, coarse }
+    SeriesData {
+        t: buf.times().to_vec(),
+        metrics,
+        coarse,
+    }
 }
 
 impl Report {
     /// A report of `rec` with no findings yet (see [`crate::analysis::diagnose`]).
     pub fn from_recording(rec: &Recording) -> Report {
-        let gpu_names: Vec<String> = GpuMetric::ALL.iter().map(|m| m.name().to_string()).collect();
+        let gpu_names: Vec<String> = GpuMetric::ALL
+            .iter()
+            .map(|m| m.name().to_string())
+            .collect();
         let series = rec
             .devices
             .iter()
-            .map(|d| DeviceSeries { device: d.info.index, data: series_data(&d.series, &gpu_names) })
+            .map(|d| DeviceSeries {
+                device: d.info.index,
+                data: series_data(&d.series, &gpu_names),
+            })
             .collect();
         let host = rec.host.as_ref().map(|h| {
-            let mut units: BTreeMap<String, String> =
-                HOST_COLUMNS.iter().zip(HOST_UNITS).map(|(c, u)| (c.to_string(), u.to_string())).collect();
+            let mut units: BTreeMap<String, String> = HOST_COLUMNS
+                .iter()
+                .zip(HOST_UNITS)
+                .map(|(c, u)| (c.to_string(), u.to_string()))
+                .collect();
             for c in h.columns.iter().skip(HOST_COLUMNS.len()) {
                 units.insert(c.clone(), "%".into());
             }

@@ -15,11 +15,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "report".into());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
     let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
     let io_err = |action: &'static str, p: &Path| {
         let p = p.to_path_buf();
-        move |source| Error::Io { action, path: p, source }
+        move |source| Error::Io {
+            action,
+            path: p,
+            source,
+        }
     };
     let result = (|| {
         let mut f = fs::File::create(&tmp).map_err(io_err("cannot create temporary file", &tmp))?;
@@ -59,33 +66,46 @@ impl Report {
     /// Reads a report file. Gives a clear error for a missing, empty, truncated, non-JSON or
     /// non-report file, and for a report of a newer major schema.
     pub fn load(path: &Path) -> Result<Report> {
-        let bytes = fs::read(path).map_err(|source| Error::Io { action: "cannot read report", path: path.to_path_buf(), source })?;
+        let bytes = fs::read(path).map_err(|source| Error::Io {
+            action: "cannot read report",
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::from_slice(&bytes, path)
     }
 
     /// Parses report bytes; `path` is only used in messages.
     pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Report> {
-        let bad = |reason: String| Error::BadReport { path: path.to_path_buf(), reason };
+        let bad = |reason: String| Error::BadReport {
+            path: path.to_path_buf(),
+            reason,
+        };
         if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-            return Err(bad("the file is empty; was the recording interrupted before it wrote anything? \
+            return Err(bad(
+                "the file is empty; was the recording interrupted before it wrote anything? \
                  Look for a `.partial` journal next to it"
-                .into()));
+                    .into(),
+            ));
         }
         if super::journal::looks_like_journal(bytes) {
             let rec = super::journal::replay(bytes, path)?;
             return Ok(Report::from_recording(&rec));
         }
-        let probe: SchemaProbe = serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes.len())))?;
-        let schema = match probe.schema {
-            Some(serde_json::Value::String(s)) => s,
-            Some(_) | None => {
-                return Err(bad("this JSON is not a gpuwhy report (no \"schema\": \"gpuwhy.report/…\" field); \
+        let probe: SchemaProbe =
+            serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes.len())))?;
+        let schema =
+            match probe.schema {
+                Some(serde_json::Value::String(s)) => s,
+                Some(_) | None => return Err(bad(
+                    "this JSON is not a gpuwhy report (no \"schema\": \"gpuwhy.report/…\" field); \
                      `gpuwhy diagnose` reads reports written by `gpuwhy record` or `gpuwhy demo`"
-                    .into()))
-            }
-        };
+                        .into(),
+                )),
+            };
         let Some(version) = schema.strip_prefix(SCHEMA_PREFIX) else {
-            return Err(bad(format!("this JSON has schema \"{schema}\", not a gpuwhy report ({SCHEMA})")));
+            return Err(bad(format!(
+                "this JSON has schema \"{schema}\", not a gpuwhy report ({SCHEMA})"
+            )));
         };
         let major: u32 = version
             .split('.')
@@ -93,7 +113,11 @@ impl Report {
             .and_then(|m| m.parse().ok())
             .ok_or_else(|| bad(format!("unreadable schema version \"{schema}\"")))?;
         if major > SCHEMA_MAJOR {
-            return Err(Error::NewerSchema { path: path.to_path_buf(), found: schema, supported: SCHEMA });
+            return Err(Error::NewerSchema {
+                path: path.to_path_buf(),
+                found: schema,
+                supported: SCHEMA,
+            });
         }
         serde_json::from_slice(bytes).map_err(|e| bad(format!("not a valid {SCHEMA} report: {e}")))
     }

@@ -111,8 +111,15 @@ impl JournalWriter {
             .write(true)
             .truncate(true)
             .open(path)
-            .map_err(|source| Error::Io { action: "cannot create recording journal", path: path.to_path_buf(), source })?;
-        let mut w = JournalWriter { file, path: path.to_path_buf() };
+            .map_err(|source| Error::Io {
+                action: "cannot create recording journal",
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let mut w = JournalWriter {
+            file,
+            path: path.to_path_buf(),
+        };
         w.write_line(&serde_json::to_string(header).expect("a journal header always serialises"))?;
         Ok(w)
     }
@@ -127,7 +134,11 @@ impl JournalWriter {
         }
         self.file
             .write_all(buf.as_bytes())
-            .map_err(|source| Error::Io { action: "cannot append to recording journal", path: self.path.clone(), source })?;
+            .map_err(|source| Error::Io {
+                action: "cannot append to recording journal",
+                path: self.path.clone(),
+                source,
+            })?;
         if sync {
             let _ = self.file.sync_data();
         }
@@ -140,7 +151,11 @@ impl JournalWriter {
         s.push('\n');
         self.file
             .write_all(s.as_bytes())
-            .map_err(|source| Error::Io { action: "cannot write recording journal", path: self.path.clone(), source })
+            .map_err(|source| Error::Io {
+                action: "cannot write recording journal",
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// The journal's path.
@@ -159,10 +174,13 @@ pub fn looks_like_journal(bytes: &[u8]) -> bool {
 /// header itself is unreadable.
 pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
     let mut lines = bytes.split(|b| *b == b'\n');
-    let header: JournalHeader = serde_json::from_slice(lines.next().unwrap_or(&[])).map_err(|e| Error::BadReport {
-        path: path.to_path_buf(),
-        reason: format!("the recording journal's header is damaged ({e}); nothing can be recovered from it"),
-    })?;
+    let header: JournalHeader =
+        serde_json::from_slice(lines.next().unwrap_or(&[])).map_err(|e| Error::BadReport {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the recording journal's header is damaged ({e}); nothing can be recovered from it"
+            ),
+        })?;
     let mut rec = Recording::new(header.run);
     rec.nvml = header.nvml;
     rec.gpu_absent_reason = header.gpu_absent_reason;
@@ -170,7 +188,9 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
         rec.add_device(d);
     }
     if let Some((facts, columns)) = header.host {
-        let cores = columns.len().saturating_sub(crate::recording::HOST_COLUMNS.len());
+        let cores = columns
+            .len()
+            .saturating_sub(crate::recording::HOST_COLUMNS.len());
         rec.host = Some(HostRecording::new(facts, cores));
     }
     let mut last_t: f64 = 0.0;
@@ -178,7 +198,9 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
         if raw.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
-        let Ok(line) = serde_json::from_slice::<JournalLine>(raw) else { break };
+        let Ok(line) = serde_json::from_slice::<JournalLine>(raw) else {
+            break;
+        };
         match line {
             JournalLine::Gpu { dev, t, rows } => {
                 for (ti, row) in t.iter().zip(rows) {
@@ -198,7 +220,11 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
                 }
             }
             JournalLine::Event(e) => rec.push_event(e),
-            JournalLine::Unavailable { dev, metric, reason } => {
+            JournalLine::Unavailable {
+                dev,
+                metric,
+                reason,
+            } => {
                 if let Some(m) = GpuMetric::from_name(&metric) {
                     rec.mark_unavailable(dev, m, reason);
                 }
@@ -208,7 +234,11 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
                     d.info.lost_at_s = Some(t);
                 }
             }
-            JournalLine::Status { faults, overhead, duration_s } => {
+            JournalLine::Status {
+                faults,
+                overhead,
+                duration_s,
+            } => {
                 rec.faults = faults;
                 rec.overhead = overhead;
                 last_t = last_t.max(duration_s);

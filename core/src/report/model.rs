@@ -18,7 +18,10 @@ pub struct Tool {
 
 impl Default for Tool {
     fn default() -> Self {
-        Tool { name: "gpuwhy".into(), version: env!("CARGO_PKG_VERSION").into() }
+        Tool {
+            name: "gpuwhy".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
     }
 }
 
@@ -83,12 +86,18 @@ pub struct Capability {
 impl Capability {
     /// An available metric.
     pub fn available() -> Self {
-        Capability { available: true, reason: None }
+        Capability {
+            available: true,
+            reason: None,
+        }
     }
 
     /// An unavailable metric and why.
     pub fn unavailable(reason: impl Into<String>) -> Self {
-        Capability { available: false, reason: Some(reason.into()) }
+        Capability {
+            available: false,
+            reason: Some(reason.into()),
+        }
     }
 }
 

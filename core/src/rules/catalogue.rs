@@ -13,7 +13,12 @@ pub fn catalogue_markdown() -> String {
     );
     for r in RULES {
         let m = r.meta();
-        out.push_str(&format!("| `{}` | {} | {} |\n", m.id, m.title, m.severity.as_str()));
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            m.id,
+            m.title,
+            m.severity.as_str()
+        ));
     }
     for r in RULES {
         let m = r.meta();

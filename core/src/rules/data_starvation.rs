@@ -55,21 +55,47 @@ impl Rule for DataStarvation {
         let mut weights = Vec::new();
         let mut idle_shares = Vec::new();
         for d in s.sampled_devices() {
-            let (Some(idle), Some(busy)) = (d.util_near_zero, d.util_busy) else { continue };
+            let (Some(idle), Some(busy)) = (d.util_near_zero, d.util_busy) else {
+                continue;
+            };
             if idle < MIN_IDLE_SHARE || busy < MIN_BUSY_SHARE {
                 continue;
             }
             devices.push(d.index);
             idle_shares.push(idle);
             let dev = Some(d.index);
-            ev.push(evidence(&format!("share of samples with util_gpu < {NEAR_ZERO_UTIL}%"), idle, ">=", MIN_IDLE_SHARE, "fraction", dev));
-            ev.push(evidence("share of samples with util_gpu >= 80%", busy, ">=", MIN_BUSY_SHARE, "fraction", dev));
+            ev.push(evidence(
+                &format!("share of samples with util_gpu < {NEAR_ZERO_UTIL}%"),
+                idle,
+                ">=",
+                MIN_IDLE_SHARE,
+                "fraction",
+                dev,
+            ));
+            ev.push(evidence(
+                "share of samples with util_gpu >= 80%",
+                busy,
+                ">=",
+                MIN_BUSY_SHARE,
+                "fraction",
+                dev,
+            ));
             weights.push((2.0, true));
             match d.util_period {
                 Some(p) => {
-                    let mut e = evidence("util_gpu autocorrelation at its dominant period", p.strength, ">=", MIN_PERIOD_STRENGTH, "r", dev);
+                    let mut e = evidence(
+                        "util_gpu autocorrelation at its dominant period",
+                        p.strength,
+                        ">=",
+                        MIN_PERIOD_STRENGTH,
+                        "r",
+                        dev,
+                    );
                     if let Some(ps) = d.util_period_s {
-                        e.metric = format!("util_gpu autocorrelation at its dominant period ({:.2} s)", ps);
+                        e.metric = format!(
+                            "util_gpu autocorrelation at its dominant period ({:.2} s)",
+                            ps
+                        );
                     }
                     weights.push((1.0, e.agrees));
                     ev.push(e);
@@ -77,7 +103,14 @@ impl Rule for DataStarvation {
                 None => weights.push((1.0, false)),
             }
             if let Some(c) = d.power_util_corr {
-                let e = evidence("correlation of power with util_gpu", c, ">=", MIN_POWER_CORRELATION, "r", dev);
+                let e = evidence(
+                    "correlation of power with util_gpu",
+                    c,
+                    ">=",
+                    MIN_POWER_CORRELATION,
+                    "r",
+                    dev,
+                );
                 weights.push((1.0, e.agrees));
                 ev.push(e);
             }
@@ -86,7 +119,14 @@ impl Rule for DataStarvation {
             return None;
         }
         if let Some(cpu) = s.host_cpu {
-            let e = evidence("host CPU busy p95", cpu.p95, ">=", HOST_CPU_SATURATED, "%", None);
+            let e = evidence(
+                "host CPU busy p95",
+                cpu.p95,
+                ">=",
+                HOST_CPU_SATURATED,
+                "%",
+                None,
+            );
             weights.push((1.0, e.agrees));
             ev.push(e);
         }

@@ -39,13 +39,22 @@ impl Rule for GpuFault {
             if !d.xids.is_empty() {
                 hit = true;
                 for (t, code) in d.xids.iter().take(20) {
-                    let mut e = evidence(&format!("XID {code}"), *code as f64, ">", 0.0, "xid", dev);
+                    let mut e =
+                        evidence(&format!("XID {code}"), *code as f64, ">", 0.0, "xid", dev);
                     e.time_range = Some([*t, *t]);
                     ev.push(e);
                 }
                 let codes: Vec<String> = d.xids.iter().map(|x| x.1.to_string()).collect();
-                let off_bus = if d.xids.iter().any(|x| x.1 == XID_FALLEN_OFF_BUS) { " (79: fallen off the bus)" } else { "" };
-                parts.push(format!("GPU {} reported XID {}{off_bus}", d.index, codes.join(", ")));
+                let off_bus = if d.xids.iter().any(|x| x.1 == XID_FALLEN_OFF_BUS) {
+                    " (79: fallen off the bus)"
+                } else {
+                    ""
+                };
+                parts.push(format!(
+                    "GPU {} reported XID {}{off_bus}",
+                    d.index,
+                    codes.join(", ")
+                ));
             }
             if let Some(t) = d.lost_at_s {
                 hit = true;
@@ -55,7 +64,8 @@ impl Rule for GpuFault {
                 ev.push(e);
                 parts.push(format!("GPU {} was lost at {t:.1} s", d.index));
                 if s.duration_s > 0.0 {
-                    lost_share = lost_share.max(((s.duration_s - t) / s.duration_s).clamp(0.0, 1.0));
+                    lost_share =
+                        lost_share.max(((s.duration_s - t) / s.duration_s).clamp(0.0, 1.0));
                 }
             }
             if hit {

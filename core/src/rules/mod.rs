@@ -55,10 +55,23 @@ pub trait Rule: Sync {
 }
 
 /// Every rule, in catalogue order.
-pub static RULES: &[&dyn Rule] = &[&DataStarvation, &Throttling, &PcieDegraded, &RankImbalance, &GpuFault];
+pub static RULES: &[&dyn Rule] = &[
+    &DataStarvation,
+    &Throttling,
+    &PcieDegraded,
+    &RankImbalance,
+    &GpuFault,
+];
 
 /// Builds an evidence item.
-pub(crate) fn evidence(metric: &str, value: f64, cmp: &str, threshold: f64, unit: &str, device: Option<u32>) -> Evidence {
+pub(crate) fn evidence(
+    metric: &str,
+    value: f64,
+    cmp: &str,
+    threshold: f64,
+    unit: &str,
+    device: Option<u32>,
+) -> Evidence {
     let agrees = match cmp {
         ">=" => value >= threshold,
         ">" => value > threshold,
@@ -95,7 +108,11 @@ pub(crate) fn round(v: f64) -> f64 {
 
 /// Formats a device list: `GPU 0`, `GPUs 0, 3`.
 pub(crate) fn gpus(devs: &[u32]) -> String {
-    let list = devs.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let list = devs
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
     if devs.len() == 1 {
         format!("GPU {list}")
     } else {
@@ -112,7 +129,10 @@ mod registry_tests {
         let mut seen = std::collections::BTreeSet::new();
         for r in RULES {
             let id = r.meta().id;
-            assert!(id.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{id}");
+            assert!(
+                id.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{id}"
+            );
             assert!(seen.insert(id), "duplicate rule id {id}");
             assert!(!r.meta().doc.detects.is_empty() && !r.meta().doc.first.is_empty());
         }

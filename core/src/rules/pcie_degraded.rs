@@ -33,14 +33,28 @@ impl Rule for PcieDegraded {
             let mut hit = false;
             let mut ratio = 1.0;
             if let (Some(cur), Some(max)) = (d.pcie_gen_loaded, d.pcie_max_gen) {
-                let e = evidence("pcie_gen p50 under load", cur, "<", f64::from(max), "gen", dev);
+                let e = evidence(
+                    "pcie_gen p50 under load",
+                    cur,
+                    "<",
+                    f64::from(max),
+                    "gen",
+                    dev,
+                );
                 hit |= e.agrees;
                 // Per-lane bandwidth roughly doubles per generation.
                 ratio *= 2f64.powf(cur - f64::from(max)).min(1.0);
                 ev.push(e);
             }
             if let (Some(cur), Some(max)) = (d.pcie_width_loaded, d.pcie_max_width) {
-                let e = evidence("pcie_width p50 under load", cur, "<", f64::from(max), "lanes", dev);
+                let e = evidence(
+                    "pcie_width p50 under load",
+                    cur,
+                    "<",
+                    f64::from(max),
+                    "lanes",
+                    dev,
+                );
                 hit |= e.agrees;
                 ratio *= (cur / f64::from(max).max(1.0)).min(1.0);
                 ev.push(e);

@@ -38,23 +38,49 @@ impl Rule for RankImbalance {
         if spread <= MAX_UTIL_SPREAD {
             return None;
         }
-        let mut ev = vec![evidence("spread of per-GPU util_gpu p50", spread, ">", MAX_UTIL_SPREAD, "points", None)];
+        let mut ev = vec![evidence(
+            "spread of per-GPU util_gpu p50",
+            spread,
+            ">",
+            MAX_UTIL_SPREAD,
+            "points",
+            None,
+        )];
         for (d, u) in &s.cross.util_p50_by_device {
             ev.push(evidence("util_gpu p50", *u, ">=", 0.0, "%", Some(*d)));
         }
         let mut conf: f64 = 0.7;
         let mut cause = String::new();
-        let others: Vec<f64> = s.cross.clock_p50_by_device.iter().filter(|c| c.0 != outlier).map(|c| c.1).collect();
-        if let (Some(mine), false) = (s.cross.clock_p50_by_device.iter().find(|c| c.0 == outlier), others.is_empty()) {
+        let others: Vec<f64> = s
+            .cross
+            .clock_p50_by_device
+            .iter()
+            .filter(|c| c.0 != outlier)
+            .map(|c| c.1)
+            .collect();
+        if let (Some(mine), false) = (
+            s.cross.clock_p50_by_device.iter().find(|c| c.0 == outlier),
+            others.is_empty(),
+        ) {
             let mut sorted = others.clone();
             sorted.sort_by(f64::total_cmp);
             let med = sorted[sorted.len() / 2];
             if med > 0.0 {
                 let gap = (med - mine.1) / med;
-                let e = evidence("outlier sm_clock below the others' median", gap, ">=", CLOCK_GAP, "fraction", Some(outlier));
+                let e = evidence(
+                    "outlier sm_clock below the others' median",
+                    gap,
+                    ">=",
+                    CLOCK_GAP,
+                    "fraction",
+                    Some(outlier),
+                );
                 if e.agrees {
                     conf += 0.2;
-                    cause = format!(" Its SM clock is {:.0}% below the others': look at its cooling and power.", gap * 100.0);
+                    cause = format!(
+                        " Its SM clock is {:.0}% below the others': look at its cooling and power.",
+                        gap * 100.0
+                    );
                 }
                 ev.push(e);
             }

@@ -55,7 +55,14 @@ impl Rule for Throttling {
             let mut local = Vec::new();
             let mut w = Vec::new();
             let reasons_hit = d.throttled_share.map(|sh| {
-                let e = evidence("share of loaded samples with a throttling reason", sh, ">=", MIN_THROTTLED_SHARE, "fraction", dev);
+                let e = evidence(
+                    "share of loaded samples with a throttling reason",
+                    sh,
+                    ">=",
+                    MIN_THROTTLED_SHARE,
+                    "fraction",
+                    dev,
+                );
                 w.push((2.0, e.agrees));
                 local.push(e);
                 sh >= MIN_THROTTLED_SHARE
@@ -64,11 +71,25 @@ impl Rule for Throttling {
                 if *sh >= MIN_THROTTLED_SHARE {
                     let name = reasons::names(*bit).join("");
                     kinds.insert(name.clone());
-                    local.push(evidence(&format!("share of loaded samples with {name}"), *sh, ">=", MIN_THROTTLED_SHARE, "fraction", dev));
+                    local.push(evidence(
+                        &format!("share of loaded samples with {name}"),
+                        *sh,
+                        ">=",
+                        MIN_THROTTLED_SHARE,
+                        "fraction",
+                        dev,
+                    ));
                 }
             }
             let clock_low = d.sm_clock_ratio_loaded.map(|r| {
-                let e = evidence("sm_clock p50 under load / max sm_clock", r, "<", MAX_CLOCK_RATIO, "ratio", dev);
+                let e = evidence(
+                    "sm_clock p50 under load / max sm_clock",
+                    r,
+                    "<",
+                    MAX_CLOCK_RATIO,
+                    "ratio",
+                    dev,
+                );
                 w.push((1.0, e.agrees));
                 local.push(e);
                 r < MAX_CLOCK_RATIO
@@ -83,12 +104,26 @@ impl Rule for Throttling {
                 _ => None,
             };
             if let Some(p) = d.pstate_not_p0_loaded {
-                let e = evidence("share of loaded samples not in P0", p, ">=", MIN_NOT_P0_SHARE, "fraction", dev);
+                let e = evidence(
+                    "share of loaded samples not in P0",
+                    p,
+                    ">=",
+                    MIN_NOT_P0_SHARE,
+                    "fraction",
+                    dev,
+                );
                 w.push((0.5, e.agrees));
                 local.push(e);
             }
             let at_cap = d.power_over_limit_loaded.map(|r| {
-                let e = evidence("power p50 under load / enforced limit", r, ">=", AT_POWER_LIMIT, "ratio", dev);
+                let e = evidence(
+                    "power p50 under load / enforced limit",
+                    r,
+                    ">=",
+                    AT_POWER_LIMIT,
+                    "ratio",
+                    dev,
+                );
                 w.push((0.5, e.agrees));
                 local.push(e);
                 r >= AT_POWER_LIMIT
@@ -96,7 +131,9 @@ impl Rule for Throttling {
             // Fire on the driver's own reasons, or — where reasons are not reported — on a
             // held-down clock together with heat or a power cap.
             let fires = reasons_hit == Some(true)
-                || (reasons_hit.is_none() && clock_low == Some(true) && (hot == Some(true) || at_cap == Some(true)));
+                || (reasons_hit.is_none()
+                    && clock_low == Some(true)
+                    && (hot == Some(true) || at_cap == Some(true)));
             if fires {
                 devices.push(d.index);
                 lost.push(d.sm_clock_ratio_loaded.map_or(0.0, |r| (1.0 - r).max(0.0)));
@@ -108,7 +145,11 @@ impl Rule for Throttling {
             return None;
         }
         let lost_share = round(lost.iter().sum::<f64>() / lost.len() as f64);
-        let why = if kinds.is_empty() { "clock held below max under load".to_string() } else { kinds.into_iter().collect::<Vec<_>>().join(", ") };
+        let why = if kinds.is_empty() {
+            "clock held below max under load".to_string()
+        } else {
+            kinds.into_iter().collect::<Vec<_>>().join(", ")
+        };
         Some(Finding {
             id: META.id.into(),
             title: META.title.into(),

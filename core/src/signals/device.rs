@@ -75,7 +75,11 @@ pub struct DeviceSignals {
 }
 
 fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
-    let mut out: Vec<f64> = data.metrics.get(m.name()).map(|c| c.0.iter().map(|v| f64::from(*v)).collect()).unwrap_or_default();
+    let mut out: Vec<f64> = data
+        .metrics
+        .get(m.name())
+        .map(|c| c.0.iter().map(|v| f64::from(*v)).collect())
+        .unwrap_or_default();
     out.resize(data.t.len(), f64::NAN);
     if let Some(c) = &data.coarse {
         if let Some(cc) = c.metrics.get(m.name()) {
@@ -87,7 +91,12 @@ fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
 
 impl DeviceSignals {
     /// Computes the signals of one device from its samples and the run's events.
-    pub fn compute(info: &DeviceInfo, data: Option<&SeriesData>, events: &[Event], interval_s: f64) -> DeviceSignals {
+    pub fn compute(
+        info: &DeviceInfo,
+        data: Option<&SeriesData>,
+        events: &[Event],
+        interval_s: f64,
+    ) -> DeviceSignals {
         let mut s = DeviceSignals {
             index: info.index,
             name: info.name.clone().unwrap_or_default(),
@@ -127,8 +136,17 @@ impl DeviceSignals {
             };
             s.util_period_s = Some(p.lag as f64 * dt);
         }
-        let loaded: Vec<bool> = util.iter().map(|u| u.is_finite() && *u >= LOAD_UTIL).collect();
-        let when_loaded = |v: &[f64]| -> Vec<f64> { v.iter().zip(&loaded).filter(|(_, l)| **l).map(|(x, _)| *x).collect() };
+        let loaded: Vec<bool> = util
+            .iter()
+            .map(|u| u.is_finite() && *u >= LOAD_UTIL)
+            .collect();
+        let when_loaded = |v: &[f64]| -> Vec<f64> {
+            v.iter()
+                .zip(&loaded)
+                .filter(|(_, l)| **l)
+                .map(|(x, _)| *x)
+                .collect()
+        };
 
         let power = column(data, GpuMetric::Power);
         s.power = dist(power.iter().copied());
@@ -146,8 +164,16 @@ impl DeviceSignals {
             }
         }
         let rs = when_loaded(&column(data, GpuMetric::ClockReasons));
-        s.throttled_share = share(rs.iter().copied(), |r| (r as u64) & reasons::THROTTLING != 0);
-        for bit in [reasons::SW_POWER_CAP, reasons::HW_SLOWDOWN, reasons::SW_THERMAL, reasons::HW_THERMAL, reasons::HW_POWER_BRAKE] {
+        s.throttled_share = share(rs.iter().copied(), |r| {
+            (r as u64) & reasons::THROTTLING != 0
+        });
+        for bit in [
+            reasons::SW_POWER_CAP,
+            reasons::HW_SLOWDOWN,
+            reasons::SW_THERMAL,
+            reasons::HW_THERMAL,
+            reasons::HW_POWER_BRAKE,
+        ] {
             if let Some(sh) = share(rs.iter().copied(), |r| (r as u64) & bit != 0) {
                 s.reason_shares.push((bit, sh));
             }
@@ -158,7 +184,11 @@ impl DeviceSignals {
         s.pcie_width_loaded = dist(when_loaded(&column(data, GpuMetric::PcieWidth))).map(|d| d.p50);
         s.pcie_rx = dist(column(data, GpuMetric::PcieRx));
         if let Some(total) = info.memory_total_mib.filter(|t| *t > 0.0) {
-            s.mem_used_ratio = dist(column(data, GpuMetric::MemUsed).into_iter().map(|m| m / total));
+            s.mem_used_ratio = dist(
+                column(data, GpuMetric::MemUsed)
+                    .into_iter()
+                    .map(|m| m / total),
+            );
         }
         s
     }

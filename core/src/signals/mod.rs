@@ -55,12 +55,21 @@ impl Signals {
             .iter()
             .map(|info| {
                 let series = report.series.iter().find(|s| s.device == info.index);
-                DeviceSignals::compute(info, series.map(|s| &s.data), &report.events, report.run.interval_s)
+                DeviceSignals::compute(
+                    info,
+                    series.map(|s| &s.data),
+                    &report.events,
+                    report.run.interval_s,
+                )
             })
             .collect();
         let cross = cross_signals(&devices);
         let host_col = |name: &str| {
-            report.host.as_ref().and_then(|h| h.data.metrics.get(name)).and_then(|c| dist(c.present().map(f64::from)))
+            report
+                .host
+                .as_ref()
+                .and_then(|h| h.data.metrics.get(name))
+                .and_then(|c| dist(c.present().map(f64::from)))
         };
         Signals {
             cross,
@@ -81,9 +90,19 @@ impl Signals {
 }
 
 fn cross_signals(devices: &[DeviceSignals]) -> CrossSignals {
-    let util: Vec<(u32, f64)> = devices.iter().filter_map(|d| d.util.map(|u| (d.index, u.p50))).collect();
-    let clocks: Vec<(u32, f64)> = devices.iter().filter_map(|d| d.sm_clock_loaded.map(|c| (d.index, c.p50))).collect();
-    let mut out = CrossSignals { util_p50_by_device: util.clone(), clock_p50_by_device: clocks, ..Default::default() };
+    let util: Vec<(u32, f64)> = devices
+        .iter()
+        .filter_map(|d| d.util.map(|u| (d.index, u.p50)))
+        .collect();
+    let clocks: Vec<(u32, f64)> = devices
+        .iter()
+        .filter_map(|d| d.sm_clock_loaded.map(|c| (d.index, c.p50)))
+        .collect();
+    let mut out = CrossSignals {
+        util_p50_by_device: util.clone(),
+        clock_p50_by_device: clocks,
+        ..Default::default()
+    };
     if util.len() >= 2 {
         let lo = util.iter().map(|u| u.1).fold(f64::INFINITY, f64::min);
         let hi = util.iter().map(|u| u.1).fold(f64::NEG_INFINITY, f64::max);
@@ -91,7 +110,10 @@ fn cross_signals(devices: &[DeviceSignals]) -> CrossSignals {
         let mut sorted: Vec<f64> = util.iter().map(|u| u.1).collect();
         sorted.sort_by(f64::total_cmp);
         let med = stats::percentile_sorted(&sorted, 0.5);
-        out.util_outlier = util.iter().map(|(d, v)| (*d, (v - med).abs())).max_by(|a, b| a.1.total_cmp(&b.1));
+        out.util_outlier = util
+            .iter()
+            .map(|(d, v)| (*d, (v - med).abs()))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
     }
     out
 }

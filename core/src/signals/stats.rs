@@ -55,12 +55,20 @@ pub fn share(values: impl IntoIterator<Item = f64>, pred: impl Fn(f64) -> bool) 
 
 /// Pearson correlation over the positions where both values are present.
 pub fn correlation(a: &[f64], b: &[f64]) -> Option<f64> {
-    let pairs: Vec<(f64, f64)> = a.iter().zip(b).filter(|(x, y)| x.is_finite() && y.is_finite()).map(|(x, y)| (*x, *y)).collect();
+    let pairs: Vec<(f64, f64)> = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .map(|(x, y)| (*x, *y))
+        .collect();
     if pairs.len() < 8 {
         return None;
     }
     let n = pairs.len() as f64;
-    let (ma, mb) = (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
+    let (ma, mb) = (
+        pairs.iter().map(|p| p.0).sum::<f64>() / n,
+        pairs.iter().map(|p| p.1).sum::<f64>() / n,
+    );
     let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
     for (x, y) in &pairs {
         sab += (x - ma) * (y - mb);
@@ -98,13 +106,17 @@ pub fn dominant_period(values: &[f64]) -> Option<Period> {
         return None;
     }
     let mean = present.iter().sum::<f64>() / present.len() as f64;
-    let x: Vec<f64> = v.iter().map(|y| if y.is_finite() { y - mean } else { 0.0 }).collect();
+    let x: Vec<f64> = v
+        .iter()
+        .map(|y| if y.is_finite() { y - mean } else { 0.0 })
+        .collect();
     let var: f64 = x.iter().map(|y| y * y).sum();
     if var <= f64::EPSILON * x.len() as f64 {
         return None;
     }
     let max_lag = (x.len() / 2).min(PERIOD_MAX_LAG);
-    let acf = |lag: usize| -> f64 { x.iter().zip(&x[lag..]).map(|(a, b)| a * b).sum::<f64>() / var };
+    let acf =
+        |lag: usize| -> f64 { x.iter().zip(&x[lag..]).map(|(a, b)| a * b).sum::<f64>() / var };
     let mut lag = 1;
     while lag < max_lag && acf(lag) > 0.0 {
         lag += 1;
@@ -139,7 +151,9 @@ mod tests {
 
     #[test]
     fn finds_square_wave_period_and_ignores_noise() {
-        let sq: Vec<f64> = (0..400).map(|i| if i % 10 < 4 { 2.0 } else { 98.0 }).collect();
+        let sq: Vec<f64> = (0..400)
+            .map(|i| if i % 10 < 4 { 2.0 } else { 98.0 })
+            .collect();
         let p = dominant_period(&sq).expect("periodic");
         assert_eq!(p.lag, 10);
         assert!(p.strength > 0.8);
@@ -154,7 +168,10 @@ mod tests {
             })
             .collect();
         assert!(dominant_period(&noise).is_none_or(|p| p.strength < 0.3));
-        assert!(dominant_period(&[50.0; 100]).is_none(), "flat is not periodic");
+        assert!(
+            dominant_period(&[50.0; 100]).is_none(),
+            "flat is not periodic"
+        );
     }
 
     #[test]
