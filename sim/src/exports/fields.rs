@@ -1,0 +1,114 @@
+//! `nvmlDeviceGetFieldValues`: the NVLink link count and cumulative NVLink data counters.
+
+use std::ffi::{c_int, c_uint};
+
+use super::{boundary, non_null};
+use crate::abi::*;
+use crate::scenario::Device;
+use crate::state::{self, Call};
+
+/// `NVML_FI_DEV_NVLINK_LINK_COUNT`.
+const FI_NVLINK_LINK_COUNT: c_uint = 91;
+/// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`.
+const FI_NVLINK_THROUGHPUT_DATA_TX: c_uint = 138;
+/// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`.
+const FI_NVLINK_THROUGHPUT_DATA_RX: c_uint = 139;
+/// `scopeId` asking for the sum over all links.
+const SCOPE_ALL_LINKS: c_uint = c_uint::MAX;
+/// The refresh latency reported for every field, microseconds.
+const LATENCY_USEC: i64 = 25;
+
+/// `nvmlDeviceGetFieldValues`: fills each element's `timestamp` (µs since 1970 on the
+/// simulated clock), `valueType`, `nvmlReturn` and `value`. Field 91 is `nvlink_links`;
+/// fields 138/139 are cumulative KiB sent/received over NVLink since init, integrated from
+/// `nvlink_tx_kibs`/`nvlink_rx_kibs` (`scopeId` = UINT_MAX for all links, a link index for
+/// an even share, NOT_SUPPORTED without NVLink). Every other id is NOT_SUPPORTED in its
+/// element; the call itself succeeds.
+///
+/// # Safety
+/// `values` must be NULL or valid for reading and writing `values_count` elements whose
+/// `fieldId` and `scopeId` are initialised.
+#[no_mangle]
+pub unsafe extern "C" fn nvmlDeviceGetFieldValues(
+    device: NvmlDevice,
+    values_count: c_int,
+    values: *mut NvmlFieldValue,
+) -> NvmlReturn {
+    boundary(|| {
+        let (call, d) = state::device("nvmlDeviceGetFieldValues", device)?;
+        let count = usize::try_from(values_count).map_err(|_| ERROR_INVALID_ARGUMENT)?;
+        if count == 0 {
+            return Ok(());
+        }
+        non_null(values)?;
+        let mut counters = None;
+        for i in 0..count {
+            // SAFETY: `values` is valid for `count` elements and `i < count`.
+            let element = unsafe { values.add(i) };
+            // SAFETY: `element` is in bounds and its input field `fieldId` is initialised.
+            let field_id = unsafe { (&raw const (*element).field_id).read() };
+            // SAFETY: as above, for `scopeId`.
+            let scope_id = unsafe { (&raw const (*element).scope_id).read() };
+            let (nvml_return, value_type, value) =
+                field(call, d, field_id, scope_id, &mut counters);
+            let filled = NvmlFieldValue {
+                field_id,
+                scope_id,
+                timestamp: call.unix_us(),
+                latency_usec: LATENCY_USEC,
+                value_type,
+                nvml_return,
+                value,
+            };
+            // SAFETY: `element` is in bounds and valid for writes.
+            unsafe { element.write(filled) };
+        }
+        Ok(())
+    })
+}
+
+/// One field: (per-field return, value type, value).
+fn field(
+    call: Call,
+    d: &Device,
+    field_id: c_uint,
+    scope_id: c_uint,
+    counters: &mut Option<(f64, f64)>,
+) -> (NvmlReturn, c_uint, NvmlValue) {
+    let links = d.facts.nvlink_links;
+    let none = NvmlValue { ull_val: 0 };
+    match field_id {
+        FI_NVLINK_LINK_COUNT => (
+            SUCCESS,
+            VALUE_TYPE_UNSIGNED_INT,
+            NvmlValue { ui_val: links },
+        ),
+        FI_NVLINK_THROUGHPUT_DATA_TX | FI_NVLINK_THROUGHPUT_DATA_RX => {
+            if links == 0 {
+                return (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none);
+            }
+            let share = match scope_id {
+                SCOPE_ALL_LINKS => 1.0,
+                link if link < links => 1.0 / f64::from(links),
+                _ => return (ERROR_INVALID_ARGUMENT, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
+            };
+            let totals = match counters {
+                Some(t) => *t,
+                None => match state::nvlink_totals(d, call.t) {
+                    Ok(t) => *counters.insert(t),
+                    Err(code) => return (code, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
+                },
+            };
+            let kib = if field_id == FI_NVLINK_THROUGHPUT_DATA_TX {
+                totals.0
+            } else {
+                totals.1
+            };
+            let value = NvmlValue {
+                ull_val: (kib * share).floor() as u64,
+            };
+            (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG, value)
+        }
+        _ => (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
+    }
+}

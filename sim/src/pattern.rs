@@ -1,0 +1,543 @@
+//! Value patterns: how one metric of one device changes with simulated time.
+//!
+//! A pattern is a number (a constant) or an object naming exactly one kind — `constant`,
+//! `square`, `ramp`, `steps` or `follow` — plus optional `noise`, `min` and `max`. `follow`
+//! maps another metric of the same device linearly, which is how "power follows
+//! utilization" stays in phase without repeating the wave.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+
+use crate::metric::Metric;
+
+/// Default noise period: a new random value every 100 ms of simulated time.
+const DEFAULT_NOISE_PERIOD_S: f64 = 0.1;
+
+/// A pattern: a base shape, optional noise, optional clamp.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pattern {
+    /// The noiseless shape.
+    pub kind: Kind,
+    /// Deterministic noise added to the shape.
+    pub noise: Option<Noise>,
+    /// Lower clamp applied after noise (the metric's own range applies as well).
+    pub min: Option<f64>,
+    /// Upper clamp applied after noise.
+    pub max: Option<f64>,
+}
+
+/// The noiseless shape of a pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// Always this value.
+    Constant(f64),
+    /// Alternates between two values.
+    Square(Square),
+    /// Moves linearly from one value to another, then stays.
+    Ramp(Ramp),
+    /// Piecewise constant: `(t_s, value)` pairs sorted by time.
+    Steps(Vec<(f64, f64)>),
+    /// A linear map of another metric of the same device.
+    Follow(Follow),
+}
+
+/// A square wave: `high` for the first `duty` fraction of each period, `low` for the rest.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Square {
+    /// Period in simulated seconds (> 0).
+    pub period_s: f64,
+    /// Fraction of each period spent at `high`, 0..=1 (default 0.5).
+    #[serde(default = "half")]
+    pub duty: f64,
+    /// Value during the first `duty` of each period.
+    pub high: f64,
+    /// Value during the rest of each period.
+    pub low: f64,
+    /// The time at which a period (and so the high part) starts; shifts the wave.
+    #[serde(default)]
+    pub phase_s: f64,
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+/// A linear ramp.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ramp {
+    /// Value until `start_s`.
+    pub from: f64,
+    /// Value from `start_s + over_s` on.
+    pub to: f64,
+    /// Duration of the ramp in simulated seconds (>= 0).
+    pub over_s: f64,
+    /// When the ramp starts (default 0).
+    #[serde(default)]
+    pub start_s: f64,
+}
+
+/// `value = scale.0 + (source - from.0) / (from.1 - from.0) * (scale.1 - scale.0)`; without
+/// `scale` the source value is copied unchanged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Follow {
+    /// The metric followed.
+    pub metric: Metric,
+    /// Source range mapped onto `scale` (default 0..100, a percentage).
+    pub from: (f64, f64),
+    /// Target values at `from.0` and `from.1`; `None` copies the source.
+    pub scale: Option<(f64, f64)>,
+}
+
+/// Uniform noise in `[-amplitude, +amplitude]`, a new value every `period_s`, from a hash
+/// of (scenario seed, device index, metric, tick) so runs repeat exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Noise {
+    /// Half-width of the noise (>= 0).
+    pub amplitude: f64,
+    /// How long one noise value holds, in simulated seconds (> 0).
+    pub period_s: f64,
+}
+
+/// Where a pattern's noise comes from: the hash inputs that are not time.
+#[derive(Debug, Clone, Copy)]
+pub struct NoiseKey {
+    /// Scenario-wide seed.
+    pub seed: u64,
+    /// Device index.
+    pub device: u32,
+    /// The metric being evaluated.
+    pub metric: Metric,
+}
+
+impl Pattern {
+    /// A constant pattern without noise.
+    pub fn constant(value: f64) -> Pattern {
+        Pattern::of(Kind::Constant(value))
+    }
+
+    /// A pattern following `metric` with `scale` over the 0..100 source range.
+    pub fn follow(metric: Metric, scale: Option<(f64, f64)>) -> Pattern {
+        Pattern::of(Kind::Follow(Follow {
+            metric,
+            from: (0.0, 100.0),
+            scale,
+        }))
+    }
+
+    /// A pattern of this kind without noise or clamp.
+    pub fn of(kind: Kind) -> Pattern {
+        Pattern {
+            kind,
+            noise: None,
+            min: None,
+            max: None,
+        }
+    }
+
+    /// The metric this pattern follows, if any.
+    pub fn follows(&self) -> Option<Metric> {
+        match &self.kind {
+            Kind::Follow(f) => Some(f.metric),
+            _ => None,
+        }
+    }
+
+    /// The value at simulated time `t`; `source` gives the current value of a followed
+    /// metric (already noisy and clamped).
+    pub fn eval(&self, t: f64, key: NoiseKey, source: impl FnOnce(Metric) -> f64) -> f64 {
+        let mut v = match &self.kind {
+            Kind::Constant(v) => *v,
+            Kind::Square(s) => s.eval(t),
+            Kind::Ramp(r) => r.eval(t),
+            Kind::Steps(steps) => eval_steps(steps, t),
+            Kind::Follow(f) => f.map(source(f.metric)),
+        };
+        if let Some(noise) = &self.noise {
+            v += noise.amplitude * unit_noise(key, (t / noise.period_s).floor() as i64);
+        }
+        if let Some(lo) = self.min {
+            v = v.max(lo);
+        }
+        if let Some(hi) = self.max {
+            v = v.min(hi);
+        }
+        v
+    }
+}
+
+impl Square {
+    fn eval(&self, t: f64) -> f64 {
+        let pos = ((t - self.phase_s) / self.period_s).rem_euclid(1.0);
+        if pos < self.duty {
+            self.high
+        } else {
+            self.low
+        }
+    }
+}
+
+impl Ramp {
+    fn eval(&self, t: f64) -> f64 {
+        if t <= self.start_s {
+            self.from
+        } else if self.over_s <= 0.0 || t >= self.start_s + self.over_s {
+            self.to
+        } else {
+            self.from + (self.to - self.from) * (t - self.start_s) / self.over_s
+        }
+    }
+}
+
+impl Follow {
+    fn map(&self, x: f64) -> f64 {
+        match self.scale {
+            None => x,
+            Some((y0, y1)) => {
+                let (x0, x1) = self.from;
+                y0 + (x - x0) / (x1 - x0) * (y1 - y0)
+            }
+        }
+    }
+}
+
+fn eval_steps(steps: &[(f64, f64)], t: f64) -> f64 {
+    // Validation guarantees at least one step; before the first one, its value holds.
+    let mut value = steps.first().map_or(0.0, |s| s.1);
+    for &(at, v) in steps {
+        if at <= t {
+            value = v;
+        } else {
+            break;
+        }
+    }
+    value
+}
+
+/// A deterministic value in `[-1, 1)` for this key and tick (SplitMix64 finaliser).
+pub fn unit_noise(key: NoiseKey, tick: i64) -> f64 {
+    let mut x = key.seed ^ 0x9E37_79B9_7F4A_7C15;
+    for part in [u64::from(key.device), key.metric as u64, tick as u64] {
+        x = splitmix(x ^ part);
+    }
+    let unit = (x >> 11) as f64 / (1u64 << 53) as f64;
+    unit * 2.0 - 1.0
+}
+
+/// One SplitMix64 step, also used for generated UUIDs.
+pub fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// The object form of a pattern, exactly as written in the file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatternObject {
+    constant: Option<f64>,
+    square: Option<Square>,
+    ramp: Option<Ramp>,
+    steps: Option<Vec<(f64, f64)>>,
+    follow: Option<Metric>,
+    from: Option<(f64, f64)>,
+    scale: Option<(f64, f64)>,
+    noise: Option<NoiseSpec>,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum NoiseSpec {
+    Amplitude(f64),
+    Full(NoiseObject),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoiseObject {
+    amplitude: f64,
+    #[serde(default = "default_noise_period")]
+    period_s: f64,
+}
+
+fn default_noise_period() -> f64 {
+    DEFAULT_NOISE_PERIOD_S
+}
+
+impl PatternObject {
+    fn validate(self) -> Result<Pattern, String> {
+        if self.follow.is_none() && (self.from.is_some() || self.scale.is_some()) {
+            return Err("`from` and `scale` only go with `follow`".into());
+        }
+        let kind = match (
+            self.constant,
+            self.square,
+            self.ramp,
+            self.steps,
+            self.follow,
+        ) {
+            (Some(v), None, None, None, None) => Kind::Constant(v),
+            (None, Some(s), None, None, None) => {
+                if !(s.period_s > 0.0 && s.period_s.is_finite()) {
+                    return Err(format!(
+                        "square: `period_s` must be > 0, got {}",
+                        s.period_s
+                    ));
+                }
+                if !(0.0..=1.0).contains(&s.duty) {
+                    return Err(format!(
+                        "square: `duty` must be within 0..=1, got {}",
+                        s.duty
+                    ));
+                }
+                Kind::Square(s)
+            }
+            (None, None, Some(r), None, None) => {
+                if r.over_s.is_nan() || r.over_s < 0.0 {
+                    return Err(format!("ramp: `over_s` must be >= 0, got {}", r.over_s));
+                }
+                Kind::Ramp(r)
+            }
+            (None, None, None, Some(steps), None) => {
+                if steps.is_empty() {
+                    return Err("steps: give at least one [t_s, value] pair".into());
+                }
+                if steps.windows(2).any(|w| w[1].0 < w[0].0) {
+                    return Err("steps: the [t_s, value] pairs must be sorted by t_s".into());
+                }
+                Kind::Steps(steps)
+            }
+            (None, None, None, None, Some(metric)) => {
+                let from = self.from.unwrap_or((0.0, 100.0));
+                if from.0 == from.1 && self.scale.is_some() {
+                    return Err("follow: the two ends of `from` must differ".into());
+                }
+                Kind::Follow(Follow {
+                    metric,
+                    from,
+                    scale: self.scale,
+                })
+            }
+            _ => {
+                return Err(
+                    "a pattern object needs exactly one of `constant`, `square`, \
+                            `ramp`, `steps` or `follow`"
+                        .into(),
+                )
+            }
+        };
+        let noise = match self.noise {
+            None => None,
+            Some(NoiseSpec::Amplitude(amplitude)) => Some(Noise {
+                amplitude,
+                period_s: DEFAULT_NOISE_PERIOD_S,
+            }),
+            Some(NoiseSpec::Full(n)) => Some(Noise {
+                amplitude: n.amplitude,
+                period_s: n.period_s,
+            }),
+        };
+        if let Some(n) = &noise {
+            if !(n.amplitude >= 0.0 && n.period_s > 0.0) {
+                return Err("noise: `amplitude` must be >= 0 and `period_s` > 0".into());
+            }
+        }
+        Ok(Pattern {
+            kind,
+            noise,
+            min: self.min,
+            max: self.max,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Pattern {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PatternVisitor;
+        impl<'de> Visitor<'de> for PatternVisitor {
+            type Value = Pattern;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or a pattern object such as {\"square\": {...}}")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Pattern, E> {
+                Ok(Pattern::constant(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Pattern, E> {
+                Ok(Pattern::constant(v as f64))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Pattern, E> {
+                Ok(Pattern::constant(v as f64))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Pattern, A::Error> {
+                let object =
+                    PatternObject::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                object.validate().map_err(de::Error::custom)
+            }
+        }
+        deserializer.deserialize_any(PatternVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: NoiseKey = NoiseKey {
+        seed: 7,
+        device: 0,
+        metric: Metric::UtilGpu,
+    };
+
+    fn parse(json: &str) -> Pattern {
+        serde_json::from_str(json).expect("valid pattern")
+    }
+
+    fn eval(p: &Pattern, t: f64) -> f64 {
+        p.eval(t, KEY, |_| 50.0)
+    }
+
+    #[test]
+    fn a_number_is_a_constant() {
+        assert_eq!(parse("42"), Pattern::constant(42.0));
+        assert_eq!(eval(&parse("-3.5"), 100.0), -3.5);
+    }
+
+    #[test]
+    fn square_spends_duty_of_each_period_high() {
+        let p = parse(r#"{"square": {"period_s": 1.0, "duty": 0.55, "high": 98, "low": 2}}"#);
+        let samples: Vec<f64> = (0..1000)
+            .map(|i| eval(&p, (i as f64 + 0.5) * 0.01))
+            .collect();
+        let high = samples.iter().filter(|v| **v == 98.0).count();
+        assert_eq!(high, 550, "55% of 10 periods sampled at 10 ms");
+        assert_eq!(eval(&p, 0.0), 98.0);
+        assert_eq!(eval(&p, 0.56), 2.0);
+        assert_eq!(eval(&p, 3.2), 98.0);
+    }
+
+    #[test]
+    fn square_phase_shifts_the_start_of_the_high_part() {
+        let p = parse(
+            r#"{"square": {"period_s": 1.0, "duty": 0.45, "high": 1, "low": 0, "phase_s": 0.55}}"#,
+        );
+        assert_eq!(eval(&p, 0.5), 0.0);
+        assert_eq!(eval(&p, 0.6), 1.0);
+        assert_eq!(eval(&p, 0.99), 1.0);
+        assert_eq!(eval(&p, 1.05), 0.0);
+        assert_eq!(eval(&p, 1.7), 1.0, "it repeats every period");
+        // Before the phase the wave continues backwards: [-0.45, 0) was high.
+        assert_eq!(eval(&p, 0.1), 0.0);
+        assert_eq!(eval(&p, -0.2), 1.0);
+    }
+
+    #[test]
+    fn ramp_moves_linearly_then_holds() {
+        let p = parse(r#"{"ramp": {"from": 40, "to": 80, "over_s": 10, "start_s": 5}}"#);
+        assert_eq!(eval(&p, 0.0), 40.0);
+        assert_eq!(eval(&p, 10.0), 60.0);
+        assert_eq!(eval(&p, 99.0), 80.0);
+    }
+
+    #[test]
+    fn steps_hold_the_last_value_reached() {
+        let p = parse(r#"{"steps": [[2, 10], [5, 20], [5, 30]]}"#);
+        assert_eq!(eval(&p, 0.0), 10.0, "before the first step its value holds");
+        assert_eq!(eval(&p, 4.9), 10.0);
+        assert_eq!(eval(&p, 5.0), 30.0, "the later of two equal times wins");
+    }
+
+    #[test]
+    fn follow_maps_the_source_range_linearly() {
+        let p = parse(r#"{"follow": "util_gpu", "scale": [90, 650]}"#);
+        assert_eq!(p.eval(0.0, KEY, |_| 0.0), 90.0);
+        assert_eq!(p.eval(0.0, KEY, |_| 100.0), 650.0);
+        assert_eq!(p.eval(0.0, KEY, |_| 50.0), 370.0);
+        let copy = parse(r#"{"follow": "sm_clock_mhz"}"#);
+        assert_eq!(
+            copy.eval(0.0, KEY, |m| if m == Metric::SmClockMhz {
+                1234.0
+            } else {
+                0.0
+            }),
+            1234.0
+        );
+        let kib = parse(r#"{"follow": "pcie_rx_kbs", "from": [0, 1024], "scale": [0, 1]}"#);
+        assert_eq!(kib.eval(0.0, KEY, |_| 2048.0), 2.0);
+    }
+
+    #[test]
+    fn noise_stays_within_its_amplitude_and_repeats() {
+        let p = parse(r#"{"constant": 50, "noise": 3}"#);
+        let mut distinct = std::collections::BTreeSet::new();
+        for i in 0..2000 {
+            let t = i as f64 * 0.05;
+            let v = eval(&p, t);
+            assert!((47.0..=53.0).contains(&v), "{v} at {t}");
+            assert_eq!(v, eval(&p, t), "deterministic");
+            distinct.insert(v.to_bits());
+        }
+        assert!(
+            distinct.len() > 500,
+            "noise varies: {} distinct values",
+            distinct.len()
+        );
+        let other_device = NoiseKey { device: 1, ..KEY };
+        assert_ne!(
+            p.eval(1.0, KEY, |_| 0.0),
+            p.eval(1.0, other_device, |_| 0.0)
+        );
+    }
+
+    #[test]
+    fn noise_period_holds_a_value() {
+        let p = parse(r#"{"constant": 0, "noise": {"amplitude": 1, "period_s": 2}}"#);
+        assert_eq!(eval(&p, 0.1), eval(&p, 1.9));
+        assert_ne!(eval(&p, 1.9), eval(&p, 2.1));
+    }
+
+    #[test]
+    fn min_and_max_clamp_after_noise() {
+        let p = parse(r#"{"constant": 99, "noise": 5, "max": 100, "min": 97}"#);
+        for i in 0..500 {
+            let v = eval(&p, i as f64 * 0.1);
+            assert!((97.0..=100.0).contains(&v), "{v}");
+        }
+    }
+
+    #[test]
+    fn invalid_patterns_are_explained() {
+        for (json, needle) in [
+            (r#"{"constant": 1, "follow": "util_gpu"}"#, "exactly one"),
+            (r#"{}"#, "exactly one"),
+            (
+                r#"{"square": {"period_s": 0, "high": 1, "low": 0}}"#,
+                "period_s",
+            ),
+            (
+                r#"{"square": {"period_s": 1, "duty": 2, "high": 1, "low": 0}}"#,
+                "duty",
+            ),
+            (r#"{"steps": []}"#, "at least one"),
+            (r#"{"steps": [[5, 1], [1, 2]]}"#, "sorted"),
+            (
+                r#"{"constant": 1, "scale": [0, 1]}"#,
+                "only go with `follow`",
+            ),
+            (r#"{"follow": "power"}"#, "unknown metric"),
+            (r#"{"constant": 1, "nosie": 2}"#, "unknown field `nosie`"),
+            (r#""fast""#, "a number or a pattern object"),
+        ] {
+            let err = serde_json::from_str::<Pattern>(json)
+                .expect_err(json)
+                .to_string();
+            assert!(err.contains(needle), "{json}: {err}");
+            assert!(err.contains("line 1 column"), "{json}: position in {err}");
+        }
+    }
+}

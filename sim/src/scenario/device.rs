@@ -1,0 +1,516 @@
+//! One simulated device: its static facts, the patterns its metrics play, its processes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+
+use super::preset::{self, Facts};
+use crate::metric::{self, Metric};
+use crate::pattern::{splitmix, NoiseKey, Pattern};
+
+/// A device as written in the scenario file; every fact is optional.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceFile {
+    preset: Option<String>,
+    #[serde(default = "one")]
+    count: u32,
+    name: Option<String>,
+    uuid: Option<String>,
+    pci_bus_id: Option<String>,
+    pci_device_id: Option<Hex>,
+    pci_subsystem_id: Option<Hex>,
+    architecture: Option<u32>,
+    cuda_compute_capability: Option<(i32, i32)>,
+    memory_total_mib: Option<u64>,
+    memory_reserved_mib: Option<u64>,
+    power_limit_w: Option<f64>,
+    max_sm_clock_mhz: Option<u32>,
+    max_mem_clock_mhz: Option<u32>,
+    max_graphics_clock_mhz: Option<u32>,
+    max_video_clock_mhz: Option<u32>,
+    pcie_max_gen: Option<u32>,
+    pcie_max_width: Option<u32>,
+    temp_shutdown_c: Option<u32>,
+    temp_slowdown_c: Option<u32>,
+    temp_gpu_max_c: Option<u32>,
+    temp_mem_max_c: Option<u32>,
+    nvlink_links: Option<u32>,
+    gpm: Option<bool>,
+    #[serde(default)]
+    unsupported: Vec<String>,
+    #[serde(default)]
+    no_permission: Vec<String>,
+    #[serde(default)]
+    metrics: BTreeMap<Metric, Pattern>,
+    #[serde(default)]
+    processes: Vec<Process>,
+    #[serde(default, rename = "note")]
+    _note: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// A compute process shown on a device while `from_s <= t < until_s`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Process {
+    /// Process id.
+    pub pid: u32,
+    /// Device memory it holds, MiB.
+    pub used_mib: u64,
+    /// When it appears (default 0).
+    #[serde(default)]
+    pub from_s: f64,
+    /// When it exits (default never).
+    pub until_s: Option<f64>,
+}
+
+impl Process {
+    /// Whether the process is running at simulated time `t`.
+    pub fn alive(&self, t: f64) -> bool {
+        t >= self.from_s && self.until_s.is_none_or(|u| t < u)
+    }
+}
+
+/// A PCI address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PciAddress {
+    /// Domain.
+    pub domain: u32,
+    /// Bus.
+    pub bus: u32,
+    /// Device.
+    pub device: u32,
+}
+
+/// A device ready to be played.
+#[derive(Debug, Clone)]
+pub struct Device {
+    /// Position in the device table (`nvmlDeviceGetHandleByIndex`).
+    pub index: u32,
+    /// Model facts after preset and per-device overrides.
+    pub facts: Facts,
+    /// The name (owned, since a scenario may override it).
+    pub name: String,
+    /// `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
+    pub uuid: String,
+    /// PCI address.
+    pub pci: PciAddress,
+    /// Whether GPM is supported.
+    #[cfg_attr(feature = "old-driver", allow(dead_code))]
+    pub gpm: bool,
+    /// Functions that answer NOT_SUPPORTED on this device.
+    pub unsupported: Vec<String>,
+    /// Functions that answer NO_PERMISSION on this device.
+    pub no_permission: Vec<String>,
+    /// Running compute processes.
+    pub processes: Vec<Process>,
+    patterns: Vec<Pattern>,
+    seed: u64,
+}
+
+impl Device {
+    /// The value of `metric` at simulated time `t`, clamped to the metric's range.
+    pub fn value(&self, metric: Metric, t: f64) -> f64 {
+        let key = NoiseKey {
+            seed: self.seed,
+            device: self.index,
+            metric,
+        };
+        // Validation rejected follow cycles, so this recursion ends within COUNT levels.
+        let v = self.patterns[metric as usize].eval(t, key, |source| self.value(source, t));
+        let (lo, mut hi) = metric.range();
+        if metric == Metric::MemUsedMib {
+            hi = self
+                .facts
+                .memory_total_mib
+                .saturating_sub(self.facts.memory_reserved_mib) as f64;
+        }
+        if v.is_nan() {
+            lo
+        } else {
+            v.clamp(lo, hi)
+        }
+    }
+
+    /// The value rounded to the nearest whole number, as NVML's integer outputs need.
+    pub fn value_u32(&self, metric: Metric, t: f64) -> u32 {
+        self.value(metric, t).round().clamp(0.0, u32::MAX as f64) as u32
+    }
+
+    /// The mean of `metric` over `[t1, t2]` (midpoint rule), as an interval counter reads it.
+    #[cfg_attr(feature = "old-driver", allow(dead_code))]
+    pub fn mean(&self, metric: Metric, t1: f64, t2: f64) -> f64 {
+        const POINTS: u32 = 32;
+        let dt = (t2 - t1) / f64::from(POINTS);
+        (0..POINTS)
+            .map(|i| self.value(metric, t1 + dt * (f64::from(i) + 0.5)))
+            .sum::<f64>()
+            / f64::from(POINTS)
+    }
+
+    /// The compute processes alive at `t`.
+    pub fn processes_at(&self, t: f64) -> impl Iterator<Item = &Process> {
+        self.processes.iter().filter(move |p| p.alive(t))
+    }
+}
+
+impl DeviceFile {
+    /// How many table entries this file entry becomes.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Resolves one copy of this entry into table position `index`.
+    pub fn resolve(&self, index: u32, seed: u64, scenario_name: &str) -> Result<Device, String> {
+        if self.count == 0 {
+            return Err("`count` must be at least 1".into());
+        }
+        let preset_name = self.preset.as_deref().unwrap_or(preset::DEFAULT);
+        let mut facts = preset::lookup(preset_name).ok_or_else(|| {
+            format!(
+                "unknown preset `{preset_name}` (known: {})",
+                preset::NAMES.join(", ")
+            )
+        })?;
+        self.override_facts(&mut facts);
+        let gpm = self.gpm.unwrap_or(facts.architecture == 9);
+        if self.count > 1 && (self.pci_bus_id.is_some() || self.uuid.is_some()) {
+            return Err(
+                "`pci_bus_id` and `uuid` cannot be given with `count` > 1 (they would repeat)"
+                    .into(),
+            );
+        }
+        let pci = match &self.pci_bus_id {
+            Some(text) => parse_bus_id(text)?,
+            None => default_pci(index),
+        };
+        let uuid = match &self.uuid {
+            Some(u) => u.clone(),
+            None => generated_uuid(seed, scenario_name, index),
+        };
+        for name in self.unsupported.iter().chain(&self.no_permission) {
+            super::check_function_name(name)?;
+        }
+        for p in &self.processes {
+            if p.until_s.is_some_and(|u| u < p.from_s) {
+                return Err(format!("process {}: `until_s` is before `from_s`", p.pid));
+            }
+        }
+        let patterns = self.patterns(&facts)?;
+        Ok(Device {
+            index,
+            name: self.name.clone().unwrap_or_else(|| facts.name.to_owned()),
+            facts,
+            uuid,
+            pci,
+            gpm,
+            unsupported: self.unsupported.clone(),
+            no_permission: self.no_permission.clone(),
+            processes: self.processes.clone(),
+            patterns,
+            seed,
+        })
+    }
+
+    fn override_facts(&self, f: &mut Facts) {
+        macro_rules! take {
+            ($($field:ident),*) => { $(if let Some(v) = self.$field { f.$field = v; })* };
+        }
+        take!(
+            architecture,
+            memory_total_mib,
+            memory_reserved_mib,
+            power_limit_w,
+            max_sm_clock_mhz,
+            max_mem_clock_mhz,
+            max_graphics_clock_mhz,
+            max_video_clock_mhz,
+            pcie_max_gen,
+            pcie_max_width,
+            temp_shutdown_c,
+            temp_slowdown_c,
+            temp_gpu_max_c,
+            temp_mem_max_c,
+            nvlink_links
+        );
+        if let Some(Hex(id)) = self.pci_device_id {
+            f.pci_device_id = id;
+        }
+        if let Some(Hex(id)) = self.pci_subsystem_id {
+            f.pci_subsystem_id = id;
+        }
+        if let Some(cc) = self.cuda_compute_capability {
+            f.compute_capability = cc;
+        }
+    }
+
+    /// The pattern of every metric: the file's, else the default for these facts.
+    fn patterns(&self, facts: &Facts) -> Result<Vec<Pattern>, String> {
+        let used: u64 = self.processes.iter().map(|p| p.used_mib).sum();
+        let patterns: Vec<Pattern> = Metric::ALL
+            .iter()
+            .map(|m| {
+                self.metrics
+                    .get(m)
+                    .cloned()
+                    .unwrap_or_else(|| default_pattern(*m, facts, used))
+            })
+            .collect();
+        for start in Metric::ALL {
+            let mut chain = vec![start.name()];
+            let mut at = *start;
+            while let Some(next) = patterns[at as usize].follows() {
+                chain.push(next.name());
+                if next == *start || chain.len() > metric::COUNT {
+                    return Err(format!(
+                        "metrics: `follow` goes round in a circle: {}",
+                        chain.join(" -> ")
+                    ));
+                }
+                at = next;
+            }
+        }
+        Ok(patterns)
+    }
+}
+
+/// What a metric plays when the scenario does not say: an idle-looking device whose
+/// secondary metrics follow `util_gpu`, so setting utilization alone gives coherent power,
+/// temperature and GPM readings.
+fn default_pattern(m: Metric, facts: &Facts, used_mib: u64) -> Pattern {
+    use Metric::*;
+    let limit = facts.power_limit_w;
+    let per_mib = |source: Metric| Pattern {
+        kind: crate::pattern::Kind::Follow(crate::pattern::Follow {
+            metric: source,
+            from: (0.0, 1024.0),
+            scale: Some((0.0, 1.0)),
+        }),
+        noise: None,
+        min: None,
+        max: None,
+    };
+    match m {
+        UtilGpu | Pstate | ClockEventReasons | PcieRxKbs | PcieTxKbs | NvlinkRxKibs
+        | NvlinkTxKibs => Pattern::constant(0.0),
+        UtilMem => Pattern::follow(UtilGpu, Some((0.0, 40.0))),
+        MemUsedMib => Pattern::constant(used_mib as f64),
+        PowerW => Pattern::follow(UtilGpu, Some((0.12 * limit, 0.85 * limit))),
+        TempC => Pattern::follow(UtilGpu, Some((32.0, 68.0))),
+        SmClockMhz => Pattern::constant(f64::from(facts.max_sm_clock_mhz)),
+        MemClockMhz => Pattern::constant(f64::from(facts.max_mem_clock_mhz)),
+        GraphicsClockMhz => Pattern::follow(SmClockMhz, None),
+        VideoClockMhz => Pattern::of(crate::pattern::Kind::Follow(crate::pattern::Follow {
+            metric: GraphicsClockMhz,
+            from: (0.0, f64::from(facts.max_graphics_clock_mhz.max(1))),
+            scale: Some((0.0, f64::from(facts.max_video_clock_mhz))),
+        })),
+        PcieGen => Pattern::constant(f64::from(facts.pcie_max_gen)),
+        PcieWidth => Pattern::constant(f64::from(facts.pcie_max_width)),
+        GpmGraphicsUtil => Pattern::follow(UtilGpu, None),
+        GpmSmUtil => Pattern::follow(UtilGpu, Some((0.0, 90.0))),
+        GpmSmOccupancy => Pattern::follow(UtilGpu, Some((0.0, 50.0))),
+        GpmTensorUtil => Pattern::follow(UtilGpu, Some((0.0, 45.0))),
+        GpmDramBwUtil => Pattern::follow(UtilMem, None),
+        GpmPcieTxMibs => per_mib(PcieTxKbs),
+        GpmPcieRxMibs => per_mib(PcieRxKbs),
+        GpmNvlinkRxMibs => per_mib(NvlinkRxKibs),
+        GpmNvlinkTxMibs => per_mib(NvlinkTxKibs),
+    }
+}
+
+/// Parses `"00000000:18:00.0"` or `"0000:18:00.0"` (hex fields).
+fn parse_bus_id(text: &str) -> Result<PciAddress, String> {
+    let bad = || format!("`pci_bus_id` \"{text}\" is not like \"00000000:18:00.0\"");
+    let parts: Vec<&str> = text.split(':').collect();
+    let [domain, bus, dev_fn] = parts.as_slice() else {
+        return Err(bad());
+    };
+    let device = dev_fn.split('.').next().unwrap_or_default();
+    let hex = |s: &str| u32::from_str_radix(s, 16).map_err(|_| bad());
+    let addr = PciAddress {
+        domain: hex(domain)?,
+        bus: hex(bus)?,
+        device: hex(device)?,
+    };
+    if addr.bus > 0xFF || addr.device > 0x1F {
+        return Err(bad());
+    }
+    Ok(addr)
+}
+
+/// Bus numbers of the eight GPUs in an HGX H100 board, reused for every eight devices.
+const HGX_BUSES: [u32; 8] = [0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB];
+
+fn default_pci(index: u32) -> PciAddress {
+    PciAddress {
+        domain: index / 8,
+        bus: HGX_BUSES[(index % 8) as usize],
+        device: 0,
+    }
+}
+
+fn generated_uuid(seed: u64, scenario_name: &str, index: u32) -> String {
+    // FNV-1a of the name keeps UUIDs distinct across scenarios and stable across runs.
+    let name_hash = scenario_name
+        .bytes()
+        .fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3)
+        });
+    let a = splitmix(seed ^ name_hash ^ u64::from(index));
+    let b = splitmix(a);
+    format!(
+        "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xFFFF,
+        a & 0xFFFF,
+        b >> 48,
+        b & 0xFFFF_FFFF_FFFF
+    )
+}
+
+/// A `u32` written as a JSON number or a string such as `"0x233010DE"`.
+#[derive(Debug, Clone, Copy)]
+struct Hex(u32);
+
+impl<'de> Deserialize<'de> for Hex {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct HexVisitor;
+        impl Visitor<'_> for HexVisitor {
+            type Value = Hex;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a 32-bit number or a hex string such as \"0x233010DE\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Hex, E> {
+                u32::try_from(v)
+                    .map(Hex)
+                    .map_err(|_| E::custom("does not fit in 32 bits"))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Hex, E> {
+                let digits = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X"));
+                let parsed = match digits {
+                    Some(h) => u32::from_str_radix(h, 16),
+                    None => v.parse(),
+                };
+                parsed
+                    .map(Hex)
+                    .map_err(|_| E::custom(format_args!("`{v}` is not a 32-bit number")))
+            }
+        }
+        deserializer.deserialize_any(HexVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn device(json: &str) -> Result<Device, String> {
+        let file: DeviceFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        file.resolve(0, 0, "test")
+    }
+
+    #[test]
+    fn defaults_come_from_the_preset_and_follow_utilization() {
+        let d = device(r#"{"metrics": {"util_gpu": 100}}"#).expect("valid");
+        assert_eq!(d.name, "NVIDIA H100 80GB HBM3");
+        assert!(d.gpm, "Hopper has GPM by default");
+        assert_eq!(d.value(Metric::PowerW, 0.0), 0.85 * 700.0);
+        assert_eq!(d.value(Metric::SmClockMhz, 0.0), 1980.0);
+        assert_eq!(d.value(Metric::GraphicsClockMhz, 0.0), 1980.0);
+        assert_eq!(d.value(Metric::VideoClockMhz, 0.0), 1755.0);
+        assert_eq!(d.value(Metric::PcieGen, 0.0), 5.0);
+    }
+
+    #[test]
+    fn overrides_win_over_the_preset() {
+        let d = device(
+            r#"{"preset": "rtx-3090", "name": "Custom", "power_limit_w": 300, "pci_device_id": "0x220410DE",
+                "pci_bus_id": "0000:41:00.0", "uuid": "GPU-1"}"#,
+        )
+        .expect("valid");
+        assert_eq!(d.name, "Custom");
+        assert_eq!(d.facts.power_limit_w, 300.0);
+        assert_eq!(d.facts.architecture, 7);
+        assert!(!d.gpm);
+        assert_eq!(
+            d.pci,
+            PciAddress {
+                domain: 0,
+                bus: 0x41,
+                device: 0
+            }
+        );
+        assert_eq!(d.uuid, "GPU-1");
+    }
+
+    #[test]
+    fn values_are_clamped_to_the_metric_range() {
+        let d = device(r#"{"metrics": {"util_gpu": 180, "mem_used_mib": 1e9}}"#).expect("valid");
+        assert_eq!(d.value(Metric::UtilGpu, 0.0), 100.0);
+        assert_eq!(d.value(Metric::MemUsedMib, 0.0), (81_559 - 512) as f64);
+    }
+
+    #[test]
+    fn generated_uuids_look_real_and_differ_per_device() {
+        let a = generated_uuid(0, "x", 0);
+        let b = generated_uuid(0, "x", 1);
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 40, "{a}");
+        let groups: Vec<usize> = a
+            .trim_start_matches("GPU-")
+            .split('-')
+            .map(str::len)
+            .collect();
+        assert_eq!(groups, [8, 4, 4, 4, 12], "{a}");
+    }
+
+    #[test]
+    fn follow_cycles_are_rejected() {
+        let err = device(
+            r#"{"metrics": {"power_w": {"follow": "temp_c"}, "temp_c": {"follow": "power_w"}}}"#,
+        )
+        .expect_err("cycle");
+        assert!(err.contains("circle"), "{err}");
+    }
+
+    #[test]
+    fn mistakes_are_explained() {
+        for (json, needle) in [
+            (r#"{"preset": "GTX-480"}"#, "unknown preset"),
+            (r#"{"pci_bus_id": "18:00"}"#, "pci_bus_id"),
+            (r#"{"count": 2, "uuid": "GPU-1"}"#, "count"),
+            (
+                r#"{"unsupported": ["nvmlDeviceGetPower"]}"#,
+                "unknown NVML function",
+            ),
+            (r#"{"power_limit": 300}"#, "unknown field `power_limit`"),
+            (r#"{"metrics": {"power": 1}}"#, "unknown metric `power`"),
+            (r#"{"pci_device_id": "0xZZ"}"#, "not a 32-bit number"),
+        ] {
+            let err = device(json).expect_err(json);
+            assert!(err.contains(needle), "{json}: {err}");
+        }
+    }
+
+    #[test]
+    fn processes_appear_and_exit_on_time() {
+        let d = device(r#"{"processes": [{"pid": 1, "used_mib": 10}, {"pid": 2, "used_mib": 20, "from_s": 5, "until_s": 8}]}"#)
+            .expect("valid");
+        let pids = |t| d.processes_at(t).map(|p| p.pid).collect::<Vec<_>>();
+        assert_eq!(pids(0.0), [1]);
+        assert_eq!(pids(6.0), [1, 2]);
+        assert_eq!(pids(8.0), [1]);
+        assert_eq!(
+            d.value(Metric::MemUsedMib, 0.0),
+            30.0,
+            "default memory = sum of processes"
+        );
+    }
+}

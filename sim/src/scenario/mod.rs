@@ -1,0 +1,242 @@
+//! Scenario files: what the simulated driver reports, per device and over time.
+//!
+//! The file format is documented for users in `docs/scenarios.md`. The top level accepts
+//! unknown fields (gpuwhy keeps its own `expect` and `demo` there); everything below it —
+//! devices, metrics, patterns, faults — refuses them, so a typo is reported rather than
+//! silently playing a default.
+
+mod device;
+mod fault;
+mod preset;
+mod source;
+
+use serde::Deserialize;
+
+pub use device::{Device, Process};
+pub use fault::Fault;
+#[cfg(test)]
+pub use source::test_override as source_test_override;
+pub use source::{read, speed_override};
+
+/// The scenario played when none is found: one healthy H100.
+pub const BUILTIN: &str = include_str!("../../scenarios/healthy.json");
+
+/// The most devices one scenario may expand to.
+const MAX_DEVICES: u32 = 256;
+
+/// Driver facts reported when the scenario does not set them: an R550 driver, or an R450
+/// one for the `old-driver` build whose symbol set it imitates.
+#[cfg(not(feature = "old-driver"))]
+const DEFAULT_DRIVER: (&str, u32, i32) = ("550.54.15", 12, 12040);
+#[cfg(feature = "old-driver")]
+const DEFAULT_DRIVER: (&str, u32, i32) = ("450.80.02", 11, 11000);
+
+/// The file as written.
+#[derive(Deserialize)]
+struct ScenarioFile {
+    #[serde(default)]
+    name: Option<String>,
+    speed: Option<f64>,
+    seed: Option<u64>,
+    driver_version: Option<String>,
+    nvml_version: Option<String>,
+    cuda_driver_version: Option<i32>,
+    init_error: Option<u32>,
+    #[serde(default)]
+    devices: Vec<device::DeviceFile>,
+    #[serde(default)]
+    faults: Vec<fault::FaultFile>,
+}
+
+/// A validated scenario, ready to be played.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Simulated seconds per wall second.
+    pub speed: f64,
+    /// `nvmlSystemGetDriverVersion`.
+    pub driver_version: String,
+    /// `nvmlSystemGetNVMLVersion`.
+    pub nvml_version: String,
+    /// `nvmlSystemGetCudaDriverVersion`.
+    pub cuda_driver_version: i32,
+    /// When set, `nvmlInit*` fails with this code.
+    pub init_error: Option<u32>,
+    /// The device table, in index order (entries with `count` expanded).
+    pub devices: Vec<Device>,
+    /// Scripted faults.
+    pub faults: Vec<Fault>,
+}
+
+impl Scenario {
+    /// Parses and validates a scenario. Errors name the line and column (syntax and types)
+    /// or the path of the offending entry (cross-field checks).
+    pub fn from_json(text: &str) -> Result<Scenario, String> {
+        let file: ScenarioFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        file.resolve()
+    }
+}
+
+impl ScenarioFile {
+    fn resolve(self) -> Result<Scenario, String> {
+        let speed = self.speed.unwrap_or(1.0);
+        if !(speed > 0.0 && speed.is_finite()) {
+            return Err(format!("`speed` must be a positive number, got {speed}"));
+        }
+        if self.init_error == Some(0) {
+            return Err("`init_error` 0 is NVML_SUCCESS; leave it out for a working init".into());
+        }
+        let name = self.name.unwrap_or_default();
+        let seed = self.seed.unwrap_or(0);
+        let mut devices = Vec::new();
+        for (i, entry) in self.devices.iter().enumerate() {
+            for _ in 0..entry.count() {
+                let index = u32::try_from(devices.len()).unwrap_or(u32::MAX);
+                if index >= MAX_DEVICES {
+                    return Err(format!("devices: more than {MAX_DEVICES} devices"));
+                }
+                let device = entry
+                    .resolve(index, seed, &name)
+                    .map_err(|e| format!("devices[{i}]: {e}"))?;
+                devices.push(device);
+            }
+        }
+        let count = devices.len() as u32;
+        let faults = self
+            .faults
+            .iter()
+            .enumerate()
+            .map(|(i, f)| f.resolve(count).map_err(|e| format!("faults[{i}]: {e}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (default_driver, api_major, default_cuda) = DEFAULT_DRIVER;
+        let driver_version = self
+            .driver_version
+            .unwrap_or_else(|| default_driver.to_owned());
+        let nvml_version = self
+            .nvml_version
+            .unwrap_or_else(|| format!("{api_major}.{driver_version}"));
+        Ok(Scenario {
+            speed,
+            driver_version,
+            nvml_version,
+            cuda_driver_version: self.cuda_driver_version.unwrap_or(default_cuda),
+            init_error: self.init_error,
+            devices,
+            faults,
+        })
+    }
+}
+
+/// Accepts only names of functions the simulator exports (in either build).
+fn check_function_name(name: &str) -> Result<(), String> {
+    if crate::exports::FUNCTIONS.contains(&name) {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown NVML function `{name}` (use an exported name such as \
+             `nvmlDeviceGetPowerUsage`; docs/scenarios.md lists them all)"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every shipped scenario, by file name.
+    const SHIPPED: &[(&str, &str)] = &[
+        ("healthy", include_str!("../../scenarios/healthy.json")),
+        (
+            "data_starvation",
+            include_str!("../../scenarios/data_starvation.json"),
+        ),
+        ("power_cap", include_str!("../../scenarios/power_cap.json")),
+        ("thermal", include_str!("../../scenarios/thermal.json")),
+        (
+            "pcie_degraded",
+            include_str!("../../scenarios/pcie_degraded.json"),
+        ),
+        (
+            "straggler_8gpu",
+            include_str!("../../scenarios/straggler_8gpu.json"),
+        ),
+        ("gpu_lost", include_str!("../../scenarios/gpu_lost.json")),
+        (
+            "consumer_gpu",
+            include_str!("../../scenarios/consumer_gpu.json"),
+        ),
+    ];
+
+    #[test]
+    fn every_shipped_scenario_parses_and_states_its_contract() {
+        let on_disk = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))
+            .expect("scenarios dir")
+            .count();
+        assert_eq!(
+            on_disk,
+            SHIPPED.len(),
+            "a scenario file is missing from this test"
+        );
+        for (name, text) in SHIPPED {
+            let s = Scenario::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!s.devices.is_empty(), "{name}");
+            let raw: serde_json::Value = serde_json::from_str(text).expect("json");
+            assert_eq!(raw["name"], *name, "{name}: `name` matches the file name");
+            assert!(
+                raw["expect"]["top_finding"].is_string(),
+                "{name}: expect.top_finding"
+            );
+            let duration = raw["demo"]["duration_s"].as_f64().expect("demo.duration_s");
+            assert!(
+                (10.0..=20.0).contains(&duration),
+                "{name}: demo.duration_s {duration}"
+            );
+            assert_eq!(raw["demo"]["interval_ms"], 100, "{name}");
+            assert!(
+                raw["description"].as_str().is_some_and(|d| !d.is_empty()),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_builtin_default_is_one_h100() {
+        let s = Scenario::from_json(BUILTIN).expect("builtin");
+        assert_eq!(s.devices.len(), 1);
+        assert_eq!(s.devices[0].facts.architecture, 9);
+        assert_eq!(s.speed, 1.0);
+    }
+
+    #[test]
+    fn top_level_defaults_and_unknown_fields() {
+        let s = Scenario::from_json(r#"{"expect": {"top_finding": "x"}, "whatever": [1, 2]}"#)
+            .expect("valid");
+        assert!(s.devices.is_empty(), "devices default to none");
+        #[cfg(not(feature = "old-driver"))]
+        {
+            assert_eq!(s.driver_version, "550.54.15");
+            assert_eq!(s.nvml_version, "12.550.54.15");
+            assert_eq!(s.cuda_driver_version, 12040);
+        }
+        let s = Scenario::from_json(r#"{"driver_version": "535.1", "devices": [{"count": 3}]}"#)
+            .expect("valid");
+        assert!(s.nvml_version.ends_with(".535.1"));
+        assert_eq!(s.devices.len(), 3);
+        assert_eq!(s.devices[2].index, 2);
+        assert_ne!(s.devices[0].uuid, s.devices[1].uuid);
+    }
+
+    #[test]
+    fn errors_carry_a_position_or_a_path() {
+        let syntax = Scenario::from_json("{\n  \"speed\": fast\n}").expect_err("syntax");
+        assert!(syntax.contains("line 2 column"), "{syntax}");
+        let path =
+            Scenario::from_json(r#"{"devices": [{}, {"preset": "nope"}]}"#).expect_err("preset");
+        assert!(path.starts_with("devices[1]: unknown preset"), "{path}");
+        let fault =
+            Scenario::from_json(r#"{"faults": [{"kind": "gpu_lost", "at_s": 1, "device": 0}]}"#)
+                .expect_err("no device 0");
+        assert!(fault.starts_with("faults[0]:"), "{fault}");
+        assert!(Scenario::from_json(r#"{"speed": 0}"#).is_err());
+        assert!(Scenario::from_json(r#"{"init_error": 0}"#).is_err());
+    }
+}

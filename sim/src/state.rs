@@ -1,0 +1,453 @@
+//! The library's global state: the init refcount, the scenario being played, simulated
+//! time, and the per-run objects callers create (event sets, GPM samples).
+//!
+//! One mutex guards it all; NVML promises thread safety and the sampler calls from a
+//! background thread while others may call too. The lock is never held while a call
+//! sleeps (latency faults, event waits).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::c_void;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::abi::*;
+use crate::scenario::{self, Device, Fault, Scenario};
+
+/// Spacing of opaque tokens handed out for event sets and GPM samples. They are never
+/// dereferenced, only looked up, so a stale or forged token is harmless.
+const TOKEN_BASE: usize = 0x5EED_0000;
+const TOKEN_STEP: usize = 16;
+
+/// Longest simulated step when integrating NVLink rates into counters, seconds.
+const INTEGRATION_STEP_S: f64 = 0.05;
+/// Most integration steps one call may take (bounds the cost of long gaps at high speed).
+const MAX_INTEGRATION_STEPS: f64 = 4000.0;
+
+struct Global {
+    refcount: u32,
+    run: Option<Run>,
+    /// The last scenario parsed, by its text, so re-initialising does not leak a new table.
+    cache: Option<(String, &'static Scenario)>,
+    next_token: usize,
+}
+
+static GLOBAL: Mutex<Global> = Mutex::new(Global {
+    refcount: 0,
+    run: None,
+    cache: None,
+    next_token: 0,
+});
+
+fn lock() -> MutexGuard<'static, Global> {
+    // A panic inside a call is caught at the C boundary; the state it leaves is still
+    // consistent (every mutation is a single assignment or insert), so poison is ignored.
+    GLOBAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Everything that lives from the first successful init to the last shutdown.
+struct Run {
+    scenario: &'static Scenario,
+    epoch: Instant,
+    epoch_unix_us: i64,
+    speed: f64,
+    offset_s: f64,
+    event_sets: BTreeMap<usize, EventSet>,
+    #[cfg_attr(feature = "old-driver", allow(dead_code))]
+    gpm_samples: BTreeMap<usize, Option<GpmSnapshot>>,
+    nvlink: Vec<NvlinkCounters>,
+}
+
+#[derive(Default)]
+struct EventSet {
+    /// Registered event-type mask per device index.
+    registered: BTreeMap<u32, u64>,
+    /// (fault index, device index) pairs already delivered through this set.
+    delivered: BTreeSet<(usize, u32)>,
+}
+
+/// A GPM sample: which device, at what simulated time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpmSnapshot {
+    /// Device index.
+    pub device: u32,
+    /// Simulated time of the sample.
+    pub t: f64,
+}
+
+#[derive(Default, Clone, Copy)]
+struct NvlinkCounters {
+    t: f64,
+    tx_kib: f64,
+    rx_kib: f64,
+}
+
+impl Run {
+    fn now(&self) -> f64 {
+        self.offset_s + self.epoch.elapsed().as_secs_f64() * self.speed
+    }
+
+    fn device_of(&self, handle: NvmlDevice) -> Option<&'static Device> {
+        let scenario: &'static Scenario = self.scenario;
+        scenario
+            .devices
+            .iter()
+            .find(|d| std::ptr::eq(*d, handle.cast::<Device>().cast_const()))
+    }
+}
+
+/// The context of one call that passed the common checks.
+#[derive(Clone, Copy)]
+pub struct Call {
+    /// The scenario being played.
+    pub scenario: &'static Scenario,
+    /// Simulated time of the call.
+    pub t: f64,
+    epoch_unix_us: i64,
+}
+
+impl Call {
+    /// Microseconds since 1970 at simulated time `t`: wall time at init plus simulated
+    /// time, so rates computed from NVML timestamps agree with the scenario at any speed.
+    pub fn unix_us(&self) -> i64 {
+        self.epoch_unix_us + (self.t * 1e6) as i64
+    }
+}
+
+/// The handle NVML callers see for a device: its address in the leaked device table.
+pub fn handle_of(device: &'static Device) -> NvmlDevice {
+    std::ptr::from_ref(device).cast_mut().cast::<c_void>()
+}
+
+/// `nvmlInit*`: loads the scenario on the first call, counts the others.
+pub fn init() -> NvmlReturn {
+    let mut g = lock();
+    if g.refcount > 0 {
+        g.refcount += 1;
+        return SUCCESS;
+    }
+    let (scenario, speed) = match load(&mut g) {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("nvml-sim: {message}");
+            return ERROR_UNKNOWN;
+        }
+    };
+    if let Some(code) = scenario.init_error {
+        return code;
+    }
+    g.refcount = 1;
+    g.run = Some(Run {
+        scenario,
+        epoch: Instant::now(),
+        epoch_unix_us: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX)),
+        speed,
+        offset_s: 0.0,
+        event_sets: BTreeMap::new(),
+        gpm_samples: BTreeMap::new(),
+        nvlink: vec![NvlinkCounters::default(); scenario.devices.len()],
+    });
+    SUCCESS
+}
+
+fn load(g: &mut Global) -> Result<(&'static Scenario, f64), String> {
+    let (text, origin) = scenario::read()?;
+    let scenario = match &g.cache {
+        Some((cached, scenario)) if *cached == text => *scenario,
+        _ => {
+            let parsed = Scenario::from_json(&text)
+                .map_err(|e| format!("scenario {origin} is not valid: {e}; {}", origin.remedy()))?;
+            // Handles point into this table, so it must outlive every caller: leak it.
+            // Re-inits with the same text reuse it, so only a changed scenario costs memory.
+            let leaked: &'static Scenario = Box::leak(Box::new(parsed));
+            g.cache = Some((text, leaked));
+            leaked
+        }
+    };
+    let speed = scenario::speed_override()?.unwrap_or(scenario.speed);
+    Ok((scenario, speed))
+}
+
+/// `nvmlShutdown`: the last one ends the run. Extra shutdowns are not an error.
+pub fn shutdown() -> NvmlReturn {
+    let mut g = lock();
+    if g.refcount > 0 {
+        g.refcount -= 1;
+        if g.refcount == 0 {
+            g.run = None;
+        }
+    }
+    SUCCESS
+}
+
+/// Common checks of a call about no particular device: initialised, scripted faults.
+pub fn system(function: &str) -> Result<Call, NvmlReturn> {
+    enter(function, Target::None).map(|(call, _)| call)
+}
+
+/// Common checks of a call about `handle`: initialised, valid handle, faults, lost GPU,
+/// `unsupported` and `no_permission`.
+pub fn device(function: &str, handle: NvmlDevice) -> Result<(Call, &'static Device), NvmlReturn> {
+    device_call(function, Target::Handle(handle))
+}
+
+/// Like [`device`] for a call that names the device by index.
+pub fn device_by_index(function: &str, index: u32) -> Result<(Call, &'static Device), NvmlReturn> {
+    device_call(function, Target::Index(index))
+}
+
+fn device_call(function: &str, target: Target) -> Result<(Call, &'static Device), NvmlReturn> {
+    let (call, device) = enter(function, target)?;
+    device.map(|d| (call, d)).ok_or(ERROR_INVALID_ARGUMENT)
+}
+
+enum Target {
+    None,
+    Handle(NvmlDevice),
+    Index(u32),
+}
+
+fn enter(function: &str, target: Target) -> Result<(Call, Option<&'static Device>), NvmlReturn> {
+    let (call, device) = {
+        let g = lock();
+        let run = g.run.as_ref().ok_or(ERROR_UNINITIALIZED)?;
+        let device = match target {
+            Target::None => None,
+            Target::Handle(h) => Some(run.device_of(h).ok_or(ERROR_INVALID_ARGUMENT)?),
+            Target::Index(i) => Some(
+                run.scenario
+                    .devices
+                    .get(i as usize)
+                    .ok_or(ERROR_INVALID_ARGUMENT)?,
+            ),
+        };
+        let call = Call {
+            scenario: run.scenario,
+            t: run.now(),
+            epoch_unix_us: run.epoch_unix_us,
+        };
+        (call, device)
+    };
+    let index = device.map(|d| d.index);
+    let active = |from: f64, until: f64| call.t >= from && call.t < until;
+    let mut delay_ms = 0u64;
+    let mut error = None;
+    for fault in call.scenario.faults.iter().filter(|f| f.applies_to(index)) {
+        match fault {
+            Fault::Latency {
+                function: f,
+                ms,
+                from_s,
+                until_s,
+                ..
+            } if f == function && active(*from_s, *until_s) => {
+                delay_ms = delay_ms.saturating_add(*ms);
+            }
+            Fault::Error {
+                function: f,
+                code,
+                from_s,
+                until_s,
+                ..
+            } if f == function && active(*from_s, *until_s) => {
+                error = error.or(Some(*code));
+            }
+            _ => {}
+        }
+    }
+    if delay_ms > 0 {
+        std::thread::sleep(Duration::from_millis(delay_ms));
+    }
+    if let Some(code) = error {
+        return Err(code);
+    }
+    if let Some(d) = device {
+        if is_lost(call.scenario, d.index, call.t) {
+            return Err(ERROR_GPU_IS_LOST);
+        }
+        if d.unsupported.iter().any(|f| f == function) {
+            return Err(ERROR_NOT_SUPPORTED);
+        }
+        if d.no_permission.iter().any(|f| f == function) {
+            return Err(ERROR_NO_PERMISSION);
+        }
+    }
+    Ok((call, device))
+}
+
+fn is_lost(scenario: &Scenario, index: u32, t: f64) -> bool {
+    scenario.faults.iter().any(|f| {
+        matches!(f, Fault::GpuLost { at_s, .. } if *at_s <= t) && f.applies_to(Some(index))
+    })
+}
+
+fn new_token(g: &mut Global) -> usize {
+    g.next_token += 1;
+    TOKEN_BASE + g.next_token * TOKEN_STEP
+}
+
+fn token_ptr(token: usize) -> *mut c_void {
+    std::ptr::without_provenance_mut(token)
+}
+
+/// `nvmlEventSetCreate`.
+pub fn event_set_create() -> Result<NvmlEventSet, NvmlReturn> {
+    let mut g = lock();
+    if g.run.is_none() {
+        return Err(ERROR_UNINITIALIZED);
+    }
+    let token = new_token(&mut g);
+    let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
+    run.event_sets.insert(token, EventSet::default());
+    Ok(token_ptr(token))
+}
+
+/// `nvmlDeviceRegisterEvents` after the device checks.
+pub fn event_register(set: NvmlEventSet, device: u32, mask: u64) -> Result<(), NvmlReturn> {
+    let mut g = lock();
+    let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
+    let set = run
+        .event_sets
+        .get_mut(&set.addr())
+        .ok_or(ERROR_INVALID_ARGUMENT)?;
+    *set.registered.entry(device).or_default() |= mask;
+    Ok(())
+}
+
+/// The earliest XID event due on `set` and not yet delivered through it, as
+/// (device, XID number); marks it delivered. Events scripted before the registration are
+/// delivered too, so a late registration cannot miss a scenario's fault.
+pub fn event_take(set: NvmlEventSet) -> Result<Option<(&'static Device, u64)>, NvmlReturn> {
+    let mut g = lock();
+    let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
+    let t = run.now();
+    let scenario = run.scenario;
+    let set = run
+        .event_sets
+        .get_mut(&set.addr())
+        .ok_or(ERROR_INVALID_ARGUMENT)?;
+    let mut due: Option<(f64, usize, u32, u64)> = None;
+    for (fi, fault) in scenario.faults.iter().enumerate() {
+        let Some((at, xid)) = fault.xid_event() else {
+            continue;
+        };
+        if at > t {
+            continue;
+        }
+        for (&dev, &mask) in &set.registered {
+            let wanted = mask & EVENT_TYPE_XID_CRITICAL_ERROR != 0 && fault.applies_to(Some(dev));
+            if wanted && !set.delivered.contains(&(fi, dev)) && due.is_none_or(|d| at < d.0) {
+                due = Some((at, fi, dev, xid));
+            }
+        }
+    }
+    Ok(due.and_then(|(_, fi, dev, xid)| {
+        set.delivered.insert((fi, dev));
+        scenario.devices.get(dev as usize).map(|d| (d, xid))
+    }))
+}
+
+/// `nvmlEventSetFree`.
+pub fn event_set_free(set: NvmlEventSet) -> Result<(), NvmlReturn> {
+    let mut g = lock();
+    let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
+    run.event_sets
+        .remove(&set.addr())
+        .map(drop)
+        .ok_or(ERROR_INVALID_ARGUMENT)
+}
+
+/// `nvmlGpmSampleAlloc`.
+#[cfg(not(feature = "old-driver"))]
+pub fn gpm_alloc() -> Result<NvmlGpmSample, NvmlReturn> {
+    let mut g = lock();
+    if g.run.is_none() {
+        return Err(ERROR_UNINITIALIZED);
+    }
+    let token = new_token(&mut g);
+    let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
+    run.gpm_samples.insert(token, None);
+    Ok(token_ptr(token))
+}
+
+/// `nvmlGpmSampleFree`.
+#[cfg(not(feature = "old-driver"))]
+pub fn gpm_free(sample: NvmlGpmSample) -> Result<(), NvmlReturn> {
+    let mut g = lock();
+    let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
+    run.gpm_samples
+        .remove(&sample.addr())
+        .map(drop)
+        .ok_or(ERROR_INVALID_ARGUMENT)
+}
+
+/// Records a GPM sample of `device` at `t` (after `nvmlGpmSampleGet`'s device checks).
+#[cfg(not(feature = "old-driver"))]
+pub fn gpm_record(sample: NvmlGpmSample, device: u32, t: f64) -> Result<(), NvmlReturn> {
+    let mut g = lock();
+    let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
+    let slot = run
+        .gpm_samples
+        .get_mut(&sample.addr())
+        .ok_or(ERROR_INVALID_ARGUMENT)?;
+    *slot = Some(GpmSnapshot { device, t });
+    Ok(())
+}
+
+/// The snapshots of two samples; both must exist and have been taken.
+#[cfg(not(feature = "old-driver"))]
+pub fn gpm_pair(
+    s1: NvmlGpmSample,
+    s2: NvmlGpmSample,
+) -> Result<(GpmSnapshot, GpmSnapshot), NvmlReturn> {
+    let g = lock();
+    let run = g.run.as_ref().ok_or(ERROR_UNINITIALIZED)?;
+    let get = |s: NvmlGpmSample| {
+        run.gpm_samples
+            .get(&s.addr())
+            .copied()
+            .flatten()
+            .ok_or(ERROR_INVALID_ARGUMENT)
+    };
+    Ok((get(s1)?, get(s2)?))
+}
+
+/// Cumulative NVLink (TX, RX) KiB of `device` at `t`: the integral of its rate patterns
+/// since init, advanced incrementally so each call costs only the time since the last.
+pub fn nvlink_totals(device: &Device, t: f64) -> Result<(f64, f64), NvmlReturn> {
+    use crate::metric::Metric;
+    let mut g = lock();
+    let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
+    let c = run
+        .nvlink
+        .get_mut(device.index as usize)
+        .ok_or(ERROR_INVALID_ARGUMENT)?;
+    if t > c.t {
+        let steps = ((t - c.t) / INTEGRATION_STEP_S)
+            .ceil()
+            .clamp(1.0, MAX_INTEGRATION_STEPS);
+        let dt = (t - c.t) / steps;
+        for i in 0..steps as u32 {
+            let mid = c.t + dt * (f64::from(i) + 0.5);
+            c.tx_kib += device.value(Metric::NvlinkTxKibs, mid) * dt;
+            c.rx_kib += device.value(Metric::NvlinkRxKibs, mid) * dt;
+        }
+        c.t = t;
+    }
+    Ok((c.tx_kib, c.rx_kib))
+}
+
+/// Moves simulated time forward, so tests reach scripted times without sleeping.
+#[cfg(test)]
+pub fn advance(seconds: f64) {
+    if let Some(run) = lock().run.as_mut() {
+        run.offset_s += seconds;
+    }
+}
+
+/// The current init refcount.
+#[cfg(test)]
+pub fn refcount() -> u32 {
+    lock().refcount
+}
