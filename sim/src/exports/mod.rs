@@ -231,13 +231,13 @@ mod tests {
         // SAFETY: `buf` is valid for its 8 bytes.
         assert_eq!(unsafe { put_str(buf.as_mut_ptr(), 8, "1234567") }, Ok(()));
         assert_eq!(buf[7], 0);
-        // SAFETY: as above.
         assert_eq!(
+            // SAFETY: as above.
             unsafe { put_str(buf.as_mut_ptr(), 8, "12345678") },
             Err(ERROR_INSUFFICIENT_SIZE)
         );
-        // SAFETY: NULL is allowed and refused.
         assert_eq!(
+            // SAFETY: NULL is allowed and refused.
             unsafe { put_str(std::ptr::null_mut(), 8, "x") },
             Err(ERROR_INVALID_ARGUMENT)
         );

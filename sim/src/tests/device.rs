@@ -15,26 +15,26 @@ fn identity_matches_the_preset() {
     let s = Session::start(SQUARE);
     let h = s.handle(0);
     let mut buf = [0 as c_char; 96];
-    // SAFETY: `buf` is valid for 96 bytes.
     assert_eq!(
+        // SAFETY: `buf` is valid for 96 bytes.
         unsafe { nvmlDeviceGetName(h, buf.as_mut_ptr(), 96) },
         SUCCESS
     );
     assert_eq!(text(&buf), "NVIDIA H100 80GB HBM3");
-    // SAFETY: as above; the call is told 5 bytes.
     assert_eq!(
+        // SAFETY: as above; the call is told 5 bytes.
         unsafe { nvmlDeviceGetName(h, buf.as_mut_ptr(), 5) },
         ERROR_INSUFFICIENT_SIZE
     );
-    // SAFETY: `buf` is valid for 96 bytes.
     assert_eq!(
+        // SAFETY: `buf` is valid for 96 bytes.
         unsafe { nvmlDeviceGetUUID(h, buf.as_mut_ptr(), 96) },
         SUCCESS
     );
     assert!(text(&buf).starts_with("GPU-"));
     let mut pci = std::mem::MaybeUninit::<NvmlPciInfo>::uninit();
-    // SAFETY: `pci` is valid for one write.
     assert_eq!(
+        // SAFETY: `pci` is valid for one write.
         unsafe { nvmlDeviceGetPciInfo_v2(h, pci.as_mut_ptr()) },
         SUCCESS
     );
@@ -45,8 +45,8 @@ fn identity_matches_the_preset() {
     assert_eq!(text(&pci.bus_id_legacy), "0000:18:00.0");
     assert_eq!(get_u32(nvmlDeviceGetArchitecture, h), 9);
     let (mut major, mut minor) = (0, 0);
-    // SAFETY: valid out pointers.
     assert_eq!(
+        // SAFETY: valid out pointers.
         unsafe { nvmlDeviceGetCudaComputeCapability(h, &mut major, &mut minor) },
         SUCCESS
     );
@@ -76,8 +76,8 @@ fn memory_v1_counts_reserved_as_used_and_v2_does_not() {
             free: 0,
             used: 0,
         };
-        // SAFETY: valid in/out pointer with `version` set.
         assert_eq!(
+            // SAFETY: valid in/out pointer with `version` set.
             unsafe { nvmlDeviceGetMemoryInfo_v2(h, &mut v2) },
             ERROR_ARGUMENT_VERSION_MISMATCH
         );
@@ -101,15 +101,15 @@ fn temperature_v_checks_version_and_sensor() {
         sensor_type: 0,
         temperature: -1,
     };
-    // SAFETY: valid in/out pointer.
     assert_eq!(
+        // SAFETY: valid in/out pointer.
         unsafe { nvmlDeviceGetTemperatureV(h, &mut t) },
         ERROR_ARGUMENT_VERSION_MISMATCH
     );
     t.version = TEMPERATURE_V1_VERSION;
     t.sensor_type = 1;
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { nvmlDeviceGetTemperatureV(h, &mut t) },
         ERROR_INVALID_ARGUMENT
     );
@@ -188,8 +188,8 @@ fn the_process_list_is_a_size_query_then_a_fill() {
     };
     let mut infos = [empty; 4];
     count = 4;
-    // SAFETY: `infos` holds `count` elements.
     assert_eq!(
+        // SAFETY: `infos` holds `count` elements.
         unsafe { nvmlDeviceGetComputeRunningProcesses_v2(h, &mut count, infos.as_mut_ptr()) },
         SUCCESS
     );
@@ -202,8 +202,8 @@ fn the_process_list_is_a_size_query_then_a_fill() {
         used_gpu_memory: 0,
     }; 2];
     count = 2;
-    // SAFETY: `v1` holds `count` 16-byte elements.
     assert_eq!(
+        // SAFETY: `v1` holds `count` 16-byte elements.
         unsafe { nvmlDeviceGetComputeRunningProcesses(h, &mut count, v1.as_mut_ptr()) },
         SUCCESS
     );
@@ -239,8 +239,8 @@ fn field_values(h: NvmlDevice, requests: &[(c_uint, c_uint)]) -> Vec<NvmlFieldVa
         })
         .collect();
     let n = values.len() as i32;
-    // SAFETY: `values` holds `n` initialised elements.
     assert_eq!(
+        // SAFETY: `values` holds `n` initialised elements.
         unsafe { nvmlDeviceGetFieldValues(h, n, values.as_mut_ptr()) },
         SUCCESS
     );
@@ -253,8 +253,8 @@ fn nvlink_fields_are_counters_integrated_from_the_rate() {
     let h = s.handle(0);
     let first = field_values(h, &[(91, 0), (138, u32::MAX), (139, u32::MAX), (83, 0)]);
     assert_eq!(first[0].nvml_return, SUCCESS);
-    // SAFETY: `valueType` 1 selects `uiVal`.
     assert_eq!(
+        // SAFETY: `valueType` 1 selects `uiVal`.
         (first[0].value_type, unsafe { first[0].value.ui_val }),
         (VALUE_TYPE_UNSIGNED_INT, 18)
     );
@@ -303,8 +303,8 @@ fn pcie_links_and_clocks_default_to_the_maximum() {
     assert_eq!(unsafe { nvmlDeviceGetClockInfo(h, 0, &mut mhz) }, SUCCESS);
     assert_eq!(mhz, 1980, "graphics follows SM");
     let mut reasons = u64::MAX;
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: valid out pointer.
         unsafe { nvmlDeviceGetCurrentClocksThrottleReasons(h, &mut reasons) },
         SUCCESS
     );

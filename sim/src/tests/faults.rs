@@ -35,8 +35,8 @@ fn a_gpu_is_lost_from_its_time_on() {
     assert_eq!(power(h1), ERROR_GPU_IS_LOST);
     assert_eq!(power(h0), SUCCESS, "the other GPU is unaffected");
     let mut h: NvmlDevice = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: valid out pointer.
         unsafe { crate::exports::system::nvmlDeviceGetHandleByIndex(1, &mut h) },
         ERROR_GPU_IS_LOST
     );
@@ -178,8 +178,8 @@ fn waiting_with_a_zero_timeout_does_not_block_and_long_timeouts_are_capped() {
     assert!(started.elapsed().as_millis() < 40);
     let mut data = std::mem::MaybeUninit::<NvmlEventData>::uninit();
     let started = Instant::now();
-    // SAFETY: `data` is valid for one write.
     assert_eq!(
+        // SAFETY: `data` is valid for one write.
         unsafe { nvmlEventSetWait(set, data.as_mut_ptr(), 60_000) },
         ERROR_TIMEOUT
     );

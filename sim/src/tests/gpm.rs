@@ -47,20 +47,20 @@ fn support_follows_the_architecture() {
         version: 2,
         is_supported_device: 7,
     };
-    // SAFETY: valid in/out pointer.
     assert_eq!(
+        // SAFETY: valid in/out pointer.
         unsafe { nvmlGpmQueryDeviceSupport(s.handle(0), &mut support) },
         ERROR_ARGUMENT_VERSION_MISMATCH
     );
     support.version = GPM_SUPPORT_VERSION;
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { nvmlGpmQueryDeviceSupport(s.handle(0), &mut support) },
         SUCCESS
     );
     assert_eq!(support.is_supported_device, 1, "Hopper");
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { nvmlGpmQueryDeviceSupport(s.handle(1), &mut support) },
         SUCCESS
     );
@@ -104,29 +104,29 @@ fn metrics_are_interval_means_and_only_num_metrics_entries_are_written() {
     );
     // Samples in the wrong order, bad versions and too many metrics are refused.
     let mut swapped = request(s2, s1, &[1]);
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { nvmlGpmMetricsGet(&mut *swapped) },
         ERROR_INVALID_ARGUMENT
     );
     let mut versioned = request(s1, s2, &[1]);
     versioned.version = 2;
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { nvmlGpmMetricsGet(&mut *versioned) },
         ERROR_ARGUMENT_VERSION_MISMATCH
     );
     let mut too_many = request(s1, s2, &[1]);
     too_many.num_metrics = GPM_METRIC_MAX as u32 + 1;
-    // SAFETY: refused before any entry is read.
     assert_eq!(
+        // SAFETY: refused before any entry is read.
         unsafe { nvmlGpmMetricsGet(&mut *too_many) },
         ERROR_INVALID_ARGUMENT
     );
     let fresh = sample();
     let mut untaken = request(s1, fresh, &[1]);
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { nvmlGpmMetricsGet(&mut *untaken) },
         ERROR_INVALID_ARGUMENT
     );

@@ -16,8 +16,8 @@ fn init_is_refcounted() {
     assert_eq!(nvmlInitWithFlags(1), SUCCESS);
     assert_eq!(state::refcount(), 2);
     assert_eq!(nvmlShutdown(), SUCCESS);
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: valid out pointer.
         unsafe { nvmlDeviceGetCount(&mut n) },
         SUCCESS,
         "one reference left"
@@ -44,8 +44,8 @@ fn versioned_init_and_count_match_the_plain_ones() {
     assert_eq!(unsafe { nvmlDeviceGetHandleByIndex_v2(0, &mut h) }, SUCCESS);
     assert!(!h.is_null());
     let mut cuda: c_int = 0;
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: valid out pointer.
         unsafe { nvmlSystemGetCudaDriverVersion_v2(&mut cuda) },
         SUCCESS
     );
@@ -70,26 +70,26 @@ fn init_error_makes_init_fail_with_that_code() {
 fn system_strings_honour_their_length() {
     let _s = Session::start(r#"{"driver_version": "535.129.03", "cuda_driver_version": 12020}"#);
     let mut buf = [0 as c_char; 80];
-    // SAFETY: `buf` is valid for 80 bytes.
     assert_eq!(
+        // SAFETY: `buf` is valid for 80 bytes.
         unsafe { nvmlSystemGetDriverVersion(buf.as_mut_ptr(), 80) },
         SUCCESS
     );
     assert_eq!(text(&buf), "535.129.03");
-    // SAFETY: `buf` is valid for 80 bytes (the call is told 10).
     assert_eq!(
+        // SAFETY: `buf` is valid for 80 bytes (the call is told 10).
         unsafe { nvmlSystemGetDriverVersion(buf.as_mut_ptr(), 10) },
         ERROR_INSUFFICIENT_SIZE
     );
-    // SAFETY: `buf` is valid for 80 bytes.
     assert_eq!(
+        // SAFETY: `buf` is valid for 80 bytes.
         unsafe { nvmlSystemGetNVMLVersion(buf.as_mut_ptr(), 80) },
         SUCCESS
     );
     assert!(text(&buf).ends_with(".535.129.03"), "{}", text(&buf));
     let mut cuda: c_int = 0;
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: valid out pointer.
         unsafe { nvmlSystemGetCudaDriverVersion(&mut cuda) },
         SUCCESS
     );
@@ -100,8 +100,8 @@ fn system_strings_honour_their_length() {
 fn nvml_version_answers_before_init() {
     let _s = Session::uninitialised(r#"{"nvml_version": "12.999"}"#);
     let mut buf = [0 as c_char; 80];
-    // SAFETY: `buf` is valid for 80 bytes.
     assert_eq!(
+        // SAFETY: `buf` is valid for 80 bytes.
         unsafe { nvmlSystemGetNVMLVersion(buf.as_mut_ptr(), 80) },
         SUCCESS
     );
@@ -207,20 +207,20 @@ fn null_pointers_are_invalid_arguments() {
 fn bad_handles_and_indices_are_invalid_arguments() {
     let _s = Session::start(SQUARE);
     let mut h: NvmlDevice = std::ptr::null_mut();
-    // SAFETY: valid out pointer.
     assert_eq!(
+        // SAFETY: valid out pointer.
         unsafe { nvmlDeviceGetHandleByIndex(1, &mut h) },
         ERROR_INVALID_ARGUMENT
     );
     let mut buf = [0 as c_char; 96];
     let forged = std::ptr::without_provenance_mut(0x1000);
-    // SAFETY: the handle is only compared, never dereferenced; `buf` is valid for 96 bytes.
     assert_eq!(
+        // SAFETY: the handle is only compared, never dereferenced; `buf` is valid for 96 bytes.
         unsafe { nvmlDeviceGetName(forged, buf.as_mut_ptr(), 96) },
         ERROR_INVALID_ARGUMENT
     );
-    // SAFETY: as above, with NULL.
     assert_eq!(
+        // SAFETY: as above, with NULL.
         unsafe { nvmlDeviceGetName(std::ptr::null_mut(), buf.as_mut_ptr(), 96) },
         ERROR_INVALID_ARGUMENT
     );

@@ -43,8 +43,8 @@ impl Session {
     /// The handle of device `index`.
     pub fn handle(&self, index: u32) -> NvmlDevice {
         let mut h: NvmlDevice = std::ptr::null_mut();
-        // SAFETY: `h` is a valid out pointer.
         assert_eq!(
+            // SAFETY: `h` is a valid out pointer.
             unsafe { nvmlDeviceGetHandleByIndex(index, &mut h) },
             SUCCESS
         );
