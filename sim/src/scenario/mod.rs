@@ -199,6 +199,39 @@ mod tests {
     }
 
     #[test]
+    fn the_user_documentation_matches_the_code() {
+        let doc = include_str!("../../../docs/scenarios.md");
+        let example = doc
+            .split("```json\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("docs/scenarios.md has a json example");
+        let s = Scenario::from_json(example).unwrap_or_else(|e| panic!("the example: {e}"));
+        assert_eq!((s.devices.len(), s.faults.len()), (2, 3));
+        for m in crate::metric::Metric::ALL {
+            assert!(
+                doc.contains(&format!("`{}`", m.name())),
+                "metric {m} undocumented"
+            );
+        }
+        for p in preset::NAMES {
+            assert!(doc.contains(&format!("`{p}`")), "preset {p} undocumented");
+        }
+        for f in crate::exports::FUNCTIONS {
+            assert!(
+                doc.contains(&format!("{f} ")) || doc.contains(&format!("{f}\n")),
+                "{f} undocumented"
+            );
+        }
+        for (name, _) in SHIPPED {
+            assert!(
+                doc.contains(&format!("| `{name}` |")),
+                "scenario {name} not in the table"
+            );
+        }
+    }
+
+    #[test]
     fn the_builtin_default_is_one_h100() {
         let s = Scenario::from_json(BUILTIN).expect("builtin");
         assert_eq!(s.devices.len(), 1);
