@@ -139,11 +139,14 @@ fn check_function_name(name: &str) -> Result<(), String> {
 }
 
 #[cfg(test)]
+mod shipped;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     /// Every shipped scenario, by file name.
-    const SHIPPED: &[(&str, &str)] = &[
+    pub(super) const SHIPPED: &[(&str, &str)] = &[
         ("healthy", include_str!("../../scenarios/healthy.json")),
         (
             "data_starvation",

@@ -16,6 +16,7 @@ mod faults;
 #[cfg(not(feature = "old-driver"))]
 mod gpm;
 mod lifecycle;
+mod threads;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
