@@ -1,14 +1,14 @@
 //! One simulated device: its static facts, the patterns its metrics play, its processes.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use super::address::{default_pci, generated_uuid, parse_bus_id, Hex, PciAddress};
+use super::defaults::default_pattern;
 use super::preset::{self, Facts};
 use crate::metric::{self, Metric};
-use crate::pattern::{splitmix, NoiseKey, Pattern};
+use crate::pattern::{NoiseKey, Pattern};
 
 /// A device as written in the scenario file; every fact is optional.
 #[derive(Debug, Deserialize)]
@@ -75,17 +75,6 @@ impl Process {
     pub fn alive(&self, t: f64) -> bool {
         t >= self.from_s && self.until_s.is_none_or(|u| t < u)
     }
-}
-
-/// A PCI address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PciAddress {
-    /// Domain.
-    pub domain: u32,
-    /// Bus.
-    pub bus: u32,
-    /// Device.
-    pub device: u32,
 }
 
 /// A device ready to be played.
@@ -280,133 +269,6 @@ impl DeviceFile {
     }
 }
 
-/// What a metric plays when the scenario does not say: an idle-looking device whose
-/// secondary metrics follow `util_gpu`, so setting utilization alone gives coherent power,
-/// temperature and GPM readings.
-fn default_pattern(m: Metric, facts: &Facts, used_mib: u64) -> Pattern {
-    use Metric::*;
-    let limit = facts.power_limit_w;
-    let per_mib = |source: Metric| Pattern {
-        kind: crate::pattern::Kind::Follow(crate::pattern::Follow {
-            metric: source,
-            from: (0.0, 1024.0),
-            scale: Some((0.0, 1.0)),
-        }),
-        noise: None,
-        min: None,
-        max: None,
-    };
-    match m {
-        UtilGpu | Pstate | ClockEventReasons | PcieRxKbs | PcieTxKbs | NvlinkRxKibs
-        | NvlinkTxKibs => Pattern::constant(0.0),
-        UtilMem => Pattern::follow(UtilGpu, Some((0.0, 40.0))),
-        MemUsedMib => Pattern::constant(used_mib as f64),
-        PowerW => Pattern::follow(UtilGpu, Some((0.12 * limit, 0.85 * limit))),
-        TempC => Pattern::follow(UtilGpu, Some((32.0, 68.0))),
-        SmClockMhz => Pattern::constant(f64::from(facts.max_sm_clock_mhz)),
-        MemClockMhz => Pattern::constant(f64::from(facts.max_mem_clock_mhz)),
-        GraphicsClockMhz => Pattern::follow(SmClockMhz, None),
-        VideoClockMhz => Pattern::of(crate::pattern::Kind::Follow(crate::pattern::Follow {
-            metric: GraphicsClockMhz,
-            from: (0.0, f64::from(facts.max_graphics_clock_mhz.max(1))),
-            scale: Some((0.0, f64::from(facts.max_video_clock_mhz))),
-        })),
-        PcieGen => Pattern::constant(f64::from(facts.pcie_max_gen)),
-        PcieWidth => Pattern::constant(f64::from(facts.pcie_max_width)),
-        GpmGraphicsUtil => Pattern::follow(UtilGpu, None),
-        GpmSmUtil => Pattern::follow(UtilGpu, Some((0.0, 90.0))),
-        GpmSmOccupancy => Pattern::follow(UtilGpu, Some((0.0, 50.0))),
-        GpmTensorUtil => Pattern::follow(UtilGpu, Some((0.0, 45.0))),
-        GpmDramBwUtil => Pattern::follow(UtilMem, None),
-        GpmPcieTxMibs => per_mib(PcieTxKbs),
-        GpmPcieRxMibs => per_mib(PcieRxKbs),
-        GpmNvlinkRxMibs => per_mib(NvlinkRxKibs),
-        GpmNvlinkTxMibs => per_mib(NvlinkTxKibs),
-    }
-}
-
-/// Parses `"00000000:18:00.0"` or `"0000:18:00.0"` (hex fields).
-fn parse_bus_id(text: &str) -> Result<PciAddress, String> {
-    let bad = || format!("`pci_bus_id` \"{text}\" is not like \"00000000:18:00.0\"");
-    let parts: Vec<&str> = text.split(':').collect();
-    let [domain, bus, dev_fn] = parts.as_slice() else {
-        return Err(bad());
-    };
-    let device = dev_fn.split('.').next().unwrap_or_default();
-    let hex = |s: &str| u32::from_str_radix(s, 16).map_err(|_| bad());
-    let addr = PciAddress {
-        domain: hex(domain)?,
-        bus: hex(bus)?,
-        device: hex(device)?,
-    };
-    if addr.bus > 0xFF || addr.device > 0x1F {
-        return Err(bad());
-    }
-    Ok(addr)
-}
-
-/// Bus numbers of the eight GPUs in an HGX H100 board, reused for every eight devices.
-const HGX_BUSES: [u32; 8] = [0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB];
-
-fn default_pci(index: u32) -> PciAddress {
-    PciAddress {
-        domain: index / 8,
-        bus: HGX_BUSES[(index % 8) as usize],
-        device: 0,
-    }
-}
-
-fn generated_uuid(seed: u64, scenario_name: &str, index: u32) -> String {
-    // FNV-1a of the name keeps UUIDs distinct across scenarios and stable across runs.
-    let name_hash = scenario_name
-        .bytes()
-        .fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3)
-        });
-    let a = splitmix(seed ^ name_hash ^ u64::from(index));
-    let b = splitmix(a);
-    format!(
-        "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        a >> 32,
-        (a >> 16) & 0xFFFF,
-        a & 0xFFFF,
-        b >> 48,
-        b & 0xFFFF_FFFF_FFFF
-    )
-}
-
-/// A `u32` written as a JSON number or a string such as `"0x233010DE"`.
-#[derive(Debug, Clone, Copy)]
-struct Hex(u32);
-
-impl<'de> Deserialize<'de> for Hex {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct HexVisitor;
-        impl Visitor<'_> for HexVisitor {
-            type Value = Hex;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a 32-bit number or a hex string such as \"0x233010DE\"")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Hex, E> {
-                u32::try_from(v)
-                    .map(Hex)
-                    .map_err(|_| E::custom("does not fit in 32 bits"))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Hex, E> {
-                let digits = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X"));
-                let parsed = match digits {
-                    Some(h) => u32::from_str_radix(h, 16),
-                    None => v.parse(),
-                };
-                parsed
-                    .map(Hex)
-                    .map_err(|_| E::custom(format_args!("`{v}` is not a 32-bit number")))
-            }
-        }
-        deserializer.deserialize_any(HexVisitor)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,20 +317,6 @@ mod tests {
         let d = device(r#"{"metrics": {"util_gpu": 180, "mem_used_mib": 1e9}}"#).expect("valid");
         assert_eq!(d.value(Metric::UtilGpu, 0.0), 100.0);
         assert_eq!(d.value(Metric::MemUsedMib, 0.0), (81_559 - 512) as f64);
-    }
-
-    #[test]
-    fn generated_uuids_look_real_and_differ_per_device() {
-        let a = generated_uuid(0, "x", 0);
-        let b = generated_uuid(0, "x", 1);
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 40, "{a}");
-        let groups: Vec<usize> = a
-            .trim_start_matches("GPU-")
-            .split('-')
-            .map(str::len)
-            .collect();
-        assert_eq!(groups, [8, 4, 4, 4, 12], "{a}");
     }
 
     #[test]

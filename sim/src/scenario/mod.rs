@@ -5,6 +5,8 @@
 //! devices, metrics, patterns, faults — refuses them, so a typo is reported rather than
 //! silently playing a default.
 
+mod address;
+mod defaults;
 mod device;
 mod fault;
 mod preset;
