@@ -2,7 +2,8 @@
 //!
 //! Every function runs its body inside [`boundary`], so a panic becomes
 //! `NVML_ERROR_UNKNOWN` instead of unwinding into C. Output pointers are checked for NULL
-//! (`NVML_ERROR_INVALID_ARGUMENT`) and written only on success. The `old-driver` feature
+//! (`NVML_ERROR_INVALID_ARGUMENT`) and written only on success (except the needed count
+//! that the process lists report with `NVML_ERROR_INSUFFICIENT_SIZE`). The `old-driver` feature
 //! leaves out the symbols an R450 driver lacked, so callers' fallbacks run for real.
 
 use std::ffi::{c_char, c_uint};

@@ -41,6 +41,7 @@ pub fn parse_bus_id(text: &str) -> Result<PciAddress, String> {
 /// Bus numbers of the eight GPUs in an HGX H100 board, reused for every eight devices.
 const HGX_BUSES: [u32; 8] = [0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB];
 
+/// The address of device `index` when the scenario gives none.
 pub fn default_pci(index: u32) -> PciAddress {
     PciAddress {
         domain: index / 8,
@@ -49,6 +50,7 @@ pub fn default_pci(index: u32) -> PciAddress {
     }
 }
 
+/// A UUID in NVML's `GPU-8-4-4-4-12` hex form, stable for a (seed, scenario, index).
 pub fn generated_uuid(seed: u64, scenario_name: &str, index: u32) -> String {
     // FNV-1a of the name keeps UUIDs distinct across scenarios and stable across runs.
     let name_hash = scenario_name
