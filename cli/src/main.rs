@@ -1,1 +1,56 @@
-fn main(){ println!("{}", nvml_sim_bundle::SIM_LIB.len()); }
+//! `gpuwhy`: why is my GPU not busy? Record a job, diagnose a report, list GPUs, run a demo.
+
+mod demo;
+mod devices;
+mod diagnose;
+mod duration;
+mod live;
+mod record;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Why is my GPU not busy? Watches a training job and says which bottleneck holds GPU
+/// utilization down, with the evidence, the fixes ordered by cost, and the experiment that
+/// confirms it.
+#[derive(Parser)]
+#[command(name = "gpuwhy", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List GPUs and which metrics each supports (and why not)
+    Devices(devices::Args),
+    /// Record GPUs and the host while a command runs (or for a duration), then diagnose
+    Record(record::Args),
+    /// Diagnose a report (or the `.partial` journal of an interrupted recording)
+    Diagnose(diagnose::Args),
+    /// Run a bundled scenario on the simulated GPU, end to end, and diagnose it
+    Demo(demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Devices(a) => devices::run(a),
+        Command::Record(a) => record::run(a),
+        Command::Diagnose(a) => diagnose::run(a),
+        Command::Demo(a) => demo::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            // One clear line, then the hint carried by the error chain.
+            eprintln!("gpuwhy: error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

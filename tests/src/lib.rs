@@ -30,14 +30,19 @@ impl SimDir {
 /// Installs the simulator (the R450-era build without newer symbols when `old_driver`) with
 /// `scenario_json` beside it.
 pub fn install_sim(scenario_json: &str, old_driver: bool) -> std::io::Result<SimDir> {
-    let dir = tempfile::Builder::new().prefix("gpuwhy-test-sim-").tempdir()?;
+    let dir = tempfile::Builder::new()
+        .prefix("gpuwhy-test-sim-")
+        .tempdir()?;
     let lib = nvml_sim_bundle::install(dir.path(), Some(scenario_json), old_driver)?;
     Ok(SimDir { dir, lib })
 }
 
 /// The text of a bundled scenario.
 pub fn scenario(name: &str) -> Option<&'static str> {
-    nvml_sim_bundle::SCENARIOS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    nvml_sim_bundle::SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
 }
 
 /// Names of the bundled scenarios.
@@ -77,15 +82,26 @@ pub struct Run {
 
 impl Default for Run {
     fn default() -> Self {
-        Run { duration_s: None, speed: 8.0, old_driver: false, host: false, journal: None }
+        Run {
+            duration_s: None,
+            speed: 8.0,
+            old_driver: false,
+            host: false,
+            journal: None,
+        }
     }
 }
 
 /// Records `json` on the simulated GPU and returns the diagnosed report.
 pub fn record(json: &str, run: &Run) -> Result<Report, String> {
     let v: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    let duration = run.duration_s.or_else(|| v["demo"]["duration_s"].as_f64()).unwrap_or(12.0);
-    let interval = v["demo"]["interval_ms"].as_f64().map_or(0.1, |ms| ms / 1000.0);
+    let duration = run
+        .duration_s
+        .or_else(|| v["demo"]["duration_s"].as_f64())
+        .unwrap_or(12.0);
+    let interval = v["demo"]["interval_ms"]
+        .as_f64()
+        .map_or(0.1, |ms| ms / 1000.0);
     let text = patched(json, &[("speed", Value::from(run.speed))]);
     let sim = install_sim(&text, run.old_driver).map_err(|e| e.to_string())?;
     let cfg = RecorderConfig {

@@ -30,7 +30,12 @@ pub fn run(_args: &[String]) -> Result<()> {
 fn python_with_pynvml() -> Result<PathBuf> {
     let venv = root().join("target").join("bench-venv");
     let py = venv.join("bin").join("python");
-    let has = |py: &Path| Command::new(py).args(["-c", "import pynvml"]).status().is_ok_and(|s| s.success());
+    let has = |py: &Path| {
+        Command::new(py)
+            .args(["-c", "import pynvml"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
     if !has(&py) {
         run_cmd(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
         run_cmd(Command::new(&py).args(["-m", "pip", "install", "--quiet", "nvidia-ml-py"]))?;
@@ -57,7 +62,12 @@ fn sampler() -> Result<()> {
     std::thread::sleep(Duration::from_secs_f64(DURATION_S));
     let r = rec.stop();
     let gpus = r.devices.len().max(1) as f64;
-    let ours = r.overhead.sampler_cpu_s / (r.overhead.ticks.max(1) as f64 * gpus) * 1e6;
+    let ours = r
+        .overhead
+        .sampler_cpu_s
+        .context("the OS gave no thread CPU time")?
+        / (r.overhead.ticks.max(1) as f64 * gpus)
+        * 1e6;
 
     // pynvml: the same calls from Python, same interval, same library.
     let py = python_with_pynvml()?;
@@ -69,15 +79,30 @@ fn sampler() -> Result<()> {
         .output()
         .context("cannot run the pynvml baseline")?;
     if !out.status.success() {
-        bail!("pynvml baseline failed: {}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "pynvml baseline failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let v: Value = serde_json::from_slice(&out.stdout).context("pynvml baseline output")?;
-    let (ticks, pgpus, cpu) = (v["ticks"].as_f64().unwrap_or(0.0), v["gpus"].as_f64().unwrap_or(1.0), v["cpu_s"].as_f64().unwrap_or(0.0));
+    let (ticks, pgpus, cpu) = (
+        v["ticks"].as_f64().unwrap_or(0.0),
+        v["gpus"].as_f64().unwrap_or(1.0),
+        v["cpu_s"].as_f64().unwrap_or(0.0),
+    );
     let theirs = cpu / (ticks.max(1.0) * pgpus.max(1.0)) * 1e6;
-    println!("sampler: {} GPUs, interval {} ms, {} s each", r.devices.len(), INTERVAL_S * 1e3, DURATION_S);
+    println!(
+        "sampler: {} GPUs, interval {} ms, {} s each",
+        r.devices.len(),
+        INTERVAL_S * 1e3,
+        DURATION_S
+    );
     println!("  gpuwhy sampler : {ours:8.2} µs CPU per GPU per tick ({} ticks, {} NVML calls, mean call {:.2} µs)", r.overhead.ticks, r.overhead.nvml_calls, r.overhead.nvml_call_mean_us);
     println!("  pynvml polling : {theirs:8.2} µs CPU per GPU per tick ({ticks} ticks)");
-    println!("  ratio          : {:8.1}× cheaper (goal ≥ 20×)", theirs / ours);
+    println!(
+        "  ratio          : {:8.1}× cheaper (goal ≥ 20×)",
+        theirs / ours
+    );
     Ok(())
 }
 
@@ -99,7 +124,16 @@ fn memory() -> Result<()> {
     std::thread::sleep(Duration::from_secs_f64(sim_seconds / speed));
     let r = rec.stop();
     let rows: u64 = r.devices.iter().map(|d| d.series.total_rows()).sum();
-    println!("memory: {:.1} simulated hours, {rows} samples on {} GPU", r.run.duration_s / 3600.0, r.devices.len());
-    println!("  heap bytes {} vs documented bound {} ({:.0}% of the bound)", r.heap_bytes(), r.worst_case_bytes(), 100.0 * r.heap_bytes() as f64 / r.worst_case_bytes() as f64);
+    println!(
+        "memory: {:.1} simulated hours, {rows} samples on {} GPU",
+        r.run.duration_s / 3600.0,
+        r.devices.len()
+    );
+    println!(
+        "  heap bytes {} vs documented bound {} ({:.0}% of the bound)",
+        r.heap_bytes(),
+        r.worst_case_bytes(),
+        100.0 * r.heap_bytes() as f64 / r.worst_case_bytes() as f64
+    );
     Ok(())
 }

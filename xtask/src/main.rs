@@ -38,13 +38,19 @@ fn main() -> ExitCode {
 
 /// The workspace root.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }
 
 /// Runs a command in the workspace root, echoing it, failing on a non-zero exit.
 pub fn run_cmd(cmd: &mut Command) -> Result<()> {
     eprintln!("xtask: $ {}", describe(cmd));
-    let st = cmd.current_dir(root()).status().with_context(|| format!("cannot run {}", describe(cmd)))?;
+    let st = cmd
+        .current_dir(root())
+        .status()
+        .with_context(|| format!("cannot run {}", describe(cmd)))?;
     if !st.success() {
         bail!("{} failed ({st})", describe(cmd));
     }

@@ -17,23 +17,40 @@ pub fn run(_args: &[String]) -> Result<usize> {
             })
         })
         .collect();
-    println!("{:<22} {:<18} {:<18} {:>10}  {}", "scenario", "expected", "actual", "confidence", "match");
+    println!(
+        "{:<22} {:<18} {:<18} {:>10}  {}",
+        "scenario", "expected", "actual", "confidence", "match"
+    );
     let mut failed = 0;
     for h in handles {
-        let (name, expected, got) = h.join().map_err(|_| anyhow::anyhow!("a scenario thread panicked"))?;
+        let (name, expected, got) = h
+            .join()
+            .map_err(|_| anyhow::anyhow!("a scenario thread panicked"))?;
         let expected = expected.unwrap_or_else(|| "-".into());
         match got {
             Ok(r) => {
                 let ok = r.verdict.id == expected;
                 failed += usize::from(!ok);
-                println!("{name:<22} {expected:<18} {:<18} {:>10.2}  {}", r.verdict.id, r.verdict.confidence, if ok { "yes" } else { "NO" });
+                println!(
+                    "{name:<22} {expected:<18} {:<18} {:>10.2}  {}",
+                    r.verdict.id,
+                    r.verdict.confidence,
+                    if ok { "yes" } else { "NO" }
+                );
             }
             Err(e) => {
                 failed += 1;
-                println!("{name:<22} {expected:<18} {:<18} {:>10}  NO ({e})", "error", "-");
+                println!(
+                    "{name:<22} {expected:<18} {:<18} {:>10}  NO ({e})",
+                    "error", "-"
+                );
             }
         }
     }
-    println!("{} scenarios, {} matched, {failed} failed", names.len(), names.len() - failed);
+    println!(
+        "{} scenarios, {} matched, {failed} failed",
+        names.len(),
+        names.len() - failed
+    );
     Ok(failed)
 }

@@ -7,7 +7,14 @@ use crate::{cargo, run_cmd};
 pub fn run(_args: &[String]) -> Result<()> {
     install()?;
     run_cmd(cargo().args(["fmt", "--all", "--check"]))?;
-    run_cmd(cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run_cmd(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     run_cmd(cargo().args(["test", "--workspace", "--all-targets"]))?;
     // Doc tests and rustdoc links.
     run_cmd(cargo().args(["test", "--workspace", "--doc"]))?;

@@ -464,8 +464,8 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
     drop(gpm);
     drop(events);
     let cpu = match (cpu0, thread_cpu_seconds()) {
-        (Some(a), Some(b)) => b - a,
-        _ => f64::NAN,
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
     };
     let mut rec = lock(&shared.rec);
     for g in &gpus {
@@ -485,12 +485,11 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
     let o = &mut rec.overhead;
     o.sampler_cpu_s = cpu;
     let ticks = o.ticks.max(1) as f64;
-    o.cpu_per_tick_us = cpu / ticks * 1e6;
-    o.cpu_per_gpu_tick_us = if gpus.is_empty() {
-        f64::NAN
-    } else {
-        o.cpu_per_tick_us / gpus.len() as f64
-    };
+    o.cpu_per_tick_us = cpu.map(|c| c / ticks * 1e6);
+    o.cpu_per_gpu_tick_us = o
+        .cpu_per_tick_us
+        .filter(|_| !gpus.is_empty())
+        .map(|c| c / gpus.len() as f64);
     o.nvml_calls = stats.calls;
     o.nvml_call_mean_us = if stats.calls > 0 {
         stats.total_us / stats.calls as f64

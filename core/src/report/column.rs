@@ -60,6 +60,11 @@ impl<'de> Deserialize<'de> for Column {
     }
 }
 
+/// Deserialises a number that may have been written as `null` (a `NaN` when written).
+pub(crate) fn f64_or_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::column::f64_or_nan;
+
 /// How much a finding matters.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
@@ -51,8 +53,10 @@ pub struct Evidence {
     /// What was measured (`util_gpu p50`, `share of loaded samples with sw_power_cap`, ...).
     pub metric: String,
     /// The measured value.
+    #[serde(deserialize_with = "f64_or_nan")]
     pub value: f64,
     /// The threshold it was compared with.
+    #[serde(deserialize_with = "f64_or_nan")]
     pub threshold: f64,
     /// How: `>=`, `<=`, `<`, `>`, `!=`.
     pub comparison: String,
@@ -111,6 +115,7 @@ pub struct Finding {
     /// How much it matters.
     pub severity: Severity,
     /// 0–1, from how many independent signals agree.
+    #[serde(deserialize_with = "f64_or_nan")]
     pub confidence: f64,
     /// One or two sentences for a human.
     pub summary: String,
@@ -146,6 +151,7 @@ pub struct Verdict {
     /// Title of the top finding.
     pub title: String,
     /// Its confidence.
+    #[serde(deserialize_with = "f64_or_nan")]
     pub confidence: f64,
     /// Its estimated share of lost time.
     #[serde(default, skip_serializing_if = "Option::is_none")]

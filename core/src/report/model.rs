@@ -275,12 +275,13 @@ pub struct Overhead {
     pub late_ticks: u64,
     /// Ticks skipped to catch up after falling behind.
     pub skipped_ticks: u64,
-    /// CPU time of the sampler thread, seconds.
-    pub sampler_cpu_s: f64,
+    /// CPU time of the sampler thread, seconds (`null` where the OS does not say).
+    pub sampler_cpu_s: Option<f64>,
     /// Sampler CPU time per tick, µs.
-    pub cpu_per_tick_us: f64,
-    /// Sampler CPU time per GPU per tick, µs (the library-side cost of watching one GPU).
-    pub cpu_per_gpu_tick_us: f64,
+    pub cpu_per_tick_us: Option<f64>,
+    /// Sampler CPU time per GPU per tick, µs (the library-side cost of watching one GPU);
+    /// `null` without GPUs.
+    pub cpu_per_gpu_tick_us: Option<f64>,
     /// NVML calls made.
     pub nvml_calls: u64,
     /// Mean wall time of one NVML call, µs.

@@ -127,7 +127,11 @@ impl Rule for DataStarvation {
                 "%",
                 None,
             );
-            weights.push((1.0, e.agrees));
+            // Supporting only: a saturated CPU explains the wait, an idle one does not rule
+            // it out (slow storage, a single-process loader).
+            if e.agrees {
+                weights.push((1.0, true));
+            }
             ev.push(e);
         }
         let lost = round(idle_shares.iter().sum::<f64>() / idle_shares.len() as f64);

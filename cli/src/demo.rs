@@ -1,0 +1,135 @@
+//! `gpuwhy demo [SCENARIO] [-o FILE]`: a bundled scenario on the simulated GPU, end to end.
+//!
+//! The simulated NVML library is embedded in this binary; the demo writes it to a temporary
+//! directory as `libnvidia-ml.so.1` with the scenario beside it and records it through the
+//! very same loading path as a real driver.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use gpuwhy::collect::{Recorder, RecorderConfig};
+use serde_json::Value;
+
+use crate::duration::parse_seconds;
+use crate::live::Live;
+
+/// Scenario run when none is named.
+pub const DEFAULT_SCENARIO: &str = "data_starvation";
+
+/// Arguments of `gpuwhy demo`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Scenario name (see --list) or path to a scenario JSON file
+    scenario: Option<String>,
+    /// Where to write the report (default: gpuwhy-demo-SCENARIO.json)
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// List the bundled scenarios
+    #[arg(long)]
+    list: bool,
+    /// Override the scenario's simulated duration
+    #[arg(long, value_parser = parse_seconds)]
+    duration: Option<f64>,
+    /// No live status lines
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// A scenario's name and text, from the bundle or a file.
+fn load(name: &str) -> Result<(String, String)> {
+    if let Some((n, text)) = nvml_sim_bundle::SCENARIOS.iter().find(|(n, _)| *n == name) {
+        return Ok((n.to_string(), text.to_string()));
+    }
+    let path = PathBuf::from(name);
+    if path.exists() {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read scenario {}", path.display()))?;
+        let stem = path.file_stem().map_or_else(
+            || "custom".to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        return Ok((stem, text));
+    }
+    let names: Vec<&str> = nvml_sim_bundle::SCENARIOS.iter().map(|(n, _)| *n).collect();
+    bail!(
+        "unknown scenario '{name}'; bundled scenarios: {} (or give a path to a scenario JSON file)",
+        names.join(", ")
+    )
+}
+
+fn list() {
+    println!("{:<20} {:<18} description", "scenario", "expected");
+    for (name, text) in nvml_sim_bundle::SCENARIOS {
+        let v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+        let expect = v["expect"]["top_finding"].as_str().unwrap_or("-");
+        let desc = v["description"].as_str().unwrap_or("");
+        println!("{name:<20} {expect:<18} {desc}");
+    }
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    if a.list {
+        list();
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (name, text) = load(a.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO))?;
+    let v: Value = serde_json::from_str(&text)
+        .with_context(|| format!("scenario '{name}' is not valid JSON"))?;
+    let speed = v["speed"].as_f64().filter(|s| *s > 0.0).unwrap_or(1.0);
+    let duration = a
+        .duration
+        .or_else(|| v["demo"]["duration_s"].as_f64())
+        .unwrap_or(12.0);
+    let interval = v["demo"]["interval_ms"]
+        .as_f64()
+        .map_or(0.1, |ms| ms / 1000.0);
+    let expect = v["expect"]["top_finding"].as_str().map(str::to_string);
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("gpuwhy-demo-{name}.json")));
+
+    let dir = tempfile::Builder::new()
+        .prefix("gpuwhy-sim-")
+        .tempdir()
+        .context("cannot create a temporary directory for the simulated GPU")?;
+    let lib = nvml_sim_bundle::install(dir.path(), Some(&text), false)
+        .context("cannot write the simulated NVML library")?;
+    let mut cfg = RecorderConfig {
+        interval_s: interval,
+        nvml_path: Some(lib),
+        time_scale: speed,
+        journal: Some(gpuwhy::report::journal::journal_path(&output)),
+        ..RecorderConfig::default()
+    };
+    cfg.run.label = Some(format!("demo: {name}"));
+    cfg.run.source = "simulator".into();
+    eprintln!("gpuwhy: demo '{name}' on the simulated GPU for {duration:.0} s of simulated time (speed ×{speed})…");
+    let recorder = Recorder::start(cfg)?;
+    if let Some(why) = recorder.gpu_absent_reason() {
+        bail!("the simulated GPU did not load: {why}");
+    }
+    let wall = Duration::from_secs_f64(duration / speed);
+    let started = Instant::now();
+    let mut live = Live::new(a.quiet);
+    while started.elapsed() < wall {
+        std::thread::sleep(Duration::from_millis(50).min(wall.saturating_sub(started.elapsed())));
+        live.tick(&recorder);
+    }
+    let mut rec = recorder.stop();
+    rec.run.complete = true;
+    rec.run.ended_by = Some("duration reached".into());
+    let report = crate::record::finish(&rec, &output)?;
+    print!("{}", crate::render::text(&report));
+    println!("\nReport written to {}", output.display());
+    if let Some(e) = expect {
+        let ok = e == report.verdict.id;
+        println!(
+            "Scenario expects top finding '{e}': {}",
+            if ok { "matched" } else { "NOT matched" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

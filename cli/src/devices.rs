@@ -1,0 +1,73 @@
+//! `gpuwhy devices`: GPUs and their capabilities.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use gpuwhy::collect::probe;
+
+/// Arguments of `gpuwhy devices`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Path of libnvidia-ml.so.1 (default: GPUWHY_NVML_PATH, then the system's)
+    #[arg(long)]
+    nvml: Option<PathBuf>,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map_or_else(|| "-".to_string(), |x| x.to_string())
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let (nvml, devices) = probe(a.nvml.as_deref(), true)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "nvml": nvml, "devices": devices }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "NVML {} (driver {}, CUDA {}) from {}",
+        opt(&nvml.nvml_version),
+        opt(&nvml.driver_version),
+        opt(&nvml.cuda_driver_version),
+        nvml.path
+    );
+    if devices.is_empty() {
+        println!("No GPU found.");
+    }
+    for d in &devices {
+        println!(
+            "\nGPU {}: {} ({}, compute {}), {} MiB, power limit {} W, max SM clock {} MHz, PCIe gen {} x{}",
+            d.index,
+            opt(&d.name),
+            opt(&d.architecture),
+            opt(&d.compute_capability),
+            d.memory_total_mib.map_or("-".into(), |m| format!("{m:.0}")),
+            d.power_limit_w.map_or("-".into(), |m| format!("{m:.0}")),
+            opt(&d.max_sm_clock_mhz),
+            opt(&d.pcie_max_gen),
+            opt(&d.pcie_max_width)
+        );
+        println!("  uuid {}  bus {}", opt(&d.uuid), opt(&d.pci_bus_id));
+        let on: Vec<&str> = d
+            .capabilities
+            .iter()
+            .filter(|(_, c)| c.available)
+            .map(|(k, _)| k.as_str())
+            .collect();
+        println!("  metrics: {}", on.join(", "));
+        for (k, c) in d.capabilities.iter().filter(|(_, c)| !c.available) {
+            println!(
+                "  not available: {k}: {}",
+                c.reason.as_deref().unwrap_or("unknown")
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,171 @@
+//! `gpuwhy record [-o FILE] [--interval D] [--duration D] [-- CMD ARGS…]`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use gpuwhy::analysis::diagnose;
+use gpuwhy::collect::{Recorder, RecorderConfig};
+use gpuwhy::recording::Recording;
+use gpuwhy::report::journal::journal_path;
+use gpuwhy::report::Report;
+
+use crate::duration::parse_seconds;
+use crate::live::Live;
+
+/// Arguments of `gpuwhy record`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Where to write the report
+    #[arg(short, long, default_value = "gpuwhy-report.json")]
+    output: PathBuf,
+    /// Sampling interval (10ms–10s)
+    #[arg(long, default_value = "100ms", value_parser = parse_seconds)]
+    interval: f64,
+    /// Stop after this long (default: when the command exits, or at Ctrl-C)
+    #[arg(long, value_parser = parse_seconds)]
+    duration: Option<f64>,
+    /// A label for the run, shown in the report
+    #[arg(long)]
+    label: Option<String>,
+    /// Path of libnvidia-ml.so.1 (default: GPUWHY_NVML_PATH, then the system's)
+    #[arg(long)]
+    nvml: Option<PathBuf>,
+    /// Do not read GPM counters (use when Nsight or DCGM profiling runs at the same time)
+    #[arg(long)]
+    no_gpm: bool,
+    /// No live status lines on stderr
+    #[arg(short, long)]
+    quiet: bool,
+    /// The command to run and record, after `--`
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+/// Writes the report of a finished recording atomically, then removes the journal.
+pub fn finish(rec: &Recording, out: &Path) -> Result<Report> {
+    let mut report = Report::from_recording(rec);
+    diagnose(&mut report);
+    let journal = journal_path(out);
+    report.save(out).with_context(|| {
+        format!(
+            "the recording is not lost: it stays in the journal {} (`gpuwhy diagnose` reads it)",
+            journal.display()
+        )
+    })?;
+    let _ = std::fs::remove_file(&journal);
+    Ok(report)
+}
+
+fn rank_from_env(name: &str) -> Option<u32> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    if a.duration.is_none() && a.command.is_empty() {
+        eprintln!("gpuwhy: recording until Ctrl-C (give `-- CMD ARGS…` to record a command, or --duration)");
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let s2 = Arc::clone(&stop);
+    ctrlc::set_handler(move || s2.store(true, Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")?;
+
+    let mut child = if a.command.is_empty() {
+        None
+    } else {
+        let c = std::process::Command::new(&a.command[0])
+            .args(&a.command[1..])
+            .spawn()
+            .with_context(|| {
+                format!(
+                    "cannot start `{}`: is it installed and on PATH?",
+                    a.command[0]
+                )
+            })?;
+        Some(c)
+    };
+    let mut cfg = RecorderConfig {
+        interval_s: a.interval,
+        nvml_path: a.nvml.clone(),
+        gpm: !a.no_gpm,
+        target_pid: child.as_ref().map(|c| c.id()),
+        journal: Some(journal_path(&a.output)),
+        ..RecorderConfig::default()
+    };
+    cfg.run.label = a.label.clone();
+    cfg.run.command = (!a.command.is_empty()).then(|| a.command.clone());
+    cfg.run.rank = rank_from_env("RANK");
+    cfg.run.world_size = rank_from_env("WORLD_SIZE");
+    let recorder = Recorder::start(cfg)?;
+    if let Some(why) = recorder.gpu_absent_reason() {
+        eprintln!("gpuwhy: no GPU metrics will be recorded: {why}");
+        eprintln!("gpuwhy: recording host metrics only");
+    }
+    let started = Instant::now();
+    let mut live = Live::new(a.quiet);
+    let mut exit: Option<std::process::ExitStatus> = None;
+    let mut interrupted_at: Option<Instant> = None;
+    let ended_by = loop {
+        std::thread::sleep(Duration::from_millis(50));
+        live.tick(&recorder);
+        if let Some(c) = child.as_mut() {
+            if let Some(st) = c
+                .try_wait()
+                .context("cannot wait for the recorded command")?
+            {
+                exit = Some(st);
+                break "command exited";
+            }
+        }
+        if a.duration
+            .is_some_and(|d| started.elapsed().as_secs_f64() >= d)
+        {
+            break "duration reached";
+        }
+        if stop.load(Ordering::SeqCst) {
+            // The terminal sent Ctrl-C to the command too; give it a moment to exit so its
+            // status can be passed on, but never hang on a command that ignores it.
+            let t = *interrupted_at.get_or_insert_with(Instant::now);
+            if child.is_none() || t.elapsed() > Duration::from_secs(5) {
+                break "interrupted";
+            }
+        }
+    };
+    if let Some(e) = recorder.journal_error() {
+        eprintln!("gpuwhy: warning: the crash journal could not be written ({e}); the report is still written at the end");
+    }
+    let mut rec = recorder.stop();
+    rec.run.complete = true;
+    rec.run.ended_by = Some(ended_by.into());
+    rec.run.exit_code = exit.and_then(|s| s.code());
+    let report = finish(&rec, &a.output)?;
+    eprintln!("gpuwhy: {}", report.verdict.summary);
+    eprintln!(
+        "gpuwhy: report written to {} (details: gpuwhy diagnose {})",
+        a.output.display(),
+        a.output.display()
+    );
+    let code = match exit {
+        Some(st) => exit_code_of(st),
+        None => 0,
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// The shell's convention: the exit code, or 128 + the signal number.
+fn exit_code_of(st: std::process::ExitStatus) -> u8 {
+    if let Some(c) = st.code() {
+        return c.clamp(0, 255) as u8;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = st.signal() {
+            return (128 + sig).clamp(0, 255) as u8;
+        }
+    }
+    1
+}

@@ -1,0 +1,149 @@
+//! The text form of a diagnosis, for terminals and logs.
+
+use std::fmt::Write;
+
+use gpuwhy::report::{Finding, Report};
+
+fn fmt_num(v: f64) -> String {
+    if v.abs() >= 100.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn finding(out: &mut String, n: usize, f: &Finding) {
+    let lost = f
+        .lost_share
+        .map(|l| format!(", ~{:.0}% lost", l * 100.0))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "\n{n}. {} — {}  [{}, confidence {:.2}{lost}]",
+        f.id,
+        f.title,
+        f.severity.as_str(),
+        f.confidence
+    );
+    let _ = writeln!(out, "   {}", f.summary);
+    if !f.evidence.is_empty() {
+        let _ = writeln!(out, "   Evidence:");
+        for e in &f.evidence {
+            let mark = if e.agrees { "✓" } else { "·" };
+            let dev = e.device.map(|d| format!(" (GPU {d})")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "     {mark} {}: {} {} {} {}{dev}",
+                e.metric,
+                fmt_num(e.value),
+                e.comparison,
+                fmt_num(e.threshold),
+                e.unit
+            );
+        }
+    }
+    if !f.actions.is_empty() {
+        let _ = writeln!(out, "   Try, cheapest first:");
+        for (i, a) in f.actions.iter().enumerate() {
+            let cost = match a.cost {
+                gpuwhy::report::Cost::Low => "low",
+                gpuwhy::report::Cost::Medium => "medium",
+                gpuwhy::report::Cost::High => "high",
+            };
+            let _ = writeln!(out, "     {}. [{cost} cost] {}", i + 1, a.text);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "   Confirm: {} → expect: {}",
+        f.experiment.change, f.experiment.expect
+    );
+    for u in &f.unseen {
+        let _ = writeln!(out, "   Not seen: {u}");
+    }
+}
+
+/// The whole diagnosis of `r` as text.
+pub fn text(r: &Report) -> String {
+    let mut out = String::new();
+    let label = r.run.label.clone().unwrap_or_else(|| "run".into());
+    let partial = if r.run.complete { "" } else { ", PARTIAL" };
+    let _ = writeln!(
+        out,
+        "gpuwhy — {label}: {} GPU(s), {:.1} s, source {}{partial}",
+        r.devices.len(),
+        r.run.duration_s,
+        if r.run.source.is_empty() {
+            "unknown"
+        } else {
+            &r.run.source
+        }
+    );
+    if let Some(why) = &r.run.ended_by {
+        if !r.run.complete {
+            let _ = writeln!(out, "note: {why}");
+        }
+    }
+    if let Some(why) = &r.gpu_absent_reason {
+        let _ = writeln!(out, "no GPU metrics: {why}");
+    }
+    let conf = if r.verdict.id == "none" {
+        String::new()
+    } else {
+        format!(" [confidence {:.2}]", r.verdict.confidence)
+    };
+    let _ = writeln!(out, "\nVerdict: {}{conf}", r.verdict.summary);
+    for (i, f) in r.findings.iter().enumerate() {
+        finding(&mut out, i + 1, f);
+    }
+    if !r.devices.is_empty() {
+        let _ = writeln!(out, "\nDevices:");
+        for d in &r.devices {
+            let off: Vec<String> = d
+                .capabilities
+                .iter()
+                .filter(|(_, c)| !c.available)
+                .map(|(k, c)| format!("{k} ({})", c.reason.as_deref().unwrap_or("unavailable")))
+                .collect();
+            let lost = d
+                .lost_at_s
+                .map(|t| format!(", LOST at {t:.1} s"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  GPU {} {} ({}){lost}",
+                d.index,
+                d.name.as_deref().unwrap_or("?"),
+                d.architecture.as_deref().unwrap_or("?")
+            );
+            if !off.is_empty() {
+                let _ = writeln!(out, "    not available: {}", off.join("; "));
+            }
+        }
+    }
+    if !r.faults.is_empty() {
+        let _ = writeln!(out, "\nNVML errors during the run:");
+        for f in &r.faults {
+            let dev = f.device.map(|d| format!("GPU {d} ")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {dev}{}: {} ×{} ({:.1}–{:.1} s)",
+                f.function, f.name, f.count, f.first_s, f.last_s
+            );
+        }
+    }
+    let o = &r.overhead;
+    if o.ticks > 0 {
+        let us = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"));
+        let _ = writeln!(
+            out,
+            "\nRecorder cost: {} ticks, {} µs CPU per tick ({} µs per GPU), {} NVML calls averaging {:.1} µs",
+            o.ticks,
+            us(o.cpu_per_tick_us),
+            us(o.cpu_per_gpu_tick_us),
+            o.nvml_calls,
+            o.nvml_call_mean_us
+        );
+    }
+    out
+}

@@ -1,0 +1,45 @@
+//! The `gpuwhy` command as a user runs it: real binary, real simulated NVML library.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod commands;
+mod crash;
+
+/// The built `gpuwhy` binary.
+pub fn gpuwhy() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gpuwhy"))
+}
+
+/// Runs and captures.
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("gpuwhy runs")
+}
+
+/// Text of stdout and stderr together.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A scenario's text with top-level fields replaced.
+pub fn scenario_with(name: &str, fields: &[(&str, serde_json::Value)]) -> String {
+    let text = nvml_sim_bundle::SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("bundled scenario")
+        .1;
+    let mut v: serde_json::Value = serde_json::from_str(text).expect("json");
+    for (k, val) in fields {
+        v[*k] = val.clone();
+    }
+    v.to_string()
+}
+
+/// Installs the simulator with `scenario` into `dir`; returns the library path.
+pub fn sim(dir: &Path, scenario: &str) -> PathBuf {
+    nvml_sim_bundle::install(dir, Some(scenario), false).expect("install simulator")
+}
