@@ -11,6 +11,7 @@ use gpuwhy::recording::{
     HostRecording, Recording, SeriesBuf, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT, MAX_EVENTS,
 };
 use gpuwhy::report::{Capability, DeviceInfo, Event, HostFacts, NvmlInfo, Report, RunInfo};
+use gpuwhy_tests::{record, scenario, Run};
 use serde_json::{json, Value};
 
 const SCHEMA: &str = include_str!("../../docs/report.schema.json");
@@ -274,6 +275,34 @@ fn a_diagnosed_report_is_valid_against_the_published_schema() {
 
 /// What a broken document breaks, and how to break it.
 type Breakage = (&'static str, fn(&mut Value));
+
+#[test]
+fn reports_recorded_through_the_simulator_are_valid() {
+    let v = validator();
+    let root = schema();
+    for name in ["gpu_lost", "straggler_8gpu"] {
+        let run = Run {
+            duration_s: Some(20.0),
+            speed: 20.0,
+            host: true,
+            ..Run::default()
+        };
+        let report = record(scenario(name).expect("bundled scenario"), &run).expect("records");
+        let doc: Value = serde_json::from_str(&report.to_json()).expect("JSON");
+        let errs = errors(&v, &doc);
+        assert!(
+            errs.is_empty(),
+            "the {name} report breaks docs/report.schema.json:\n{}",
+            errs.join("\n")
+        );
+        let mut missing = Vec::new();
+        undocumented(&root, &root, &doc, "", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "{name}: fields written but not in docs/report.schema.json: {missing:?}"
+        );
+    }
+}
 
 #[test]
 fn the_schema_rejects_wrong_types() {
