@@ -1,3 +1,8 @@
-//! End-to-end tests.
+//! End-to-end tests: gpuwhy's recorder through the simulated NVML, loaded by the real loader.
 
+mod devices;
+mod loader;
+mod memory;
+mod report_io;
+mod scenarios;
 mod schema;
