@@ -23,3 +23,5 @@ pub mod signals;
 pub mod host;
 #[cfg(feature = "collect")]
 pub mod nvml;
+#[cfg(feature = "collect")]
+pub mod os;

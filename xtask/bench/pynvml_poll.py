@@ -2,6 +2,8 @@
 through pynvml (nvidia-ml-py), at the same interval, and report the CPU time spent.
 
 pynvml loads libnvidia-ml.so.1 by name, so LD_LIBRARY_PATH points it at the simulator.
+Reports the CPU time of the polling work (thread time around the per-tick loop over the
+GPUs, like gpuwhy's per-GPU figure) and of the whole process (wake-ups included).
 Usage: python pynvml_poll.py INTERVAL_S DURATION_S  -> one JSON line on stdout.
 """
 import json
@@ -18,10 +20,12 @@ def main():
     slow_every = max(1, round(1.0 / interval))
     reasons = getattr(N, "nvmlDeviceGetCurrentClocksEventReasons", None) or N.nvmlDeviceGetCurrentClocksThrottleReasons
     ticks = 0
+    work = 0.0
     cpu0 = time.process_time()
     nxt = time.monotonic()
     end = nxt + duration
     while time.monotonic() < end:
+        w0 = time.thread_time()
         for i, h in enumerate(handles):
             N.nvmlDeviceGetUtilizationRates(h)
             N.nvmlDeviceGetMemoryInfo(h)
@@ -41,6 +45,7 @@ def main():
                     N.nvmlDeviceGetFieldValues(h, [(138, 0xFFFFFFFF), (139, 0xFFFFFFFF)])
                 except N.NVMLError:
                     pass
+        work += time.thread_time() - w0
         ticks += 1
         nxt += interval
         delay = nxt - time.monotonic()
@@ -48,7 +53,7 @@ def main():
             time.sleep(delay)
     cpu = time.process_time() - cpu0
     N.nvmlShutdown()
-    print(json.dumps({"ticks": ticks, "gpus": len(handles), "cpu_s": cpu}))
+    print(json.dumps({"ticks": ticks, "gpus": len(handles), "cpu_s": cpu, "work_s": work}))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ use super::{RecorderConfig, HOST_PERIOD_S};
 use crate::host::{host_facts, HostSample, HostSampler};
 use crate::metric::GpuMetric;
 use crate::nvml::{GpmSample, Nvml, EVENT_XID_CRITICAL};
+use crate::os::thread_cpu_ns;
 use crate::recording::{HostRecording, Recording};
 use crate::report::journal::{JournalHeader, JournalLine, JournalWriter, JOURNAL_SCHEMA};
 use crate::report::{rfc3339_utc, DeviceInfo, Event, HostFacts};
@@ -71,6 +72,20 @@ fn report_facts(h: crate::host::HostFacts) -> HostFacts {
         logical_cpus: h.logical_cpus,
         physical_cores: h.physical_cores,
         mem_total_bytes: h.mem_total_bytes,
+    }
+}
+
+/// The report column a host sample field is stored in.
+fn host_column_name(field: &str) -> &str {
+    match field {
+        "cpu_total_util" => "cpu_total",
+        "proc_tree_cpu" => "proc_cpu",
+        "proc_tree_count" => "proc_count",
+        "disk_read_bps" => "disk_read",
+        "disk_write_bps" => "disk_write",
+        "mem_available_bytes" => "mem_available",
+        "cpu_core_util" => "cpu_cores",
+        other => other,
     }
 }
 
@@ -300,8 +315,10 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
     let mut next = 0.0;
     let mut late = 0u64;
     let mut skipped = 0u64;
+    let mut gpu_work_ns = 0u64;
     loop {
         let t = (clock.now() * 1e4).round() / 1e4;
+        let work0 = thread_cpu_ns();
         let mut rows = Vec::with_capacity(gpus.len());
         let mut outcomes = Vec::new();
         for (gi, g) in gpus.iter_mut().enumerate() {
@@ -336,6 +353,9 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
             if !g.lost {
                 rows.push((g.pos, row));
             }
+        }
+        if let (Some(a), Some(b)) = (work0, thread_cpu_ns()) {
+            gpu_work_ns += b.saturating_sub(a);
         }
         let mut new_events = Vec::new();
         if let (Some(set), Some(_)) = (events.as_mut(), &nvml) {
@@ -479,17 +499,17 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
         h.unavailable = s
             .unavailable()
             .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
+            .map(|(k, v)| (host_column_name(k).to_string(), v.clone()))
             .collect();
     }
     let o = &mut rec.overhead;
     o.sampler_cpu_s = cpu;
     let ticks = o.ticks.max(1) as f64;
     o.cpu_per_tick_us = cpu.map(|c| c / ticks * 1e6);
-    o.cpu_per_gpu_tick_us = o
-        .cpu_per_tick_us
-        .filter(|_| !gpus.is_empty())
-        .map(|c| c / gpus.len() as f64);
+    // Per GPU: the CPU spent reading GPUs inside ticks, without the thread's wake-ups and
+    // the host sampling, so it measures what watching one more GPU costs.
+    o.cpu_per_gpu_tick_us = (!gpus.is_empty() && cpu.is_some())
+        .then(|| gpu_work_ns as f64 / 1e3 / ticks / gpus.len() as f64);
     o.nvml_calls = stats.calls;
     o.nvml_call_mean_us = if stats.calls > 0 {
         stats.total_us / stats.calls as f64
@@ -498,6 +518,14 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
     };
     o.nvml_call_max_us = stats.max_us;
     o.nvml_call_max_function = stats.max_function.map(str::to_string);
+    if let (Some(info), Some(n)) = (rec.nvml.as_mut(), nvml.as_ref()) {
+        // Fallbacks taken during the run (a newer symbol that failed) show here.
+        info.symbols = n
+            .resolved_symbols()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+            .collect();
+    }
     drop(rec);
     drop(nvml);
 }

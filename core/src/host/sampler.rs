@@ -349,18 +349,7 @@ impl PsiMetric {
 
 /// `USER_HZ`, the unit of the times in `/proc/<pid>/stat`.
 fn clock_ticks_per_second() -> f64 {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: sysconf only looks up a configuration value: it takes no pointers, has no
-        // preconditions, and reports failure by returning -1, which is handled below.
-        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        if ticks > 0 {
-            return ticks as f64;
-        }
-    }
-    // USER_HZ is 100 on every architecture Linux supports, so it is the right guess if
-    // sysconf ever fails.
-    100.0
+    crate::os::clock_ticks_per_second()
 }
 
 #[cfg(test)]

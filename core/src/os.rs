@@ -1,0 +1,54 @@
+//! The two operating-system calls gpuwhy makes outside NVML, behind safe functions.
+//!
+//! This and [`crate::nvml`] are the only modules with `unsafe` code (besides the C ABI).
+
+/// CPU time consumed by the calling thread, nanoseconds (`CLOCK_THREAD_CPUTIME_ID`), or
+/// `None` where the clock is not available. Cheap enough to call a few times per sampler tick.
+pub fn thread_cpu_ns() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec that outlives the call; clock_gettime
+        // only writes it and reports failure by returning -1, which is checked.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        if rc == 0 {
+            return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+        }
+    }
+    None
+}
+
+/// Clock ticks per second used by `/proc` CPU times (`USER_HZ`).
+pub fn clock_ticks_per_second() -> f64 {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf only looks up a configuration value: it takes no pointers, has no
+        // preconditions, and reports failure by returning -1, which is handled below.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        if ticks > 0 {
+            return ticks as f64;
+        }
+    }
+    // USER_HZ is 100 on every architecture Linux supports.
+    100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_cpu_time_advances_with_work() {
+        let a = thread_cpu_ns().expect("Linux has a thread CPU clock");
+        let mut x = 1u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        assert!(thread_cpu_ns().expect("again") > a);
+        assert!(clock_ticks_per_second() >= 100.0);
+    }
+}
