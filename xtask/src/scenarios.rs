@@ -18,8 +18,8 @@ pub fn run(_args: &[String]) -> Result<usize> {
         })
         .collect();
     println!(
-        "{:<22} {:<18} {:<18} {:>10}  {}",
-        "scenario", "expected", "actual", "confidence", "match"
+        "{:<22} {:<18} {:<18} {:>10}  match",
+        "scenario", "expected", "actual", "confidence"
     );
     let mut failed = 0;
     for h in handles {
