@@ -142,9 +142,11 @@ impl Rule for DataStarvation {
             severity: META.severity,
             confidence: conf,
             summary: format!(
-                "{} drop to near-zero utilization in ~{:.0}% of samples and return to full load in between: the GPU is waiting for input.",
+                "{} {} to near-zero utilization in ~{:.0}% of samples and {} to full load in between: the GPU is waiting for input.",
                 gpus(&devices),
-                lost * 100.0
+                if devices.len() == 1 { "drops" } else { "drop" },
+                lost * 100.0,
+                if devices.len() == 1 { "returns" } else { "return" }
             ),
             lost_share: Some(lost),
             devices,

@@ -75,7 +75,7 @@ impl Rule for PcieDegraded {
             severity: META.severity,
             confidence: 0.9,
             summary: format!(
-                "{} link at {:.0}% of its possible PCIe bandwidth under load: host↔GPU copies are slower than the hardware allows.",
+                "{}: link at {:.0}% of the possible PCIe bandwidth under load: host↔GPU copies are slower than the hardware allows.",
                 gpus(&devices),
                 worst * 100.0
             ),

@@ -156,8 +156,10 @@ impl Rule for Throttling {
             severity: META.severity,
             confidence: confidence(&weights),
             summary: format!(
-                "{} run below their clock under load ({why}); about {:.0}% of clock speed is lost.",
+                "{} {} below {} clock under load ({why}); about {:.0}% of clock speed is lost.",
                 gpus(&devices),
+                if devices.len() == 1 { "runs" } else { "run" },
+                if devices.len() == 1 { "its" } else { "their" },
                 lost_share * 100.0
             ),
             lost_share: (lost_share > 0.0).then_some(lost_share),
