@@ -100,6 +100,7 @@ impl Report {
             devices: rec.devices.iter().map(|d| d.info.clone()).collect(),
             series,
             host,
+            steps: None,
             events,
             faults: rec.faults.clone(),
             overhead,

@@ -11,6 +11,7 @@ mod finding;
 mod io;
 pub mod journal;
 mod model;
+mod steps;
 mod time;
 
 pub use column::Column;
@@ -20,6 +21,7 @@ pub use model::{
     Capability, CoarseColumn, CoarseData, DeviceInfo, DeviceSeries, Event, Fault, HostData,
     HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
 };
+pub use steps::{PhaseStats, StepsData};
 pub use time::rfc3339_utc;
 
 /// The schema this build writes.

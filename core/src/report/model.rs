@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::column::Column;
 use super::finding::{Finding, Verdict};
+use super::steps::StepsData;
 
 /// The tool that wrote a report.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -330,6 +331,9 @@ pub struct Report {
     /// Host facts and samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostData>,
+    /// Step and phase timings, when step markers were used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<StepsData>,
     /// Events in time order.
     #[serde(default)]
     pub events: Vec<Event>,
