@@ -3,18 +3,38 @@
 //!
 //! Thresholds are named constants whose docs say where the number comes from.
 
+mod busy_not_working;
 mod catalogue;
+mod comm_sync;
 mod data_starvation;
+mod dynamic_shapes;
 mod gpu_fault;
+mod host_transfer;
+mod launch_bound;
+mod memory_bound;
+mod memory_headroom;
 mod pcie_degraded;
+mod periodic_stall;
 mod rank_imbalance;
+mod recompute_overhead;
+mod small_batch;
 mod throttling;
 
+pub use busy_not_working::BusyNotWorking;
 pub use catalogue::catalogue_markdown;
+pub use comm_sync::CommSync;
 pub use data_starvation::DataStarvation;
+pub use dynamic_shapes::DynamicShapes;
 pub use gpu_fault::GpuFault;
+pub use host_transfer::HostTransfer;
+pub use launch_bound::LaunchBound;
+pub use memory_bound::MemoryBound;
+pub use memory_headroom::MemoryHeadroom;
 pub use pcie_degraded::PcieDegraded;
+pub use periodic_stall::PeriodicStall;
 pub use rank_imbalance::RankImbalance;
+pub use recompute_overhead::RecomputeOverhead;
+pub use small_batch::SmallBatch;
 pub use throttling::Throttling;
 
 use crate::report::{Evidence, Finding, Severity};
@@ -46,6 +66,50 @@ pub struct RuleMeta {
     pub doc: RuleDoc,
 }
 
+impl RuleMeta {
+    /// A finding of this rule with its metadata filled in; the rest comes from the rule.
+    pub(crate) fn finding(
+        &self,
+        confidence: f64,
+        summary: String,
+        evidence: Vec<Evidence>,
+    ) -> Finding {
+        Finding {
+            id: self.id.into(),
+            title: self.title.into(),
+            severity: self.severity,
+            confidence: round(confidence.clamp(0.0, 1.0)),
+            summary,
+            lost_share: None,
+            devices: Vec::new(),
+            evidence,
+            actions: Vec::new(),
+            experiment: crate::report::Experiment::default(),
+            unseen: Vec::new(),
+        }
+    }
+}
+
+/// Builds an action.
+pub(crate) fn action(cost: crate::report::Cost, text: &str) -> crate::report::Action {
+    crate::report::Action {
+        text: text.into(),
+        cost,
+    }
+}
+
+/// Builds the confirming experiment.
+pub(crate) fn experiment(change: &str, expect: &str, metric: &str) -> crate::report::Experiment {
+    crate::report::Experiment {
+        change: change.into(),
+        expect: expect.into(),
+        metric: metric.into(),
+    }
+}
+
+/// Unavailable GPM, said once per finding that would have used it.
+pub(crate) const NO_GPM: &str = "GPM metrics (SM occupancy, tensor activity, DRAM bandwidth) are unavailable on this GPU (Hopper and newer have them): memory-bound and compute-bound cannot be told apart from samples; run Nsight Compute on the main kernels.";
+
 /// A diagnosis rule.
 pub trait Rule: Sync {
     /// The rule's metadata.
@@ -57,9 +121,19 @@ pub trait Rule: Sync {
 /// Every rule, in catalogue order.
 pub static RULES: &[&dyn Rule] = &[
     &DataStarvation,
+    &LaunchBound,
+    &BusyNotWorking,
+    &MemoryBound,
+    &MemoryHeadroom,
+    &SmallBatch,
+    &RecomputeOverhead,
+    &CommSync,
+    &RankImbalance,
+    &HostTransfer,
     &Throttling,
     &PcieDegraded,
-    &RankImbalance,
+    &PeriodicStall,
+    &DynamicShapes,
     &GpuFault,
 ];
 

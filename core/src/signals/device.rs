@@ -15,6 +15,24 @@ pub const NEAR_ZERO_UTIL: f64 = 10.0;
 /// Utilization (%) at or above which a sample counts as "busy".
 pub const BUSY_UTIL: f64 = 80.0;
 
+/// Utilization (%) below which a sample counts as a dip when comparing GPUs: waiting on a
+/// collective shows as a drop, not always all the way to zero.
+pub const DIP_UTIL: f64 = 20.0;
+
+/// PCIe bandwidth per lane and direction, MB/s, by generation (after encoding overhead:
+/// 8b/10b for gen 1–2, 128b/130b from gen 3), as published by PCI-SIG.
+pub fn pcie_lane_mbs(gen: f64) -> Option<f64> {
+    match gen.round() as i64 {
+        1 => Some(250.0),
+        2 => Some(500.0),
+        3 => Some(985.0),
+        4 => Some(1969.0),
+        5 => Some(3938.0),
+        6 => Some(7563.0),
+        _ => None,
+    }
+}
+
 /// Signals of one GPU.
 #[derive(Debug, Clone, Default)]
 pub struct DeviceSignals {
@@ -68,6 +86,33 @@ pub struct DeviceSignals {
     pub xids: Vec<(f64, u64)>,
     /// When the device was lost, seconds.
     pub lost_at_s: Option<f64>,
+    /// Spread of utilization, p95 − p5, points.
+    pub util_spread: Option<f64>,
+    /// Memory-controller busy (`util_mem`) distribution, %.
+    pub util_mem: Option<Dist>,
+    /// Power over the enforced limit, median over all samples.
+    pub power_over_limit: Option<f64>,
+    /// Enforced power limit, W.
+    pub power_limit_w: Option<f64>,
+    /// PCIe transmit throughput, MB/s.
+    pub pcie_tx: Option<Dist>,
+    /// Capacity of the current PCIe link (median gen × width), MB/s per direction.
+    pub pcie_capacity_mbs: Option<f64>,
+    /// NVLink receive + transmit throughput, MB/s.
+    pub nvlink: Option<Dist>,
+    /// Mean NVLink + PCIe traffic (MB/s) in samples where utilization dips below
+    /// [`DIP_UTIL`], and in the others.
+    pub traffic_in_dips: Option<(f64, f64)>,
+    /// GPM: SM utilization, %.
+    pub gpm_sm_util: Option<Dist>,
+    /// GPM: SM occupancy, %.
+    pub gpm_sm_occupancy: Option<Dist>,
+    /// GPM: tensor pipe activity, %.
+    pub gpm_tensor: Option<Dist>,
+    /// GPM: DRAM bandwidth, % of peak.
+    pub gpm_dram_bw: Option<Dist>,
+    /// Per sample time: whether utilization was below [`DIP_UTIL`] (`None` = no sample).
+    pub dips: Vec<(f64, Option<bool>)>,
     /// Names of metrics that were not available, with the reason.
     pub unavailable: Vec<(String, String)>,
     /// Number of samples.
@@ -183,6 +228,64 @@ impl DeviceSignals {
         s.pcie_gen_loaded = dist(when_loaded(&column(data, GpuMetric::PcieGen))).map(|d| d.p50);
         s.pcie_width_loaded = dist(when_loaded(&column(data, GpuMetric::PcieWidth))).map(|d| d.p50);
         s.pcie_rx = dist(column(data, GpuMetric::PcieRx));
+        s.pcie_tx = dist(column(data, GpuMetric::PcieTx));
+        s.util_spread = s.util.map(|u| u.p95 - u.p5);
+        s.util_mem = dist(column(data, GpuMetric::UtilMem));
+        s.power_limit_w = info.power_limit_w;
+        if let (Some(limit), Some(p)) = (info.power_limit_w.filter(|l| *l > 0.0), s.power) {
+            s.power_over_limit = Some(p.p50 / limit);
+        }
+        let gen = dist(column(data, GpuMetric::PcieGen)).map(|d| d.p50);
+        let width = dist(column(data, GpuMetric::PcieWidth)).map(|d| d.p50);
+        if let (Some(g), Some(w)) = (gen, width) {
+            s.pcie_capacity_mbs = pcie_lane_mbs(g).map(|lane| lane * w);
+        }
+        let nvl: Vec<f64> = column(data, GpuMetric::NvlinkRx)
+            .iter()
+            .zip(column(data, GpuMetric::NvlinkTx))
+            .map(|(a, b)| a + b)
+            .collect();
+        s.nvlink = dist(nvl.iter().copied());
+        let pcie: Vec<f64> = column(data, GpuMetric::PcieRx)
+            .iter()
+            .zip(column(data, GpuMetric::PcieTx))
+            .map(|(a, b)| a + b)
+            .collect();
+        // Traffic in and out of dips; slow metrics are sparse, so average what exists.
+        let traffic: Vec<f64> = nvl
+            .iter()
+            .zip(&pcie)
+            .map(|(n, p)| match (n.is_finite(), p.is_finite()) {
+                (true, true) => n + p,
+                (true, false) => *n,
+                (false, true) => *p,
+                _ => f64::NAN,
+            })
+            .collect();
+        let (mut din, mut dout) = (Vec::new(), Vec::new());
+        for (u, tr) in util.iter().zip(&traffic) {
+            if u.is_finite() && tr.is_finite() {
+                if *u < DIP_UTIL {
+                    din.push(*tr);
+                } else {
+                    dout.push(*tr);
+                }
+            }
+        }
+        if !din.is_empty() && !dout.is_empty() {
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            s.traffic_in_dips = Some((mean(&din), mean(&dout)));
+        }
+        s.gpm_sm_util = dist(column(data, GpuMetric::GpmSmUtil));
+        s.gpm_sm_occupancy = dist(column(data, GpuMetric::GpmSmOccupancy));
+        s.gpm_tensor = dist(column(data, GpuMetric::GpmTensor));
+        s.gpm_dram_bw = dist(column(data, GpuMetric::GpmDramBw));
+        s.dips = data
+            .t
+            .iter()
+            .zip(&util)
+            .map(|(t, u)| (*t, u.is_finite().then_some(*u < DIP_UTIL)))
+            .collect();
         if let Some(total) = info.memory_total_mib.filter(|t| *t > 0.0) {
             s.mem_used_ratio = dist(
                 column(data, GpuMetric::MemUsed)

@@ -8,7 +8,7 @@
 mod device;
 pub mod stats;
 
-pub use device::{DeviceSignals, LOAD_UTIL, NEAR_ZERO_UTIL};
+pub use device::{pcie_lane_mbs, DeviceSignals, BUSY_UTIL, DIP_UTIL, LOAD_UTIL, NEAR_ZERO_UTIL};
 
 use crate::report::{Event, Report};
 use stats::{dist, Dist};
@@ -24,6 +24,44 @@ pub struct CrossSignals {
     pub util_outlier: Option<(u32, f64)>,
     /// Median SM clock under load per GPU.
     pub clock_p50_by_device: Vec<(u32, f64)>,
+    /// Of the sample times at which at least one GPU dips (util < 20 %), the share at which
+    /// every GPU dips: near 1 when GPUs wait on each other together.
+    pub dip_agreement: Option<f64>,
+    /// Number of sample times at which at least one GPU dips.
+    pub dip_samples: usize,
+}
+
+/// What the rules read of the step markers (derived from the step signals).
+#[derive(Debug, Clone, Default)]
+pub struct StepView {
+    /// Steps recorded.
+    pub count: u64,
+    /// Step time p50, seconds.
+    pub step_p50_s: f64,
+    /// Step time p95, seconds.
+    pub step_p95_s: f64,
+    /// Data-phase share of step time, p50 over steps.
+    pub data_share_p50: Option<f64>,
+    /// Data-phase share of step time, p95 over steps.
+    pub data_share_p95: Option<f64>,
+    /// Backward over forward time, p50 (GPU-measured when attached, else CPU).
+    pub bwd_fwd_ratio_p50: Option<f64>,
+    /// GPU-measured forward+backward over CPU-side forward+backward, p50 (when attached).
+    pub gpu_cpu_ratio_p50: Option<f64>,
+    /// Step time interquartile range over p50.
+    pub iqr_over_p50: f64,
+    /// Step time p95 over p50.
+    pub p95_over_p50: f64,
+    /// Dominant repeat of the step-time series.
+    pub step_period: Option<stats::Period>,
+    /// Step-time outliers (far above p50).
+    pub outliers: u64,
+    /// Typical spacing of outliers, in steps, when they repeat.
+    pub outlier_period_steps: Option<f64>,
+    /// Coefficient of variation of the outlier spacing (small = regular).
+    pub outlier_spacing_cv: Option<f64>,
+    /// Share of near-zero-utilization samples that fall inside data phases.
+    pub dips_in_data_share: Option<f64>,
 }
 
 /// Everything the rules read.
@@ -45,6 +83,10 @@ pub struct Signals {
     pub host_cpu: Option<Dist>,
     /// Host disk read throughput, B/s, when sampled.
     pub host_disk_read: Option<Dist>,
+    /// CPU of the recorded process tree, % of one core, when sampled.
+    pub host_proc_cpu: Option<Dist>,
+    /// Step-marker signals, when steps were recorded.
+    pub steps: Option<StepView>,
 }
 
 impl Signals {
@@ -79,6 +121,8 @@ impl Signals {
             gpu_absent_reason: report.gpu_absent_reason.clone(),
             host_cpu: host_col("cpu_total"),
             host_disk_read: host_col("disk_read"),
+            host_proc_cpu: host_col("proc_cpu"),
+            steps: None,
             devices,
         }
     }
@@ -86,6 +130,41 @@ impl Signals {
     /// Devices that have utilization samples.
     pub fn sampled_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
         self.devices.iter().filter(|d| d.util.is_some())
+    }
+}
+
+/// Aligns the GPUs' dip flags by sample time (the sampler reads every GPU in the same tick,
+/// so times match exactly) and measures how often a dip on one is a dip on all.
+fn dip_agreement(devices: &[DeviceSignals], out: &mut CrossSignals) {
+    let live: Vec<&DeviceSignals> = devices
+        .iter()
+        .filter(|d| d.dips.iter().any(|x| x.1.is_some()))
+        .collect();
+    if live.len() < 2 {
+        return;
+    }
+    let mut by_t: std::collections::BTreeMap<u64, (usize, usize)> =
+        std::collections::BTreeMap::new();
+    for d in &live {
+        for (t, dip) in &d.dips {
+            if let Some(dip) = dip {
+                let e = by_t.entry((t * 1e4).round() as u64).or_default();
+                e.0 += 1;
+                e.1 += usize::from(*dip);
+            }
+        }
+    }
+    let n = live.len();
+    let (mut any, mut all) = (0usize, 0usize);
+    for (seen, dipping) in by_t.values() {
+        if *seen == n && *dipping > 0 {
+            any += 1;
+            all += usize::from(*dipping == n);
+        }
+    }
+    out.dip_samples = any;
+    if any > 0 {
+        out.dip_agreement = Some(all as f64 / any as f64);
     }
 }
 
@@ -103,6 +182,7 @@ fn cross_signals(devices: &[DeviceSignals]) -> CrossSignals {
         clock_p50_by_device: clocks,
         ..Default::default()
     };
+    dip_agreement(devices, &mut out);
     if util.len() >= 2 {
         let lo = util.iter().map(|u| u.1).fold(f64::INFINITY, f64::min);
         let hi = util.iter().map(|u| u.1).fold(f64::NEG_INFINITY, f64::max);

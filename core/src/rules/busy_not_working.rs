@@ -1,0 +1,135 @@
+//! `busy_not_working`: "100 % utilization" while the compute units are mostly idle.
+
+use super::{action, confidence, evidence, experiment, gpus, Rule, RuleDoc, RuleMeta};
+use crate::report::{Cost, Severity};
+use crate::signals::Signals;
+
+/// Utilization p50 (%) from which the GPU "looks busy".
+pub const BUSY_UTIL_P50: f64 = 90.0;
+/// GPM SM utilization p50 (%) below which under half the SMs do the work. DCGM's profiling
+/// guide reads SM activity under ~50 % as a GPU not filled by the workload.
+pub const LOW_SM_UTIL: f64 = 50.0;
+/// GPM SM occupancy p50 (%) below which few warps are resident (small grids or heavy
+/// register/shared-memory use).
+pub const LOW_SM_OCCUPANCY: f64 = 30.0;
+/// Power p50 over the enforced limit below which a "busy" GPU cannot be doing much work:
+/// dense compute on a data-centre GPU draws well over half its limit.
+pub const LOW_POWER_RATIO: f64 = 0.5;
+
+static META: RuleMeta = RuleMeta {
+    id: "busy_not_working",
+    title: "Utilization high but compute units idle",
+    severity: Severity::Medium,
+    doc: RuleDoc {
+        detects: "Utilization at 90 % or more while GPM shows few SMs busy or few warps resident, or — without GPM — power far below the limit.",
+        why: "NVML utilization counts time with any kernel running; one small kernel on one SM reads 100 %. The GPU can be 'busy' and still mostly idle.",
+        evidence: "util_gpu p50 against GPM SM utilization, SM occupancy and tensor activity (Hopper+), or against power over the enforced limit.",
+        first: "Larger batches, mixed precision (bf16/fp16 to use tensor cores), fused kernels (torch.compile); confirm with Nsight Compute.",
+    },
+};
+
+/// See the module docs.
+pub struct BusyNotWorking;
+
+impl Rule for BusyNotWorking {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
+        let mut devices = Vec::new();
+        let mut ev = Vec::new();
+        let mut w = Vec::new();
+        let mut any_gpm = false;
+        for d in s.sampled_devices() {
+            let Some(u) = d.util else { continue };
+            if u.p50 < BUSY_UTIL_P50 {
+                continue;
+            }
+            let dev = Some(d.index);
+            let mut local = vec![evidence(
+                "util_gpu p50",
+                u.p50,
+                ">=",
+                BUSY_UTIL_P50,
+                "%",
+                dev,
+            )];
+            let mut hits = Vec::new();
+            if let Some(sm) = d.gpm_sm_util {
+                any_gpm = true;
+                let e = evidence("GPM SM utilization p50", sm.p50, "<", LOW_SM_UTIL, "%", dev);
+                hits.push((2.0, e.agrees));
+                local.push(e);
+            }
+            if let Some(occ) = d.gpm_sm_occupancy {
+                let e = evidence(
+                    "GPM SM occupancy p50",
+                    occ.p50,
+                    "<",
+                    LOW_SM_OCCUPANCY,
+                    "%",
+                    dev,
+                );
+                hits.push((1.0, e.agrees));
+                local.push(e);
+            }
+            if let Some(p) = d.power_over_limit {
+                let e = evidence(
+                    "power p50 / enforced limit",
+                    p,
+                    "<",
+                    LOW_POWER_RATIO,
+                    "ratio",
+                    dev,
+                );
+                hits.push((1.0, e.agrees));
+                local.push(e);
+            }
+            // GPM is the direct measure; without it, low power alone is the (weaker) sign.
+            let primary = if d.gpm_sm_util.is_some() {
+                hits.first().is_some_and(|h| h.1)
+            } else {
+                hits.iter().any(|h| h.1)
+            };
+            if primary {
+                devices.push(d.index);
+                ev.extend(local);
+                w.extend(hits);
+            }
+        }
+        if devices.is_empty() {
+            return None;
+        }
+        let conf = confidence(&w) * if any_gpm { 1.0 } else { 0.6 };
+        let mut f = META.finding(
+            conf,
+            format!("{} report high utilization, but the compute units are mostly idle: kernels are too small or too few to fill the GPU.", gpus(&devices)),
+            ev,
+        );
+        f.devices = devices;
+        f.actions = vec![
+            action(
+                Cost::Low,
+                "Raise the batch size (or micro-batch) as far as memory allows",
+            ),
+            action(
+                Cost::Low,
+                "Use mixed precision (bf16/fp16 autocast) so matrix work runs on tensor cores",
+            ),
+            action(
+                Cost::Medium,
+                "Fuse small kernels (torch.compile) and avoid many tiny ops",
+            ),
+        ];
+        f.experiment = experiment(
+            "Double the batch size (one change)",
+            "GPM SM utilization and power rise while util_gpu stays high; throughput per step rises more than step time",
+            "gpm_sm_util p50; samples per second",
+        );
+        if !any_gpm {
+            f.unseen.push(super::NO_GPM.into());
+        }
+        Some(f)
+    }
+}

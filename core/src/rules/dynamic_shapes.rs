@@ -1,0 +1,110 @@
+//! `dynamic_shapes`: shapes change from step to step.
+
+use super::{action, confidence, evidence, experiment, Rule, RuleDoc, RuleMeta};
+use crate::report::{Cost, Severity};
+use crate::signals::Signals;
+
+/// Step time IQR over p50 from which step times vary a lot without a pattern.
+pub const MIN_IQR_OVER_P50: f64 = 0.3;
+/// Step time p95 over p50 from which the tail is long.
+pub const MIN_P95_OVER_P50: f64 = 1.5;
+/// Autocorrelation strength below which the variation has no period (else periodic_stall).
+pub const MAX_PERIOD_STRENGTH: f64 = 0.3;
+/// Spread of memory used (p95 − p5) over total from which allocations follow the shapes.
+pub const MEM_SWING: f64 = 0.05;
+
+static META: RuleMeta = RuleMeta {
+    id: "dynamic_shapes",
+    title: "Input shapes change every step",
+    severity: Severity::Medium,
+    doc: RuleDoc {
+        detects: "Step times that vary widely without a period, with memory use swinging along.",
+        why: "Varying shapes defeat kernel autotuning, CUDA Graphs and torch.compile (recompiles), and fragment the allocator.",
+        evidence: "Step time IQR/p50 and p95/p50; absence of periodicity; mem_used p95 − p5 over total.",
+        first: "Pad or bucket inputs to a few fixed shapes, then compile or capture graphs.",
+    },
+};
+
+/// See the module docs.
+pub struct DynamicShapes;
+
+impl Rule for DynamicShapes {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
+        let st = s.steps.as_ref()?;
+        let e1 = evidence(
+            "step time IQR / p50",
+            st.iqr_over_p50,
+            ">=",
+            MIN_IQR_OVER_P50,
+            "ratio",
+            None,
+        );
+        let e2 = evidence(
+            "step time p95 / p50",
+            st.p95_over_p50,
+            ">=",
+            MIN_P95_OVER_P50,
+            "ratio",
+            None,
+        );
+        if !(e1.agrees || e2.agrees) {
+            return None;
+        }
+        // A regular pattern is a periodic stall, not shapes.
+        if st
+            .outlier_spacing_cv
+            .is_some_and(|cv| cv < super::periodic_stall::MAX_SPACING_CV)
+        {
+            return None;
+        }
+        let strength = st.step_period.map_or(0.0, |p| p.strength);
+        let e3 = evidence(
+            "step-time autocorrelation at its dominant period",
+            strength,
+            "<",
+            MAX_PERIOD_STRENGTH,
+            "r",
+            None,
+        );
+        if !e3.agrees {
+            return None;
+        }
+        let mut w = vec![(2.0, true), (1.0, true)];
+        let mut ev = vec![e1, e2, e3];
+        for d in s.sampled_devices() {
+            if let Some(m) = d.mem_used_ratio {
+                let e = evidence(
+                    "mem_used p95 − p5 over total",
+                    m.p95 - m.p5,
+                    ">=",
+                    MEM_SWING,
+                    "ratio",
+                    Some(d.index),
+                );
+                w.push((1.0, e.agrees));
+                ev.push(e);
+            }
+        }
+        let mut f = META.finding(
+            confidence(&w) * 0.8,
+            format!("Step time varies widely (p95 {:.1}× p50) without a pattern: input shapes change from step to step.", st.p95_over_p50),
+            ev,
+        );
+        f.devices = s.sampled_devices().map(|d| d.index).collect();
+        f.actions = vec![
+            action(Cost::Low, "Bucket sequences by length (a length-grouped sampler) to cut padding and shape churn"),
+            action(Cost::Medium, "Pad to a few fixed shapes, then torch.compile (dynamic=False) or CUDA Graphs"),
+        ];
+        f.experiment = experiment(
+            "Pad every batch to a fixed length (one change)",
+            "step time IQR/p50 falls below 0.1; with compile/graphs, step time p50 falls",
+            "step time IQR/p50",
+        );
+        f.unseen.push("The shapes themselves are not recorded; a profiler trace with record_shapes=True lists them.".into());
+        Some(f)
+    }
+}

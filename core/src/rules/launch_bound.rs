@@ -1,0 +1,164 @@
+//! `launch_bound`: the CPU cannot issue kernels fast enough.
+
+use super::{action, confidence, evidence, experiment, gpus, round, Rule, RuleDoc, RuleMeta};
+use crate::report::{Cost, Severity};
+use crate::signals::Signals;
+
+/// GPU-measured forward+backward over CPU-side forward+backward (p50) at or below which the
+/// GPU is idle half the time the CPU spends issuing work: kernels are shorter than their
+/// launches (HTA's "short GPU kernels" are those with GPU time < CPU launch time).
+pub const MAX_GPU_CPU_RATIO: f64 = 0.5;
+/// Utilization band (%) of a launch-bound job seen from samples: steady mid-level
+/// utilization (DESIGN.md: "steady mid (40–60 %)"; widened to 35–80 for noise).
+pub const UTIL_BAND: (f64, f64) = (35.0, 80.0);
+/// Largest p95 − p5 spread (points) of "steady" utilization.
+pub const MAX_SPREAD: f64 = 25.0;
+/// Data-phase share p50 below which input is not the cause.
+pub const NO_DATA_WAIT_SHARE: f64 = 0.10;
+/// CPU of the recorded process (% of one core) from which the launching thread is saturated.
+pub const SATURATED_THREAD: f64 = 90.0;
+
+static META: RuleMeta = RuleMeta {
+    id: "launch_bound",
+    title: "CPU cannot launch kernels fast enough",
+    severity: Severity::High,
+    doc: RuleDoc {
+        detects: "GPU-measured compute time far below the CPU time spent issuing it; or, from samples, steady mid-level utilization with no input wait and a saturated launching thread.",
+        why: "A storm of small operations costs more to launch than to run; the GPU idles between kernels however fast it is.",
+        evidence: "GPU over CPU forward+backward time (when GPU times are attached); util_gpu p50 and spread; data-phase share; CPU of the recorded process.",
+        first: "Remove host syncs (.item(), print of tensors, torch.cuda.synchronize in the loop), then torch.compile, then CUDA Graphs (needs static shapes).",
+    },
+};
+
+/// See the module docs.
+pub struct LaunchBound;
+
+impl Rule for LaunchBound {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
+        let steps = s.steps.as_ref();
+        let mut ev = Vec::new();
+        let mut w = Vec::new();
+        let mut primary = false;
+        if let Some(r) = steps.and_then(|st| st.gpu_cpu_ratio_p50) {
+            let e = evidence(
+                "GPU-measured / CPU forward+backward time p50",
+                r,
+                "<=",
+                MAX_GPU_CPU_RATIO,
+                "ratio",
+                None,
+            );
+            primary = e.agrees;
+            w.push((3.0, e.agrees));
+            ev.push(e);
+            if !primary {
+                return None;
+            }
+        }
+        let data_wait = steps.and_then(|st| st.data_share_p50);
+        if let Some(d) = data_wait {
+            let e = evidence(
+                "data phase share of step p50",
+                d,
+                "<",
+                NO_DATA_WAIT_SHARE,
+                "fraction",
+                None,
+            );
+            w.push((1.0, e.agrees));
+            ev.push(e);
+        }
+        let mut devices = Vec::new();
+        for d in s.sampled_devices() {
+            let (Some(u), Some(spread)) = (d.util, d.util_spread) else {
+                continue;
+            };
+            let dev = Some(d.index);
+            let steady_mid = (UTIL_BAND.0..UTIL_BAND.1).contains(&u.p50) && spread <= MAX_SPREAD;
+            let no_sawtooth = d
+                .util_near_zero
+                .is_none_or(|z| z < super::data_starvation::MIN_IDLE_SHARE);
+            if steady_mid && no_sawtooth {
+                devices.push(d.index);
+                ev.push(evidence(
+                    "util_gpu p50 (steady, mid-level)",
+                    u.p50,
+                    "<",
+                    UTIL_BAND.1,
+                    "%",
+                    dev,
+                ));
+                ev.push(evidence(
+                    "util_gpu p95 − p5",
+                    spread,
+                    "<=",
+                    MAX_SPREAD,
+                    "points",
+                    dev,
+                ));
+            }
+        }
+        if !primary {
+            // Samples only: needs steady mid utilization and no sign of an input wait.
+            if devices.is_empty() || data_wait.is_some_and(|d| d >= NO_DATA_WAIT_SHARE) {
+                return None;
+            }
+            w.push((1.0, true));
+            match s.host_proc_cpu {
+                Some(cpu) => {
+                    let e = evidence(
+                        "recorded process CPU p50",
+                        cpu.p50,
+                        ">=",
+                        SATURATED_THREAD,
+                        "% of one core",
+                        None,
+                    );
+                    if !e.agrees {
+                        return None;
+                    }
+                    w.push((1.0, true));
+                    ev.push(e);
+                }
+                None => return None,
+            }
+        } else if !devices.is_empty() {
+            w.push((1.0, true));
+        }
+        if devices.is_empty() {
+            devices = s.sampled_devices().map(|d| d.index).collect();
+        }
+        let lost = steps
+            .and_then(|st| st.gpu_cpu_ratio_p50)
+            .map(|r| round((1.0 - r).clamp(0.0, 1.0)));
+        let scale = if primary { 0.9 } else { 0.55 };
+        let mut f = META.finding(
+            confidence(&w) * scale,
+            match lost {
+                Some(l) => format!("{} sit idle for ~{:.0}% of forward/backward: the CPU issues kernels more slowly than the GPU runs them.", gpus(&devices), l * 100.0),
+                None => format!("{} hold a steady mid-level utilization with no input wait while the launching thread is saturated: a small-op storm.", gpus(&devices)),
+            },
+            ev,
+        );
+        f.lost_share = lost;
+        f.devices = devices;
+        f.actions = vec![
+            action(Cost::Low, "Remove host syncs in the loop: .item(), printing tensors, torch.cuda.synchronize(), .cpu() of metrics every step"),
+            action(Cost::Medium, "torch.compile the model to fuse small ops"),
+            action(Cost::Medium, "Capture the step with CUDA Graphs (needs static shapes: pad or bucket first)"),
+        ];
+        f.experiment = experiment(
+            "torch.compile the model (one change)",
+            "GPU/CPU forward+backward ratio rises toward 1 and step time p50 falls",
+            "GPU/CPU phase ratio; step time p50",
+        );
+        if !primary {
+            f.unseen.push("No GPU-measured phase times were attached: attach CUDA-event durations (attach_gpu_phase) or read a profiler trace to confirm kernels are shorter than their launches.".into());
+        }
+        Some(f)
+    }
+}

@@ -1,0 +1,94 @@
+//! `periodic_stall`: something stops training every N steps.
+
+use super::{action, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use crate::report::{Cost, Severity};
+use crate::signals::Signals;
+
+/// Fewest outliers that can show a period.
+pub const MIN_OUTLIERS: u64 = 3;
+/// Largest coefficient of variation of the outlier spacing that still counts as "fixed period".
+pub const MAX_SPACING_CV: f64 = 0.2;
+
+static META: RuleMeta = RuleMeta {
+    id: "periodic_stall",
+    title: "Training stalls every N steps",
+    severity: Severity::Medium,
+    doc: RuleDoc {
+        detects: "Step-time spikes that recur with a fixed period in steps (evaluation, checkpointing, logging with an implicit sync), optionally matching eval/checkpoint events.",
+        why: "A stall every N steps is time the GPUs spend idle; it often hides in averages and shows only in p95/p99.",
+        evidence: "Count of step-time outliers, their spacing in steps and its regularity; eval/checkpoint events.",
+        first: "Evaluate less often or in another process, checkpoint asynchronously, log from another thread without forcing a sync.",
+    },
+};
+
+/// See the module docs.
+pub struct PeriodicStall;
+
+impl Rule for PeriodicStall {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
+        let st = s.steps.as_ref()?;
+        let period = st.outlier_period_steps?;
+        let cv = st.outlier_spacing_cv?;
+        let mut ev = vec![
+            evidence(
+                "step-time outliers",
+                st.outliers as f64,
+                ">=",
+                MIN_OUTLIERS as f64,
+                "steps",
+                None,
+            ),
+            evidence(
+                "coefficient of variation of outlier spacing",
+                cv,
+                "<",
+                MAX_SPACING_CV,
+                "ratio",
+                None,
+            ),
+        ];
+        if !ev.iter().all(|e| e.agrees) {
+            return None;
+        }
+        ev.push(evidence("outlier period", period, ">", 1.0, "steps", None));
+        let kinds: Vec<&str> = ["eval", "checkpoint", "log"]
+            .into_iter()
+            .filter(|k| s.events.iter().any(|e| e.kind == *k))
+            .collect();
+        let conf = if kinds.is_empty() { 0.7 } else { 0.9 };
+        let cause = if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} events recorded)", kinds.join(", "))
+        };
+        // Excess time of the stalls over a normal step, as a share of the run's step time.
+        let lost = if st.count > 0 && st.step_p50_s > 0.0 {
+            let excess = (st.step_p95_s - st.step_p50_s).max(0.0) * st.outliers as f64;
+            Some(round(
+                (excess / (st.step_p50_s * st.count as f64 + excess)).clamp(0.0, 1.0),
+            ))
+        } else {
+            None
+        };
+        let mut f = META.finding(conf, format!("Every ~{period:.0} steps a step takes far longer than the median{cause}: a periodic stall."), ev);
+        f.lost_share = lost;
+        f.devices = s.sampled_devices().map(|d| d.index).collect();
+        f.actions = vec![
+            action(Cost::Low, "Evaluate less often, or on a smaller validation subset"),
+            action(Cost::Medium, "Checkpoint asynchronously (torch.distributed.checkpoint async_save) or from another process"),
+            action(Cost::Medium, "Log from another thread and avoid .item()/printing tensors on the logging step"),
+        ];
+        f.experiment = experiment(
+            &format!(
+                "Double the eval/checkpoint interval (one change) — now ~every {period:.0} steps"
+            ),
+            "The outliers halve in number; step time p50 unchanged, p99 and total time fall",
+            "step-time outliers; step time p99",
+        );
+        Some(f)
+    }
+}
