@@ -1,5 +1,6 @@
 //! `gpuwhy`: why is my GPU not busy? Record a job, diagnose a report, list GPUs, run a demo.
 
+mod compare;
 mod demo;
 mod devices;
 mod diagnose;
@@ -32,6 +33,8 @@ enum Command {
     Diagnose(diagnose::Args),
     /// Run a bundled scenario on the simulated GPU, end to end, and diagnose it
     Demo(demo::Args),
+    /// Compare a baseline report with a candidate: step times, GPUs, findings, experiments
+    Compare(compare::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::Record(a) => record::run(a),
         Command::Diagnose(a) => diagnose::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Compare(a) => compare::run(a),
     };
     match result {
         Ok(code) => code,

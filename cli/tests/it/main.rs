@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod commands;
+mod compare;
 mod crash;
 
 /// The built `gpuwhy` binary.

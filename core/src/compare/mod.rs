@@ -1,0 +1,282 @@
+//! Comparing a baseline report with a candidate: did the one change help, and did the
+//! diagnosis move the way the finding's experiment predicted?
+//!
+//! Medians and tails, never means; a rank test on the per-step samples says whether a
+//! difference is significant. Runs on different hardware are refused unless forced.
+
+mod checks;
+mod mannwhitney;
+
+pub use checks::{ExperimentCheck, Outcome};
+pub use mannwhitney::{mann_whitney, normal_cdf, MannWhitney, ALPHA};
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::Report;
+use crate::signals::stats::{dist, Dist};
+use crate::signals::Signals;
+
+/// One number before and after.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Baseline value.
+    pub baseline: f64,
+    /// Candidate value.
+    pub candidate: f64,
+    /// Relative change, candidate / baseline − 1 (`null` when the baseline is 0).
+    pub relative: Option<f64>,
+}
+
+impl Change {
+    /// A change from `a` to `b`.
+    pub fn new(a: f64, b: f64) -> Change {
+        Change {
+            baseline: a,
+            candidate: b,
+            relative: (a.abs() > f64::EPSILON).then(|| b / a - 1.0),
+        }
+    }
+}
+
+/// Step-time comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepChange {
+    /// Median step time, seconds.
+    pub p50_s: Change,
+    /// 95th percentile, seconds.
+    pub p95_s: Change,
+    /// 99th percentile, seconds.
+    pub p99_s: Change,
+    /// Steps per second over all recorded steps.
+    pub throughput: Change,
+    /// Rank test on the per-step durations.
+    pub test: Option<MannWhitney>,
+    /// Per phase: median duration, seconds.
+    pub phases: Vec<(String, Change)>,
+}
+
+/// Per-GPU comparison of medians.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuChange {
+    /// NVML index.
+    pub index: u32,
+    /// util_gpu p50, %.
+    pub util_p50: Option<Change>,
+    /// Power p50, W.
+    pub power_p50: Option<Change>,
+    /// SM clock p50 under load, MHz.
+    pub sm_clock_p50: Option<Change>,
+    /// Rank test on the utilization samples.
+    pub util_test: Option<MannWhitney>,
+}
+
+/// How the findings moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictDiff {
+    /// Baseline's top finding and its confidence.
+    pub baseline_top: (String, f64),
+    /// Candidate's top finding and its confidence.
+    pub candidate_top: (String, f64),
+    /// Findings of the baseline gone in the candidate.
+    pub resolved: Vec<String>,
+    /// Findings new in the candidate.
+    pub new: Vec<String>,
+    /// Findings in both, with their confidence before and after.
+    pub persisting: Vec<(String, f64, f64)>,
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Labels of the two runs.
+    pub labels: (String, String),
+    /// Why the runs are not strictly comparable, when comparing was forced.
+    pub forced_despite: Option<String>,
+    /// Step times, when both runs recorded steps.
+    pub steps: Option<StepChange>,
+    /// Per GPU.
+    pub gpus: Vec<GpuChange>,
+    /// Findings before and after.
+    pub verdict: VerdictDiff,
+    /// Each baseline finding's experiment, checked against the candidate.
+    pub experiments: Vec<ExperimentCheck>,
+    /// One-line summary.
+    pub summary: String,
+}
+
+/// Why two reports cannot be compared.
+pub fn incomparable(a: &Report, b: &Report) -> Option<String> {
+    if a.devices.len() != b.devices.len() {
+        return Some(format!(
+            "the baseline has {} GPU(s) and the candidate {}",
+            a.devices.len(),
+            b.devices.len()
+        ));
+    }
+    for (x, y) in a.devices.iter().zip(&b.devices) {
+        if x.name != y.name {
+            return Some(format!(
+                "GPU {} is a {} in the baseline and a {} in the candidate",
+                x.index,
+                x.name.as_deref().unwrap_or("?"),
+                y.name.as_deref().unwrap_or("?")
+            ));
+        }
+    }
+    None
+}
+
+fn percentile(v: &[f64], q: f64) -> f64 {
+    dist(v.iter().copied()).map_or(f64::NAN, |_| {
+        let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        s.sort_by(f64::total_cmp);
+        crate::signals::stats::percentile_sorted(&s, q)
+    })
+}
+
+fn step_change(a: &Report, b: &Report) -> Option<StepChange> {
+    let (sa, sb) = (a.steps.as_ref()?, b.steps.as_ref()?);
+    let va: Vec<f64> = sa.duration.present().map(f64::from).collect();
+    let vb: Vec<f64> = sb.duration.present().map(f64::from).collect();
+    if va.is_empty() || vb.is_empty() {
+        return None;
+    }
+    let rate = |v: &[f64]| v.len() as f64 / v.iter().sum::<f64>().max(f64::EPSILON);
+    let mut phases = Vec::new();
+    for name in &sa.phases {
+        if let (Some(x), Some(y)) = (sa.phase_durations.get(name), sb.phase_durations.get(name)) {
+            let (dx, dy): (Option<Dist>, Option<Dist>) = (
+                dist(x.present().map(f64::from)),
+                dist(y.present().map(f64::from)),
+            );
+            if let (Some(dx), Some(dy)) = (dx, dy) {
+                phases.push((name.clone(), Change::new(dx.p50, dy.p50)));
+            }
+        }
+    }
+    Some(StepChange {
+        p50_s: Change::new(percentile(&va, 0.5), percentile(&vb, 0.5)),
+        p95_s: Change::new(percentile(&va, 0.95), percentile(&vb, 0.95)),
+        p99_s: Change::new(percentile(&va, 0.99), percentile(&vb, 0.99)),
+        throughput: Change::new(rate(&va), rate(&vb)),
+        test: mann_whitney(&va, &vb),
+        phases,
+    })
+}
+
+fn util_samples(r: &Report, index: u32) -> Vec<f64> {
+    r.series
+        .iter()
+        .find(|s| s.device == index)
+        .and_then(|s| s.data.metrics.get("util_gpu"))
+        .map(|c| c.present().map(f64::from).collect())
+        .unwrap_or_default()
+}
+
+/// Compares two diagnosed reports. Refuses (`Err` with the reason) runs on different GPU
+/// counts or models unless `force`.
+pub fn compare(a: &Report, b: &Report, force: bool) -> Result<Comparison, String> {
+    let why = incomparable(a, b);
+    if let (Some(w), false) = (&why, force) {
+        return Err(format!(
+            "the runs are not comparable: {w}; compare runs on the same hardware, or pass --force"
+        ));
+    }
+    let (sa, sb) = (Signals::from_report(a), Signals::from_report(b));
+    let gpus = sa
+        .devices
+        .iter()
+        .zip(&sb.devices)
+        .map(|(x, y)| GpuChange {
+            index: x.index,
+            util_p50: x.util.zip(y.util).map(|(p, q)| Change::new(p.p50, q.p50)),
+            power_p50: x.power.zip(y.power).map(|(p, q)| Change::new(p.p50, q.p50)),
+            sm_clock_p50: x
+                .sm_clock_loaded
+                .zip(y.sm_clock_loaded)
+                .map(|(p, q)| Change::new(p.p50, q.p50)),
+            util_test: mann_whitney(&util_samples(a, x.index), &util_samples(b, y.index)),
+        })
+        .collect();
+    let ids = |r: &Report| {
+        r.findings
+            .iter()
+            .map(|f| (f.id.clone(), f.confidence))
+            .collect::<Vec<_>>()
+    };
+    let (fa, fb) = (ids(a), ids(b));
+    let verdict = VerdictDiff {
+        baseline_top: (a.verdict.id.clone(), a.verdict.confidence),
+        candidate_top: (b.verdict.id.clone(), b.verdict.confidence),
+        resolved: fa
+            .iter()
+            .filter(|x| !fb.iter().any(|y| y.0 == x.0))
+            .map(|x| x.0.clone())
+            .collect(),
+        new: fb
+            .iter()
+            .filter(|y| !fa.iter().any(|x| x.0 == y.0))
+            .map(|y| y.0.clone())
+            .collect(),
+        persisting: fa
+            .iter()
+            .filter_map(|x| {
+                fb.iter()
+                    .find(|y| y.0 == x.0)
+                    .map(|y| (x.0.clone(), x.1, y.1))
+            })
+            .collect(),
+    };
+    let steps = step_change(a, b);
+    let experiments = a
+        .findings
+        .iter()
+        .map(|f| checks::check(f, &sa, &sb, a, b))
+        .collect();
+    let mut c = Comparison {
+        labels: (
+            a.run.label.clone().unwrap_or_else(|| "baseline".into()),
+            b.run.label.clone().unwrap_or_else(|| "candidate".into()),
+        ),
+        forced_despite: why,
+        steps,
+        gpus,
+        verdict,
+        experiments,
+        summary: String::new(),
+    };
+    c.summary = summary(&c);
+    Ok(c)
+}
+
+fn summary(c: &Comparison) -> String {
+    let v = &c.verdict;
+    let mut parts = Vec::new();
+    if let Some(s) = &c.steps {
+        let rel = s.p50_s.relative.unwrap_or(0.0) * 100.0;
+        let sig = match s.test {
+            Some(t) if t.significant => format!("significant, p = {:.2e}", t.p),
+            Some(t) => format!("not significant, p = {:.2}", t.p),
+            None => "no test".into(),
+        };
+        parts.push(format!("step time p50 {:+.1}% ({sig})", rel));
+    }
+    let top = if v.baseline_top.0 == v.candidate_top.0 {
+        format!(
+            "{} {:.2} → {:.2}",
+            v.baseline_top.0, v.baseline_top.1, v.candidate_top.1
+        )
+    } else if v.resolved.contains(&v.baseline_top.0) {
+        format!(
+            "{} {:.2} → resolved; new top finding: {} {:.2}",
+            v.baseline_top.0, v.baseline_top.1, v.candidate_top.0, v.candidate_top.1
+        )
+    } else {
+        format!(
+            "top finding {} {:.2} → {} {:.2}",
+            v.baseline_top.0, v.baseline_top.1, v.candidate_top.0, v.candidate_top.1
+        )
+    };
+    parts.push(top);
+    parts.join("; ")
+}
