@@ -11,6 +11,7 @@ mod error;
 pub use error::{Error, Result};
 
 pub mod analysis;
+pub mod compare;
 #[cfg(feature = "collect")]
 pub mod collect;
 pub mod metric;
