@@ -1,0 +1,477 @@
+//! `nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]` logs.
+//!
+//! The header repeats the query's field names with units in brackets
+//! (`utilization.gpu [%]`), and values carry units (`45 %`, `1234 MiB`) unless `nounits` was
+//! given. Values the GPU does not report read `[N/A]` or `[Not Supported]`. Without a header
+//! the fields come from [`ImportOptions::fields`] (the `--query-gpu` list), or are guessed
+//! from the values' units, and the guesses are reported in the notes.
+//!
+//! Not for: `--query-compute-apps` or other query kinds, or quoted CSV with embedded commas.
+
+use super::table::{empty_row, parse_clock, parse_date, Table};
+use super::{bad, ImportOptions, Imported};
+use crate::metric::{reasons, GpuMetric};
+use crate::report::DeviceInfo;
+use crate::Result;
+
+/// What one CSV column is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Col {
+    Time,
+    Index,
+    Name,
+    Uuid,
+    BusId,
+    Metric(GpuMetric),
+    /// A static fact of the device, kept as its first value.
+    Fact(Fact),
+    /// One clock-event reason field (`Active` / `Not Active`), OR-ed into the mask.
+    ReasonBit(u64),
+    Ignored,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fact {
+    MemTotal,
+    PowerLimit,
+    MaxSm,
+    MaxGraphics,
+    MaxMem,
+    PcieMaxGen,
+    PcieMaxWidth,
+}
+
+fn column(field: &str) -> Col {
+    let f = field.trim().to_ascii_lowercase();
+    // Both spellings of the reason fields exist: `clocks_throttle_reasons.*` (older
+    // drivers) and `clocks_event_reasons.*` (newer).
+    let reason = f
+        .strip_prefix("clocks_throttle_reasons.")
+        .or_else(|| f.strip_prefix("clocks_event_reasons."));
+    if let Some(r) = reason {
+        return match r {
+            "active" => Col::Metric(GpuMetric::ClockReasons),
+            "gpu_idle" => Col::ReasonBit(reasons::GPU_IDLE),
+            "applications_clocks_setting" => Col::ReasonBit(reasons::APPLICATIONS_CLOCKS),
+            "sw_power_cap" => Col::ReasonBit(reasons::SW_POWER_CAP),
+            "hw_slowdown" => Col::ReasonBit(reasons::HW_SLOWDOWN),
+            "hw_thermal_slowdown" => Col::ReasonBit(reasons::HW_THERMAL),
+            "hw_power_brake_slowdown" => Col::ReasonBit(reasons::HW_POWER_BRAKE),
+            "sw_thermal_slowdown" => Col::ReasonBit(reasons::SW_THERMAL),
+            "sync_boost" => Col::ReasonBit(reasons::SYNC_BOOST),
+            _ => Col::Ignored,
+        };
+    }
+    match f.as_str() {
+        "timestamp" => Col::Time,
+        "index" => Col::Index,
+        "name" | "gpu_name" => Col::Name,
+        "uuid" | "gpu_uuid" => Col::Uuid,
+        "pci.bus_id" | "gpu_bus_id" => Col::BusId,
+        "utilization.gpu" => Col::Metric(GpuMetric::UtilGpu),
+        "utilization.memory" => Col::Metric(GpuMetric::UtilMem),
+        "memory.used" => Col::Metric(GpuMetric::MemUsed),
+        "memory.total" => Col::Fact(Fact::MemTotal),
+        "power.draw" | "power.draw.instant" | "power.draw.average" => Col::Metric(GpuMetric::Power),
+        "power.limit" | "enforced.power.limit" => Col::Fact(Fact::PowerLimit),
+        "temperature.gpu" => Col::Metric(GpuMetric::Temp),
+        "clocks.sm" | "clocks.current.sm" => Col::Metric(GpuMetric::SmClock),
+        "clocks.gr" | "clocks.current.graphics" => Col::Metric(GpuMetric::GraphicsClock),
+        "clocks.mem" | "clocks.current.memory" => Col::Metric(GpuMetric::MemClock),
+        "clocks.max.sm" | "clocks.max.sm_clock" => Col::Fact(Fact::MaxSm),
+        "clocks.max.gr" | "clocks.max.graphics" => Col::Fact(Fact::MaxGraphics),
+        "clocks.max.mem" | "clocks.max.memory" => Col::Fact(Fact::MaxMem),
+        "pstate" => Col::Metric(GpuMetric::Pstate),
+        "pcie.link.gen.current" | "pcie.link.gen.gpucurrent" => Col::Metric(GpuMetric::PcieGen),
+        "pcie.link.width.current" => Col::Metric(GpuMetric::PcieWidth),
+        "pcie.link.gen.max" | "pcie.link.gen.gpumax" => Col::Fact(Fact::PcieMaxGen),
+        "pcie.link.width.max" => Col::Fact(Fact::PcieMaxWidth),
+        _ => Col::Ignored,
+    }
+}
+
+/// The field name of a header cell: `utilization.gpu [%]` → `utilization.gpu`.
+fn field_name(cell: &str) -> &str {
+    cell.split('[').next().unwrap_or(cell).trim()
+}
+
+/// True when a value is nvidia-smi's "nothing here" (`[N/A]`, `[Not Supported]`, ...).
+fn is_missing(v: &str) -> bool {
+    v.is_empty()
+        || v.eq_ignore_ascii_case("n/a")
+        || v.starts_with('[') && v.ends_with(']')
+        || v.eq_ignore_ascii_case("not supported")
+}
+
+/// A numeric value with its unit stripped: `45 %` → 45, `P2` → 2, `0x4` → 4.
+fn number(v: &str) -> Option<f32> {
+    let v = v.trim();
+    if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16).ok().map(|x| x as f32);
+    }
+    if let Some(p) = v
+        .strip_prefix('P')
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return p.parse().ok();
+    }
+    let first = v.split_whitespace().next()?;
+    first.parse().ok()
+}
+
+/// `2026/11/29 11:22:00.123` → seconds since the epoch (UTC taken for local time).
+fn timestamp(v: &str) -> Option<f64> {
+    let mut it = v.split_whitespace();
+    let d = parse_date(it.next()?)?;
+    let c = parse_clock(it.next()?)?;
+    Some(d + c)
+}
+
+fn split(line: &str) -> Vec<&str> {
+    line.split(',')
+        .map(|c| c.trim().trim_matches('"').trim())
+        .collect()
+}
+
+/// True when `line` looks like a `--query-gpu` header.
+pub(crate) fn is_header(line: &str) -> bool {
+    let cells = split(line);
+    cells.len() >= 2
+        && cells
+            .iter()
+            .any(|c| !matches!(column(field_name(c)), Col::Ignored))
+        && cells
+            .iter()
+            .all(|c| number(c).is_none() && timestamp(c).is_none())
+}
+
+/// Guesses the columns of a headerless log from the values of its first row.
+fn infer(cells: &[&str], notes: &mut Vec<String>) -> Vec<Col> {
+    let (mut pct, mut watts, mut mib) = (0, 0, Vec::new());
+    let mut cols = Vec::new();
+    let mut guessed = Vec::new();
+    for (i, c) in cells.iter().enumerate() {
+        let col = if timestamp(c).is_some() {
+            Col::Time
+        } else if c.starts_with("GPU-") || c.starts_with("MIG-") {
+            Col::Uuid
+        } else if c.contains(':') && c.contains('.') {
+            Col::BusId
+        } else if c.ends_with(" %") {
+            pct += 1;
+            Col::Metric(if pct == 1 {
+                GpuMetric::UtilGpu
+            } else {
+                GpuMetric::UtilMem
+            })
+        } else if c.ends_with(" W") {
+            watts += 1;
+            if watts == 1 {
+                Col::Metric(GpuMetric::Power)
+            } else {
+                Col::Fact(Fact::PowerLimit)
+            }
+        } else if c.ends_with(" MiB") {
+            mib.push(i);
+            Col::Metric(GpuMetric::MemUsed)
+        } else if c.starts_with('P') && number(c).is_some() {
+            Col::Metric(GpuMetric::Pstate)
+        } else if c.starts_with("0x") {
+            Col::Metric(GpuMetric::ClockReasons)
+        } else if i == 0 && c.parse::<u32>().is_ok() {
+            Col::Index
+        } else if c.chars().any(|ch| ch.is_ascii_alphabetic()) && number(c).is_none() {
+            Col::Name
+        } else {
+            Col::Ignored
+        };
+        cols.push(col);
+    }
+    // Of two MiB columns the larger is the total (used never exceeds it).
+    if mib.len() == 2 {
+        let (a, b) = (mib[0], mib[1]);
+        let total = if number(cells[a]) >= number(cells[b]) {
+            a
+        } else {
+            b
+        };
+        cols[total] = Col::Fact(Fact::MemTotal);
+    }
+    for (c, cell) in cols.iter().zip(cells) {
+        let what = match c {
+            Col::Time => "timestamp".to_string(),
+            Col::Index => "index".to_string(),
+            Col::Name => "name".to_string(),
+            Col::Uuid => "uuid".to_string(),
+            Col::BusId => "pci.bus_id".to_string(),
+            Col::Metric(m) => m.name().to_string(),
+            Col::Fact(f) => format!("{f:?}"),
+            Col::ReasonBit(_) => "reason".to_string(),
+            Col::Ignored => format!("? (`{cell}` not recognised)"),
+        };
+        guessed.push(what);
+    }
+    notes.push(format!(
+        "the CSV has no header: columns guessed from the values' units as [{}]; pass --fields with the --query-gpu list to be exact",
+        guessed.join(", ")
+    ));
+    cols
+}
+
+/// Reads a `--query-gpu` CSV log.
+pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
+    let mut notes = Vec::new();
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l))
+        .filter(|(_, l)| !l.trim().is_empty())
+        .collect();
+    let Some(&(first_n, first)) = lines.first() else {
+        return Err(bad(opts, None, "the CSV file is empty"));
+    };
+    let mut cols: Vec<Col>;
+    let mut names: Vec<String>;
+    let mut start = 0;
+    if let Some(fields) = &opts.fields {
+        names = fields.iter().map(|f| field_name(f).to_string()).collect();
+        cols = names.iter().map(|f| column(f)).collect();
+        if is_header(first) {
+            start = 1;
+        }
+    } else if is_header(first) {
+        names = split(first)
+            .iter()
+            .map(|c| field_name(c).to_string())
+            .collect();
+        cols = names.iter().map(|f| column(f)).collect();
+        start = 1;
+    } else {
+        let cells = split(first);
+        cols = infer(&cells, &mut notes);
+        names = cols.iter().map(|c| format!("{c:?}")).collect();
+        if !cols.iter().any(|c| matches!(c, Col::Metric(_))) {
+            return Err(bad(
+                opts,
+                Some(first_n),
+                "a CSV without a header whose values carry no units (`--format=csv,noheader,nounits`): \
+                 the columns cannot be told apart; pass --fields with the --query-gpu list \
+                 (e.g. --fields timestamp,index,utilization.gpu,memory.used)",
+            ));
+        }
+    }
+    let unknown: Vec<&str> = names
+        .iter()
+        .zip(&cols)
+        .filter(|(_, c)| **c == Col::Ignored)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if !unknown.is_empty() && opts.fields.is_some() || !unknown.is_empty() && start == 1 {
+        notes.push(format!(
+            "fields read past (gpuwhy has no metric for them): {}",
+            unknown.join(" ")
+        ));
+    }
+    let mut table = Table::default();
+    mark_columns(&mut table, &cols);
+    let interval = opts.interval_s;
+    let mut counts: std::collections::BTreeMap<u32, u64> = Default::default();
+    let mut keys: Vec<String> = Vec::new();
+    let last_line = lines.last().map_or(0, |l| l.0);
+    let mut any_time = false;
+    let mut tick: (f64, Vec<u32>) = (0.0, Vec::new());
+    for &(n, line) in &lines[start..] {
+        let cells = split(line);
+        if is_header(line) {
+            // A header repeated mid-file (logs appended by several runs).
+            names = cells.iter().map(|c| field_name(c).to_string()).collect();
+            cols = names.iter().map(|f| column(f)).collect();
+            mark_columns(&mut table, &cols);
+            continue;
+        }
+        let parsed = parse_row(&cells, &cols, &names);
+        let r = match parsed {
+            Ok(r) => r,
+            Err(why) if n == last_line => {
+                notes.push(format!(
+                    "line {n}: the last line is incomplete ({why}); it was left out"
+                ));
+                continue;
+            }
+            Err(why) => return Err(bad(opts, Some(n), &why)),
+        };
+        let key = match (&r.index, &r.identity) {
+            (Some(i), _) => *i,
+            (None, Some(id)) => match keys.iter().position(|k| k == id) {
+                Some(p) => p as u32,
+                None => {
+                    keys.push(id.clone());
+                    (keys.len() - 1) as u32
+                }
+            },
+            (None, None) => 0,
+        };
+        let k = counts.entry(key).or_default();
+        let t = match r.time {
+            Some(t) => {
+                any_time = true;
+                // nvidia-smi prints every GPU once per loop, each with its own timestamp a
+                // few ms apart; give the rows of one loop the loop's first time so GPUs line
+                // up sample by sample (the cross-GPU signals compare equal times).
+                if tick.1.contains(&key) || tick.1.is_empty() {
+                    tick = (t, vec![key]);
+                } else {
+                    tick.1.push(key);
+                }
+                tick.0
+            }
+            None => *k as f64 * interval.unwrap_or(1.0),
+        };
+        *k += 1;
+        table.push(key, t, r.row);
+        let d = table.device(key);
+        merge_info(&mut d.info, &r.info);
+    }
+    if any_time {
+        table.epoch_ms = Some(0);
+    }
+    let interval_s = if any_time {
+        table.median_delta().or(interval).unwrap_or(1.0)
+    } else {
+        match interval {
+            Some(i) => i,
+            None => {
+                notes.push("the CSV has no timestamp column: samples are taken as 1 s apart; pass --interval with the -l/-lms period it was recorded with".into());
+                1.0
+            }
+        }
+    };
+    let rows = table.max_rows();
+    let rec = table.into_recording(
+        "csv",
+        interval_s,
+        "not in this CSV (add the field to --query-gpu to record it)",
+    );
+    Ok(Imported {
+        recording: rec,
+        notes,
+        samples: rows,
+    })
+}
+
+fn mark_columns(table: &mut Table, cols: &[Col]) {
+    for c in cols {
+        match c {
+            Col::Metric(m) => table.columns[m.index()] = true,
+            Col::ReasonBit(_) => table.columns[GpuMetric::ClockReasons.index()] = true,
+            _ => {}
+        }
+    }
+}
+
+struct Row {
+    index: Option<u32>,
+    identity: Option<String>,
+    time: Option<f64>,
+    row: [f32; GpuMetric::COUNT],
+    info: DeviceInfo,
+}
+
+fn parse_row(cells: &[&str], cols: &[Col], names: &[String]) -> Result<Row, String> {
+    if cells.len() != cols.len() {
+        return Err(format!(
+            "expected {} comma-separated values ({}), found {}",
+            cols.len(),
+            names.join(", "),
+            cells.len()
+        ));
+    }
+    let mut out = Row {
+        index: None,
+        identity: None,
+        time: None,
+        row: empty_row(),
+        info: DeviceInfo::default(),
+    };
+    let mut mask: Option<u64> = None;
+    for ((cell, col), name) in cells.iter().zip(cols).zip(names) {
+        let missing = is_missing(cell);
+        let num = || {
+            number(cell)
+                .ok_or_else(|| format!("expected a number in column `{name}`, found `{cell}`"))
+        };
+        match col {
+            Col::Time if !missing => {
+                out.time = Some(timestamp(cell).ok_or_else(|| {
+                    format!("expected a timestamp (YYYY/MM/DD HH:MM:SS.fff) in column `{name}`, found `{cell}`")
+                })?)
+            }
+            Col::Index if !missing => {
+                out.index = Some(cell.parse().map_err(|_| {
+                    format!("expected a GPU index in column `{name}`, found `{cell}`")
+                })?)
+            }
+            Col::Name if !missing => out.info.name = Some(cell.to_string()),
+            Col::Uuid if !missing => {
+                out.info.uuid = Some(cell.to_string());
+                out.identity = Some(cell.to_string());
+            }
+            Col::BusId if !missing => {
+                out.info.pci_bus_id = Some(cell.to_string());
+                out.identity.get_or_insert_with(|| cell.to_string());
+            }
+            Col::Metric(m) if !missing => out.row[m.index()] = num()?,
+            Col::Fact(f) if !missing => {
+                let v = f64::from(num()?);
+                let i = &mut out.info;
+                match f {
+                    Fact::MemTotal => i.memory_total_mib = Some(v),
+                    Fact::PowerLimit => i.power_limit_w = Some(v),
+                    Fact::MaxSm => i.max_sm_clock_mhz = Some(v),
+                    Fact::MaxGraphics => i.max_graphics_clock_mhz = Some(v),
+                    Fact::MaxMem => i.max_mem_clock_mhz = Some(v),
+                    Fact::PcieMaxGen => i.pcie_max_gen = Some(v as u32),
+                    Fact::PcieMaxWidth => i.pcie_max_width = Some(v as u32),
+                }
+            }
+            Col::ReasonBit(bit) if !missing => {
+                let active = match cell.to_ascii_lowercase().as_str() {
+                    "active" => true,
+                    "not active" => false,
+                    _ => return Err(format!("expected `Active` or `Not Active` in column `{name}`, found `{cell}`")),
+                };
+                let m = mask.get_or_insert(0);
+                if active {
+                    *m |= bit;
+                }
+            }
+            _ => {}
+        }
+    }
+    let ci = GpuMetric::ClockReasons.index();
+    if let (Some(m), true) = (mask, out.row[ci].is_nan()) {
+        out.row[ci] = m as f32;
+    }
+    Ok(out)
+}
+
+fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
+    macro_rules! first {
+        ($($f:ident),*) => { $( if into.$f.is_none() { into.$f = from.$f.clone(); } )* };
+    }
+    first!(
+        name,
+        uuid,
+        pci_bus_id,
+        memory_total_mib,
+        power_limit_w,
+        max_sm_clock_mhz,
+        max_graphics_clock_mhz,
+        max_mem_clock_mhz,
+        pcie_max_gen,
+        pcie_max_width
+    );
+}
+
+#[cfg(test)]
+mod tests;

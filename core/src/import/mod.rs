@@ -1,0 +1,187 @@
+//! Importers: what users already have — `nvidia-smi dmon` logs and `nvidia-smi --query-gpu`
+//! CSV logs — read into a [`Recording`], so the same report, signals and rules diagnose them.
+//!
+//! Everything here is pure: text in, recording out, no files or threads, so the browser
+//! viewer imports a dropped log the same way the CLI does. [`detect`] tells the kinds of
+//! input apart by content (a report, a recording journal, a profiler trace, a dmon log, a
+//! CSV log); profiler traces are read by [`crate::trace`]. A log says less than a
+//! recording: metrics it has no column for are unavailable with the reason, and a log of a
+//! few samples lowers the findings' confidence ([`diagnose_log`]).
+//!
+//! Not for: reading files (callers pass bytes) or writing anything.
+
+pub mod csv;
+pub mod dmon;
+mod table;
+
+use std::path::PathBuf;
+
+use crate::recording::Recording;
+use crate::report::Report;
+use crate::{Error, Result};
+
+/// What a file holds, told by its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A gpuwhy report (`"schema": "gpuwhy.report/…"`).
+    Report,
+    /// A recording journal (`.partial`) of an interrupted recording.
+    Journal,
+    /// A PyTorch profiler (Kineto) Chrome trace, `.json` or `.json.gz`.
+    Trace,
+    /// An `nvidia-smi dmon` text log.
+    Dmon,
+    /// An `nvidia-smi --query-gpu ... --format=csv` log.
+    Csv,
+}
+
+impl Kind {
+    /// Lower-case name for messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Report => "report",
+            Kind::Journal => "journal",
+            Kind::Trace => "trace",
+            Kind::Dmon => "dmon",
+            Kind::Csv => "csv",
+        }
+    }
+}
+
+/// How many leading bytes [`detect`] needs at most.
+pub const DETECT_BYTES: usize = 64 * 1024;
+
+/// Tells what `head` (the first bytes of a file, decompressed when it was gzip) holds;
+/// `None` when it is none of the known kinds. Kineto writes `deviceProperties` and other
+/// metadata before `traceEvents`, so a trace is also recognised by those keys.
+pub fn detect(head: &[u8]) -> Option<Kind> {
+    let head = &head[..head.len().min(DETECT_BYTES)];
+    if head.starts_with(&[0x1f, 0x8b]) {
+        // Only traces are written gzip-compressed (`*.pt.trace.json.gz`).
+        return Some(Kind::Trace);
+    }
+    let text = String::from_utf8_lossy(head);
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        let first_line = trimmed.lines().next().unwrap_or("");
+        if first_line.contains(crate::report::journal::JOURNAL_SCHEMA) {
+            return Some(Kind::Journal);
+        }
+        if text.contains(crate::report::SCHEMA_PREFIX) && text.contains("\"schema\"") {
+            return Some(Kind::Report);
+        }
+        let trace_keys = [
+            "\"traceEvents\"",
+            "\"schemaVersion\"",
+            "\"deviceProperties\"",
+            "\"ph\"",
+        ];
+        if trace_keys.iter().any(|k| text.contains(k)) {
+            return Some(Kind::Trace);
+        }
+        // Some other JSON: let the report reader explain what is wrong with it.
+        return Some(Kind::Report);
+    }
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next()?;
+    if dmon::is_header(first) {
+        return Some(Kind::Dmon);
+    }
+    if csv::is_header(first) || first.contains(',') {
+        return Some(Kind::Csv);
+    }
+    None
+}
+
+/// Options of an import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// The file's name, used in messages only.
+    pub path: PathBuf,
+    /// Sample interval, seconds, for logs without timestamps (dmon's `-d`, the CSV's `-l`).
+    pub interval_s: Option<f64>,
+    /// The `--query-gpu` field list of a CSV written with `noheader`.
+    pub fields: Option<Vec<String>>,
+}
+
+/// An imported log.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The recording the log amounts to.
+    pub recording: Recording,
+    /// What was inferred or left out, for the user (one sentence each).
+    pub notes: Vec<String>,
+    /// Samples of the GPU with the most.
+    pub samples: usize,
+}
+
+/// Imports a dmon or CSV log.
+pub fn import(kind: Kind, bytes: &[u8], opts: &ImportOptions) -> Result<Imported> {
+    let text = String::from_utf8_lossy(bytes);
+    match kind {
+        Kind::Dmon => dmon::parse(&text, opts),
+        Kind::Csv => csv::parse(&text, opts),
+        other => Err(Error::InvalidArgument(format!(
+            "{} is a {}, not an nvidia-smi log",
+            opts.path.display(),
+            other.as_str()
+        ))),
+    }
+}
+
+/// The error for malformed input: the file, the line, and what was expected there.
+pub(crate) fn bad(opts: &ImportOptions, line: Option<usize>, what: &str) -> Error {
+    Error::BadReport {
+        path: opts.path.clone(),
+        reason: match line {
+            Some(n) => format!("line {n}: {what}"),
+            None => what.to_string(),
+        },
+    }
+}
+
+/// Samples per GPU below which an imported log's findings lose confidence: percentiles
+/// (p5/p95) and the periodicity search (at least 16 samples and two periods) mean little on
+/// fewer, and 60 is one minute at dmon's default 1 s interval.
+pub const FEW_SAMPLES: usize = 60;
+
+/// Runs the rules on a report imported from a log ([`crate::analysis::diagnose`]) and, when
+/// the log has fewer than [`FEW_SAMPLES`] samples per GPU, lowers every finding's confidence
+/// in proportion (to at most half) and says so in the verdict and the findings.
+pub fn diagnose_log(report: &mut Report) {
+    crate::analysis::diagnose(report);
+    temper(report);
+}
+
+/// Lowers confidence for short logs (see [`diagnose_log`]); a no-op for other reports.
+pub fn temper(report: &mut Report) {
+    if !matches!(report.run.source.as_str(), "dmon" | "csv") {
+        return;
+    }
+    let n = report
+        .series
+        .iter()
+        .map(|s| s.data.t.len() + s.data.coarse.as_ref().map_or(0, |c| c.t_start.len()))
+        .max()
+        .unwrap_or(0);
+    if n >= FEW_SAMPLES {
+        return;
+    }
+    let factor = (n as f64 / FEW_SAMPLES as f64).max(0.5);
+    let why = format!(
+        "Only {n} samples per GPU ({:.0} s) were in the {} log: confidence is lowered; a log of at least {FEW_SAMPLES} samples would settle it.",
+        report.run.duration_s,
+        report.run.source
+    );
+    for f in &mut report.findings {
+        f.confidence = crate::rules::round(f.confidence * factor);
+        f.unseen.push(why.clone());
+    }
+    if let Some(top) = report.findings.first() {
+        report.verdict.confidence = top.confidence;
+    }
+    report.verdict.summary = format!("{} ({why})", report.verdict.summary);
+}
+
+#[cfg(test)]
+mod tests;
