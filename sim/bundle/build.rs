@@ -20,7 +20,14 @@ fn main() {
         .parent()
         .expect("sim lives in the workspace root")
         .to_path_buf();
-    for rel in ["src", "Cargo.toml", "build.rs", "scenarios"] {
+    for rel in [
+        "src",
+        "Cargo.toml",
+        "build.rs",
+        "scenarios",
+        "workload/src",
+        "workload/Cargo.toml",
+    ] {
         println!("cargo:rerun-if-changed={}", sim_dir.join(rel).display());
     }
     println!(

@@ -86,7 +86,8 @@ impl Metric {
         })
     }
 
-    fn known_names() -> String {
+    /// Every metric name, comma-separated, for error messages.
+    pub fn known_names() -> String {
         Metric::ALL
             .iter()
             .map(|m| m.name())

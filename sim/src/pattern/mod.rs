@@ -3,16 +3,21 @@
 //! A pattern is a number (a constant) or an object naming exactly one kind — `constant`,
 //! `square`, `ramp`, `steps` or `follow` — plus optional `noise`, `min` and `max`. `follow`
 //! maps another metric of the same device linearly, which is how "power follows
-//! utilization" stays in phase without repeating the wave.
+//! utilization" stays in phase without repeating the wave. A scenario's `workload` adds
+//! one more kind, never written in a file: the level the workload's schedule shows.
 
 mod parse;
 
+use std::fmt;
+use std::sync::Arc;
+
+use nvml_sim_workload::Schedule;
 use serde::Deserialize;
 
 use crate::metric::Metric;
 
 /// Default noise period: a new random value every 100 ms of simulated time.
-const DEFAULT_NOISE_PERIOD_S: f64 = 0.1;
+pub const DEFAULT_NOISE_PERIOD_S: f64 = 0.1;
 
 /// A pattern: a base shape, optional noise, optional clamp.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +45,34 @@ pub enum Kind {
     Steps(Vec<(f64, f64)>),
     /// A linear map of another metric of the same device.
     Follow(Follow),
+    /// The level the scenario's workload shows at this time on this device.
+    Workload(FromWorkload),
+}
+
+/// A metric driven by the workload: the schedule's level for the device's state at `t`,
+/// or `fallback` where the workload sets none (so defaults such as "power follows
+/// utilization" keep working between the levels it sets).
+#[derive(Clone)]
+pub struct FromWorkload {
+    /// The timeline, shared by every device and metric of the scenario.
+    pub schedule: Arc<Schedule>,
+    /// What plays where the workload sets no level.
+    pub fallback: Box<Pattern>,
+}
+
+impl PartialEq for FromWorkload {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.schedule, &other.schedule) && self.fallback == other.fallback
+    }
+}
+
+impl fmt::Debug for FromWorkload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FromWorkload")
+            .field("steps", &self.schedule.len())
+            .field("fallback", &self.fallback)
+            .finish()
+    }
 }
 
 /// A square wave: `high` for the first `duty` fraction of each period, `low` for the rest.
@@ -141,6 +174,7 @@ impl Pattern {
     pub fn follows(&self) -> Option<Metric> {
         match &self.kind {
             Kind::Follow(f) => Some(f.metric),
+            Kind::Workload(w) => w.fallback.follows(),
             _ => None,
         }
     }
@@ -154,6 +188,12 @@ impl Pattern {
             Kind::Ramp(r) => r.eval(t),
             Kind::Steps(steps) => eval_steps(steps, t),
             Kind::Follow(f) => f.map(source(f.metric)),
+            Kind::Workload(w) => {
+                match w.schedule.state_at(t, key.device).level(key.metric.name()) {
+                    Some(level) => level,
+                    None => w.fallback.eval(t, key, source),
+                }
+            }
         };
         if let Some(noise) = &self.noise {
             v += noise.amplitude * unit_noise(key, (t / noise.period_s).floor() as i64);

@@ -1,14 +1,16 @@
 //! One simulated device: its static facts, the patterns its metrics play, its processes.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use nvml_sim_workload::Schedule;
 use serde::Deserialize;
 
 use super::address::{default_pci, generated_uuid, parse_bus_id, Hex, PciAddress};
 use super::defaults::default_pattern;
 use super::preset::{self, Facts};
 use crate::metric::{self, Metric};
-use crate::pattern::{NoiseKey, Pattern};
+use crate::pattern::{FromWorkload, Kind, Noise, NoiseKey, Pattern};
 
 /// A device as written in the scenario file; every fact is optional.
 #[derive(Debug, Deserialize)]
@@ -155,8 +157,15 @@ impl DeviceFile {
         self.count
     }
 
-    /// Resolves one copy of this entry into table position `index`.
-    pub fn resolve(&self, index: u32, seed: u64, scenario_name: &str) -> Result<Device, String> {
+    /// Resolves one copy of this entry into table position `index`; metrics the
+    /// scenario's workload drives play its `schedule` unless this entry sets them.
+    pub fn resolve(
+        &self,
+        index: u32,
+        seed: u64,
+        scenario_name: &str,
+        schedule: Option<&Arc<Schedule>>,
+    ) -> Result<Device, String> {
         if self.count == 0 {
             return Err("`count` must be at least 1".into());
         }
@@ -191,7 +200,7 @@ impl DeviceFile {
                 return Err(format!("process {}: `until_s` is before `from_s`", p.pid));
             }
         }
-        let patterns = self.patterns(&facts)?;
+        let patterns = self.patterns(&facts, schedule)?;
         Ok(Device {
             index,
             name: self.name.clone().unwrap_or_else(|| facts.name.to_owned()),
@@ -239,16 +248,38 @@ impl DeviceFile {
         }
     }
 
-    /// The pattern of every metric: the file's, else the default for these facts.
-    fn patterns(&self, facts: &Facts) -> Result<Vec<Pattern>, String> {
+    /// The pattern of every metric: the file's, else the workload's for the metrics it
+    /// drives (falling back to the default where it sets no level), else the default for
+    /// these facts.
+    fn patterns(
+        &self,
+        facts: &Facts,
+        schedule: Option<&Arc<Schedule>>,
+    ) -> Result<Vec<Pattern>, String> {
         let used: u64 = self.processes.iter().map(|p| p.used_mib).sum();
+        let driven: Vec<&str> = schedule.map_or_else(Vec::new, |s| s.workload().metric_names());
         let patterns: Vec<Pattern> = Metric::ALL
             .iter()
             .map(|m| {
-                self.metrics
-                    .get(m)
-                    .cloned()
-                    .unwrap_or_else(|| default_pattern(*m, facts, used))
+                if let Some(p) = self.metrics.get(m) {
+                    return p.clone();
+                }
+                let default = default_pattern(*m, facts, used);
+                match schedule {
+                    Some(s) if driven.contains(&m.name()) => Pattern {
+                        kind: Kind::Workload(FromWorkload {
+                            schedule: Arc::clone(s),
+                            fallback: Box::new(default),
+                        }),
+                        noise: s.workload().noise_of(m.name()).map(|amplitude| Noise {
+                            amplitude,
+                            period_s: crate::pattern::DEFAULT_NOISE_PERIOD_S,
+                        }),
+                        min: None,
+                        max: None,
+                    },
+                    _ => default,
+                }
             })
             .collect();
         for start in Metric::ALL {
@@ -275,7 +306,7 @@ mod tests {
 
     fn device(json: &str) -> Result<Device, String> {
         let file: DeviceFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        file.resolve(0, 0, "test")
+        file.resolve(0, 0, "test", None)
     }
 
     #[test]

@@ -12,8 +12,12 @@ mod fault;
 mod preset;
 mod source;
 
+use std::sync::Arc;
+
+use nvml_sim_workload::{Schedule, Workload};
 use serde::Deserialize;
 
+use crate::metric::Metric;
 pub use device::{Device, Process};
 pub use fault::Fault;
 #[cfg(test)]
@@ -48,6 +52,7 @@ struct ScenarioFile {
     devices: Vec<device::DeviceFile>,
     #[serde(default)]
     faults: Vec<fault::FaultFile>,
+    workload: Option<Workload>,
 }
 
 /// A validated scenario, ready to be played.
@@ -67,6 +72,9 @@ pub struct Scenario {
     pub devices: Vec<Device>,
     /// Scripted faults.
     pub faults: Vec<Fault>,
+    /// The training loop's timeline when the scenario has a `workload`.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub schedule: Option<Arc<Schedule>>,
 }
 
 impl Scenario {
@@ -89,6 +97,7 @@ impl ScenarioFile {
         }
         let name = self.name.unwrap_or_default();
         let seed = self.seed.unwrap_or(0);
+        let schedule = self.workload.map(|w| schedule(w, seed)).transpose()?;
         let mut devices = Vec::new();
         for (i, entry) in self.devices.iter().enumerate() {
             for _ in 0..entry.count() {
@@ -97,12 +106,20 @@ impl ScenarioFile {
                     return Err(format!("devices: more than {MAX_DEVICES} devices"));
                 }
                 let device = entry
-                    .resolve(index, seed, &name)
+                    .resolve(index, seed, &name, schedule.as_ref())
                     .map_err(|e| format!("devices[{i}]: {e}"))?;
                 devices.push(device);
             }
         }
         let count = devices.len() as u32;
+        if let Some(s) = &schedule {
+            if let Some(m) = s.workload().devices.iter().find(|m| m.device >= count) {
+                return Err(format!(
+                    "workload.devices: there is no device {} (the scenario has {count})",
+                    m.device
+                ));
+            }
+        }
         let faults = self
             .faults
             .iter()
@@ -124,8 +141,29 @@ impl ScenarioFile {
             init_error: self.init_error,
             devices,
             faults,
+            schedule,
         })
     }
+}
+
+/// Checks a workload (its metric names included) and computes its timeline over its
+/// horizon. `nvml_sim_workload::Workload::from_scenario_json` reads it the same way, so a
+/// demo trainer replays this very timeline.
+fn schedule(workload: Workload, seed: u64) -> Result<Arc<Schedule>, String> {
+    let w = workload
+        .resolve(seed)
+        .map_err(|e| format!("workload: {e}"))?;
+    if let Some(bad) = w
+        .metric_names()
+        .into_iter()
+        .find(|n| Metric::from_name(n).is_none())
+    {
+        return Err(format!(
+            "workload: unknown metric `{bad}` (known: {})",
+            Metric::known_names()
+        ));
+    }
+    Ok(Arc::new(Schedule::new(&w, w.horizon_s())))
 }
 
 /// Accepts only names of functions the simulator exports (in either build).
@@ -141,55 +179,73 @@ fn check_function_name(name: &str) -> Result<(), String> {
 }
 
 #[cfg(test)]
+mod contract;
+#[cfg(test)]
+mod measure;
+#[cfg(test)]
 mod shipped;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Every shipped scenario, by file name.
-    pub(super) const SHIPPED: &[(&str, &str)] = &[
-        ("healthy", include_str!("../../scenarios/healthy.json")),
-        (
-            "data_starvation",
-            include_str!("../../scenarios/data_starvation.json"),
-        ),
-        ("power_cap", include_str!("../../scenarios/power_cap.json")),
-        ("thermal", include_str!("../../scenarios/thermal.json")),
-        (
-            "pcie_degraded",
-            include_str!("../../scenarios/pcie_degraded.json"),
-        ),
-        (
-            "straggler_8gpu",
-            include_str!("../../scenarios/straggler_8gpu.json"),
-        ),
-        ("gpu_lost", include_str!("../../scenarios/gpu_lost.json")),
-        (
-            "consumer_gpu",
-            include_str!("../../scenarios/consumer_gpu.json"),
-        ),
-    ];
+    /// Every shipped scenario (`sim/scenarios/*.json`) as (file stem, text), by name.
+    pub(super) fn shipped() -> Vec<(String, String)> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+        let mut all: Vec<(String, String)> = std::fs::read_dir(dir)
+            .expect("scenarios dir")
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .map(|p| {
+                let stem = p.file_stem().and_then(|s| s.to_str()).expect("utf-8 name");
+                let text = std::fs::read_to_string(&p).expect("readable");
+                (stem.to_owned(), text)
+            })
+            .collect();
+        all.sort();
+        all
+    }
 
     #[test]
     fn every_shipped_scenario_parses_and_states_its_contract() {
-        let on_disk = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))
-            .expect("scenarios dir")
-            .count();
-        assert_eq!(
-            on_disk,
-            SHIPPED.len(),
-            "a scenario file is missing from this test"
-        );
-        for (name, text) in SHIPPED {
+        let all = shipped();
+        assert!(all.len() >= 36, "{} scenarios", all.len());
+        for (name, text) in &all {
             let s = Scenario::from_json(text).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(!s.devices.is_empty(), "{name}");
             let raw: serde_json::Value = serde_json::from_str(text).expect("json");
-            assert_eq!(raw["name"], *name, "{name}: `name` matches the file name");
+            assert_eq!(
+                raw["name"],
+                name.as_str(),
+                "{name}: `name` matches the file name"
+            );
             assert!(
                 raw["expect"]["top_finding"].is_string(),
                 "{name}: expect.top_finding"
             );
+            for key in ["also", "absent"] {
+                assert!(
+                    raw["expect"][key]
+                        .as_array()
+                        .is_some_and(|a| a.iter().all(|v| v.is_string())),
+                    "{name}: expect.{key} is a list of rule ids"
+                );
+            }
+            if name.ends_with("_near_miss") {
+                let rule = name.trim_end_matches("_near_miss");
+                assert!(
+                    raw["expect"]["absent"]
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|v| v == rule)),
+                    "{name}: a near miss lists its rule in expect.absent"
+                );
+                assert!(
+                    raw["description"]
+                        .as_str()
+                        .is_some_and(|d| d.contains(&format!("Near miss of {rule}"))),
+                    "{name}: the description says what it is a near miss of"
+                );
+            }
             let duration = raw["demo"]["duration_s"].as_f64().expect("demo.duration_s");
             assert!(
                 (10.0..=20.0).contains(&duration),
@@ -207,12 +263,23 @@ mod tests {
     fn the_user_documentation_matches_the_code() {
         let doc = include_str!("../../../docs/scenarios.md");
         let example = doc
-            .split("```json\n")
+            .split("## Example")
             .nth(1)
+            .and_then(|rest| rest.split("```json\n").nth(1))
             .and_then(|rest| rest.split("```").next())
             .expect("docs/scenarios.md has a json example");
         let s = Scenario::from_json(example).unwrap_or_else(|e| panic!("the example: {e}"));
         assert_eq!((s.devices.len(), s.faults.len()), (2, 3));
+        let workload = doc
+            .split("### Workload")
+            .nth(1)
+            .and_then(|rest| rest.split("```json\n").nth(1))
+            .and_then(|rest| rest.split("```").next())
+            .expect("docs/scenarios.md has a workload example");
+        let with_workload = format!("{{{workload}, \"devices\": [{{\"count\": 6}}]}}");
+        let s = Scenario::from_json(&with_workload)
+            .unwrap_or_else(|e| panic!("the workload example: {e}"));
+        assert!(s.schedule.is_some_and(|w| w.len() > 100));
         for m in crate::metric::Metric::ALL {
             assert!(
                 doc.contains(&format!("`{}`", m.name())),
@@ -228,10 +295,16 @@ mod tests {
                 "{f} undocumented"
             );
         }
-        for (name, _) in SHIPPED {
+        for (name, _) in shipped() {
             assert!(
                 doc.contains(&format!("| `{name}` |")),
                 "scenario {name} not in the table"
+            );
+        }
+        for key in nvml_sim_workload::KEYS {
+            assert!(
+                doc.contains(&format!("`{key}`")),
+                "workload key `{key}` undocumented"
             );
         }
     }

@@ -1,7 +1,7 @@
 //! The bundled scenarios are contracts: each must show its signal unmistakably over its
 //! demo duration, sampled as `gpuwhy demo` samples it (every 100 ms).
 
-use super::tests::SHIPPED;
+use super::tests::shipped;
 use super::{Device, Fault, Scenario};
 use crate::metric::Metric::{self, *};
 
@@ -13,14 +13,14 @@ struct Run {
 
 impl Run {
     fn of(name: &str) -> Run {
-        let text = SHIPPED
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, t)| *t)
+        let text = shipped()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t)
             .expect("shipped scenario");
-        let raw: serde_json::Value = serde_json::from_str(text).expect("json");
+        let raw: serde_json::Value = serde_json::from_str(&text).expect("json");
         let duration = raw["demo"]["duration_s"].as_f64().expect("demo.duration_s");
-        let scenario = Scenario::from_json(text).expect("valid");
+        let scenario = Scenario::from_json(&text).expect("valid");
         let times = (0..(duration * 10.0) as usize)
             .map(|i| i as f64 * 0.1)
             .collect();
@@ -91,13 +91,15 @@ fn data_starvation_is_a_sawtooth_with_power_in_phase() {
         mean(&idle, &rx) > 10.0 * mean(&busy, &rx),
         "PCIe RX bursts in the idle phase"
     );
-    // The period is the step: an idle phase starts every 1.0 s.
+    // The period is the step: an idle phase starts every 1.0 s (±1% jitter, sampled
+    // every 100 ms).
     let starts: Vec<f64> = (1..util.len())
         .filter(|&i| util[i] <= 5.0 && util[i - 1] >= 95.0)
         .map(|i| r.times[i])
         .collect();
+    assert!(starts.len() >= 13, "{starts:?}");
     assert!(
-        starts.windows(2).all(|w| (w[1] - w[0] - 1.0).abs() < 0.11),
+        starts.windows(2).all(|w| (w[1] - w[0] - 1.0).abs() < 0.13),
         "{starts:?}"
     );
 }
