@@ -7,13 +7,19 @@ use crate::signals::Signals;
 /// Runs every rule on `report` and replaces its findings (most important first) and verdict.
 pub fn diagnose(report: &mut Report) {
     let signals = Signals::from_report(report);
-    let mut findings: Vec<Finding> = RULES.iter().filter_map(|r| r.evaluate(&signals)).collect();
+    diagnose_with(report, &signals);
+}
+
+/// Like [`diagnose`], on signals already derived from `report` and extended (a profiler
+/// trace attached to [`Signals::trace`]).
+pub fn diagnose_with(report: &mut Report, signals: &Signals) {
+    let mut findings: Vec<Finding> = RULES.iter().filter_map(|r| r.evaluate(signals)).collect();
     findings.sort_by(|a, b| {
         b.score()
             .total_cmp(&a.score())
             .then_with(|| a.id.cmp(&b.id))
     });
-    report.verdict = verdict(&findings, &signals);
+    report.verdict = verdict(&findings, signals);
     report.findings = findings;
 }
 

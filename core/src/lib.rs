@@ -20,6 +20,7 @@ pub mod recording;
 pub mod report;
 pub mod rules;
 pub mod signals;
+pub mod trace;
 
 #[cfg(feature = "collect")]
 pub mod host;

@@ -244,7 +244,9 @@ impl Gpu {
                 out.push(Outcome::Lost(e));
                 None
             }
-            Err(e) if e.is_unavailable() => {
+            // A metric that already gave values does not lose support mid-run on real
+            // hardware: a later NOT_SUPPORTED is a driver hiccup, kept as a gap.
+            Err(e) if e.is_unavailable() && !metrics.iter().any(|m| self.seen[m.index()]) => {
                 let why = reason(&e);
                 for m in metrics {
                     self.off[m.index()] = Some(why.clone());
@@ -432,8 +434,11 @@ impl Gpu {
         };
         for (m, v) in GPM_METRICS.iter().zip(values) {
             match v {
-                Ok(x) => row[m.index()] = x as f32,
-                Err(e) if e.is_unavailable() => {
+                Ok(x) => {
+                    self.seen[m.index()] = true;
+                    row[m.index()] = x as f32;
+                }
+                Err(e) if e.is_unavailable() && !self.seen[m.index()] => {
                     let why = reason(&e);
                     self.off[m.index()] = Some(why.clone());
                     out.push(Outcome::Unavailable(*m, why));

@@ -35,6 +35,14 @@ impl Rule for CommSync {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
+        // A profiler trace measures this directly (issue 6): trust it first.
+        if let Some(f) = s
+            .trace
+            .as_ref()
+            .and_then(|t| crate::trace::findings::comm_sync(t, &META))
+        {
+            return Some(f);
+        }
         let agreement = s.cross.dip_agreement?;
         let n = s.sampled_devices().count();
         if n < 2 {

@@ -34,6 +34,14 @@ impl Rule for DynamicShapes {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
+        // A profiler trace measures this directly (issue 6): trust it first.
+        if let Some(f) = s
+            .trace
+            .as_ref()
+            .and_then(|t| crate::trace::findings::dynamic_shapes(t, &META))
+        {
+            return Some(f);
+        }
         let st = s.steps.as_ref()?;
         let e1 = evidence(
             "step time IQR / p50",

@@ -30,6 +30,14 @@ impl Rule for HostTransfer {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
+        // A profiler trace measures this directly (issue 6): trust it first.
+        if let Some(f) = s
+            .trace
+            .as_ref()
+            .and_then(|t| crate::trace::findings::host_transfer(t, &META))
+        {
+            return Some(f);
+        }
         let mut devices = Vec::new();
         let mut ev = Vec::new();
         let mut worst: f64 = 0.0;

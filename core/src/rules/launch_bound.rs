@@ -39,6 +39,14 @@ impl Rule for LaunchBound {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
+        // A profiler trace measures this directly (issue 6): trust it first.
+        if let Some(f) = s
+            .trace
+            .as_ref()
+            .and_then(|t| crate::trace::findings::launch_bound(t, &META))
+        {
+            return Some(f);
+        }
         let steps = s.steps.as_ref();
         let mut ev = Vec::new();
         let mut w = Vec::new();

@@ -9,6 +9,7 @@ mod comm_sync;
 mod data_starvation;
 mod dynamic_shapes;
 mod gpu_fault;
+mod host_sync;
 mod host_transfer;
 mod launch_bound;
 mod memory_bound;
@@ -26,6 +27,7 @@ pub use comm_sync::CommSync;
 pub use data_starvation::DataStarvation;
 pub use dynamic_shapes::DynamicShapes;
 pub use gpu_fault::GpuFault;
+pub use host_sync::HostSync;
 pub use host_transfer::HostTransfer;
 pub use launch_bound::LaunchBound;
 pub use memory_bound::MemoryBound;
@@ -130,6 +132,7 @@ pub static RULES: &[&dyn Rule] = &[
     &CommSync,
     &RankImbalance,
     &HostTransfer,
+    &HostSync,
     &Throttling,
     &PcieDegraded,
     &PeriodicStall,

@@ -33,6 +33,14 @@ impl Rule for RankImbalance {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
+        // A profiler trace measures this directly (issue 6): trust it first.
+        if let Some(f) = s
+            .trace
+            .as_ref()
+            .and_then(|t| crate::trace::findings::rank_imbalance(t, &META))
+        {
+            return Some(f);
+        }
         let spread = s.cross.util_p50_spread?;
         let (outlier, distance) = s.cross.util_outlier?;
         if spread <= MAX_UTIL_SPREAD {

@@ -87,6 +87,8 @@ pub struct Signals {
     pub host_proc_cpu: Option<Dist>,
     /// Step-marker signals, when steps were recorded.
     pub steps: Option<StepView>,
+    /// Profiler-trace summary, when a trace of the run was read (see [`crate::trace`]).
+    pub trace: Option<crate::trace::TraceSummary>,
 }
 
 impl Signals {
@@ -123,6 +125,7 @@ impl Signals {
             host_disk_read: host_col("disk_read"),
             host_proc_cpu: host_col("proc_cpu"),
             steps: None,
+            trace: None,
             devices,
         }
     }

@@ -1,0 +1,297 @@
+//! One rank's summary from the kept events: busy and idle time, compute/communication/
+//! memory time and their overlap, HTA's idle breakdown, kernels, launches, syncs, steps.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::events::{ApiCall, GpuOp, Names, OpKind, Store};
+use super::intervals::{intersection, length, merge, spread};
+use super::summary::*;
+use super::{DELAY_OUTLIER_US, RUNTIME_OUTLIER_US, SHORT_KERNEL_US, TOP_KERNELS};
+
+/// What a runtime call does to the host.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum SyncKind {
+    Device,
+    Stream,
+    Event,
+    Memcpy,
+}
+
+fn sync_kind_of_call(name: &str) -> Option<SyncKind> {
+    match name {
+        "cudaDeviceSynchronize" | "cuCtxSynchronize" => Some(SyncKind::Device),
+        "cudaStreamSynchronize" | "cuStreamSynchronize" => Some(SyncKind::Stream),
+        "cudaEventSynchronize" | "cuEventSynchronize" => Some(SyncKind::Event),
+        n if n.starts_with("cudaMemcpy") && !n.contains("Async") => Some(SyncKind::Memcpy),
+        _ => None,
+    }
+}
+
+fn sync_kind_of_record(name: &str) -> Option<SyncKind> {
+    match name {
+        "Context Sync" | "Device Sync" | "Device Synchronize" => Some(SyncKind::Device),
+        "Stream Sync" | "Stream Synchronize" => Some(SyncKind::Stream),
+        "Event Sync" | "Event Synchronize" => Some(SyncKind::Event),
+        _ => None,
+    }
+}
+
+/// A copy between host and device memory (`Memcpy HtoD (Pinned -> Device)`, ...).
+fn is_host_copy(name: &str) -> bool {
+    name.contains("HtoD")
+        || name.contains("DtoH")
+        || name.contains("Pageable")
+        || name.contains("Pinned")
+}
+
+/// Runtime calls sorted by correlation id, for lookups from GPU operations.
+struct Calls(Vec<ApiCall>);
+
+impl Calls {
+    fn find(&self, corr: i64) -> Option<&ApiCall> {
+        if corr == 0 {
+            return None;
+        }
+        let i = self.0.partition_point(|c| c.corr < corr);
+        self.0.get(i).filter(|c| c.corr == corr)
+    }
+}
+
+/// Summarises one trace file.
+pub(crate) fn summarize(
+    store: Store,
+    choices: &Choices,
+    source: &str,
+    position: u32,
+) -> RankSummary {
+    let Store {
+        names,
+        mut ops,
+        calls,
+        mut steps,
+        events,
+        rank,
+        world_size,
+        devices,
+        ..
+    } = store;
+    let mut calls = Calls(calls);
+    calls.0.sort_by_key(|c| c.corr);
+    let sync_records: Vec<(f64, SyncKind)> = ops
+        .iter()
+        .filter(|o| o.kind == OpKind::Sync)
+        .filter_map(|o| sync_kind_of_record(names.get(o.name)).map(|k| (o.ts, k)))
+        .collect();
+    if !choices.sync_events_as_kernels {
+        ops.retain(|o| o.kind != OpKind::Sync);
+    }
+    let unmatched = ops.iter().filter(|o| calls.find(o.corr).is_none()).count() as u64;
+    if choices.drop_unmatched {
+        ops.retain(|o| calls.find(o.corr).is_some());
+    }
+    steps.sort_by(|a, b| a.ts.total_cmp(&b.ts));
+    if choices.drop_last_step {
+        if let Some(last) = steps.pop() {
+            let cut = last.ts;
+            ops.retain(|o| calls.find(o.corr).map_or(o.ts, |c| c.ts) < cut);
+        }
+    }
+    let mut s = RankSummary {
+        source: source.to_string(),
+        rank: rank.unwrap_or(position),
+        world_size,
+        devices: devices.into_iter().map(|d| d.1).collect(),
+        events,
+        ..Default::default()
+    };
+    let all = merge(ops.iter().map(|o| (o.ts, o.end())).collect());
+    let of = |k: &[OpKind]| {
+        merge(
+            ops.iter()
+                .filter(|o| k.contains(&o.kind))
+                .map(|o| (o.ts, o.end()))
+                .collect(),
+        )
+    };
+    let compute = of(&[OpKind::Compute]);
+    let comm = of(&[OpKind::Comm]);
+    s.busy_us = length(&all);
+    s.span_us = match (all.first(), all.last()) {
+        (Some(a), Some(b)) => b.1 - a.0,
+        _ => 0.0,
+    };
+    s.idle_share = if s.span_us > 0.0 {
+        1.0 - s.busy_us / s.span_us
+    } else {
+        0.0
+    };
+    s.compute_us = length(&compute);
+    s.comm_us = length(&comm);
+    s.memory_us = length(&of(&[OpKind::Memory]));
+    s.host_copy_us = length(&merge(
+        ops.iter()
+            .filter(|o| o.kind == OpKind::Memory && is_host_copy(names.get(o.name)))
+            .map(|o| (o.ts, o.end()))
+            .collect(),
+    ));
+    s.comm_overlap_us = intersection(&compute, &comm);
+    s.comm_overlap_share = (s.comm_us > 0.0).then(|| s.comm_overlap_us / s.comm_us);
+    streams(&mut s, &ops, &calls, choices);
+    kernels_and_launches(&mut s, &ops, &calls, &names);
+    s.launch.unmatched = unmatched;
+    let sync_times = syncs(&mut s, &ops, &calls, &names, &sync_records);
+    // A GPU operation belongs to the step in which the CPU launched it.
+    let launch: Vec<f64> = ops
+        .iter()
+        .map(|o| calls.find(o.corr).map_or(o.ts, |c| c.ts))
+        .collect();
+    super::steps::per_step(&mut s, &ops, &launch, &steps, sync_times);
+    s
+}
+
+fn streams(s: &mut RankSummary, ops: &[GpuOp], calls: &Calls, choices: &Choices) {
+    let mut by: BTreeMap<(i32, i32), Vec<&GpuOp>> = BTreeMap::new();
+    for o in ops {
+        by.entry((o.device, o.stream)).or_default().push(o);
+    }
+    for ((device, stream), mut v) in by {
+        v.sort_by(|a, b| a.ts.total_cmp(&b.ts));
+        let mut st = StreamSummary {
+            device,
+            stream,
+            ops: v.len() as u64,
+            ..Default::default()
+        };
+        st.busy_us = length(&merge(v.iter().map(|o| (o.ts, o.end())).collect()));
+        let mut prev_end = v[0].end();
+        let first = v[0].ts;
+        for o in &v[1..] {
+            let gap = o.ts - prev_end;
+            if gap > 0.0 {
+                let launched_after = calls.find(o.corr).is_some_and(|c| c.ts > prev_end);
+                if launched_after {
+                    st.idle.host_wait_us += gap;
+                } else if gap < choices.kernel_wait_us {
+                    st.idle.kernel_wait_us += gap;
+                } else {
+                    st.idle.other_us += gap;
+                }
+            }
+            prev_end = prev_end.max(o.end());
+        }
+        st.span_us = prev_end - first;
+        s.idle.host_wait_us += st.idle.host_wait_us;
+        s.idle.kernel_wait_us += st.idle.kernel_wait_us;
+        s.idle.other_us += st.idle.other_us;
+        s.streams.push(st);
+    }
+    if let Some(main) = s
+        .streams
+        .iter()
+        .max_by(|a, b| a.busy_us.total_cmp(&b.busy_us))
+    {
+        s.main_stream_idle = main.idle;
+    }
+}
+
+fn kernels_and_launches(s: &mut RankSummary, ops: &[GpuOp], calls: &Calls, names: &Names) {
+    let kernels: Vec<&GpuOp> = ops
+        .iter()
+        .filter(|o| matches!(o.kind, OpKind::Compute | OpKind::Comm))
+        .collect();
+    let mut durs: Vec<f64> = kernels.iter().map(|o| o.dur).collect();
+    let short = durs.iter().filter(|d| **d < SHORT_KERNEL_US).count();
+    s.kernels.count = kernels.len() as u64;
+    s.kernels.short_share = if durs.is_empty() {
+        0.0
+    } else {
+        short as f64 / durs.len() as f64
+    };
+    s.kernels.duration_us = spread(&mut durs);
+    let (mut rt, mut delay, mut shorter) = (Vec::new(), Vec::new(), 0u64);
+    for o in &kernels {
+        if let Some(c) = calls.find(o.corr) {
+            rt.push(c.dur);
+            delay.push(o.ts - c.ts);
+            if o.dur < c.dur {
+                shorter += 1;
+            }
+        }
+    }
+    s.kernels.shorter_than_launch_share =
+        (!rt.is_empty()).then(|| shorter as f64 / rt.len() as f64);
+    s.launch.matched = ops.iter().filter(|o| calls.find(o.corr).is_some()).count() as u64;
+    s.launch.runtime_outliers = rt.iter().filter(|d| **d > RUNTIME_OUTLIER_US).count() as u64;
+    s.launch.delay_outliers = delay.iter().filter(|d| **d > DELAY_OUTLIER_US).count() as u64;
+    s.launch.runtime_us = spread(&mut rt);
+    s.launch.delay_us = spread(&mut delay);
+    let mut totals: HashMap<u32, (u64, f64)> = HashMap::new();
+    for o in &kernels {
+        let e = totals.entry(o.name).or_default();
+        e.0 += 1;
+        e.1 += o.dur;
+    }
+    let all: f64 = totals.values().map(|t| t.1).sum();
+    let mut top: Vec<(u32, (u64, f64))> = totals.into_iter().collect();
+    top.sort_by(|a, b| b.1 .1.total_cmp(&a.1 .1).then(a.0.cmp(&b.0)));
+    s.top_kernels = top
+        .into_iter()
+        .take(TOP_KERNELS)
+        .map(|(n, (count, total))| TopKernel {
+            name: names.get(n).to_string(),
+            count,
+            total_us: total,
+            mean_us: total / count as f64,
+            share: if all > 0.0 { total / all } else { 0.0 },
+        })
+        .collect();
+}
+
+/// Counts synchronizing calls; returns their start times (for per-step counts).
+fn syncs(
+    s: &mut RankSummary,
+    ops: &[GpuOp],
+    calls: &Calls,
+    names: &Names,
+    records: &[(f64, SyncKind)],
+) -> Vec<f64> {
+    let mut times = Vec::new();
+    let count = |st: &mut SyncStats, k: SyncKind| match k {
+        SyncKind::Device => st.device_sync += 1,
+        SyncKind::Stream => st.stream_sync += 1,
+        SyncKind::Event => st.event_sync += 1,
+        SyncKind::Memcpy => st.sync_memcpy += 1,
+    };
+    if calls.0.is_empty() {
+        s.syncs.source = "cuda_sync records (no cuda_runtime calls in the trace)".into();
+        for (t, k) in records {
+            count(&mut s.syncs, *k);
+            times.push(*t);
+        }
+    } else {
+        s.syncs.source = "cuda_runtime calls".into();
+        for c in &calls.0 {
+            if let Some(k) = sync_kind_of_call(names.get(c.name)) {
+                count(&mut s.syncs, k);
+                times.push(c.ts);
+            }
+        }
+        // An async copy to or from pageable memory blocks the host like a synchronous one.
+        for o in ops.iter().filter(|o| o.kind == OpKind::Memory) {
+            if !names.get(o.name).contains("Pageable") {
+                continue;
+            }
+            if let Some(c) = calls
+                .find(o.corr)
+                .filter(|c| names.get(c.name).starts_with("cudaMemcpyAsync"))
+            {
+                s.syncs.pageable_async_memcpy += 1;
+                times.push(c.ts);
+            }
+        }
+    }
+    let st = &s.syncs;
+    s.syncs.total =
+        st.device_sync + st.stream_sync + st.event_sync + st.sync_memcpy + st.pageable_async_memcpy;
+    times
+}

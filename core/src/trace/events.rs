@@ -1,0 +1,223 @@
+//! The compact form of the events gpuwhy keeps from a trace, and the store they go into.
+//!
+//! A trace holds millions of events; only GPU operations, CUDA runtime/driver calls and
+//! `ProfilerStep#N` ranges are kept, each in a few machine words, with names interned.
+//! Memory is proportional to the number of GPU operations, not to the file size.
+
+use std::collections::HashMap;
+
+/// Kineto's event category (`cat`), for the categories gpuwhy reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cat {
+    /// `kernel` (older PyTorch: `Kernel`).
+    Kernel,
+    /// `gpu_memcpy` (`Memcpy`).
+    Memcpy,
+    /// `gpu_memset` (`Memset`).
+    Memset,
+    /// `cuda_sync`: CUPTI synchronization records (stream/event/context sync, stream wait).
+    Sync,
+    /// `cuda_runtime` (`Runtime`).
+    Runtime,
+    /// `cuda_driver`.
+    Driver,
+    /// `user_annotation` (`ProfilerStep#N`, `record_function` ranges).
+    UserAnnotation,
+    /// Anything else (`cpu_op`, `python_function`, `gpu_user_annotation`, ...).
+    Other,
+}
+
+impl Cat {
+    pub(crate) fn from_str(s: &str) -> Cat {
+        match s {
+            "kernel" | "Kernel" => Cat::Kernel,
+            "gpu_memcpy" | "Memcpy" => Cat::Memcpy,
+            "gpu_memset" | "Memset" => Cat::Memset,
+            "cuda_sync" => Cat::Sync,
+            "cuda_runtime" | "Runtime" => Cat::Runtime,
+            "cuda_driver" => Cat::Driver,
+            "user_annotation" => Cat::UserAnnotation,
+            _ => Cat::Other,
+        }
+    }
+}
+
+/// What kind of GPU operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpKind {
+    /// A compute kernel.
+    Compute,
+    /// A communication (NCCL) kernel.
+    Comm,
+    /// A memcpy or memset.
+    Memory,
+    /// A CUPTI synchronization record shown on the GPU timeline.
+    Sync,
+}
+
+/// One GPU operation, as kept (≈ 40 bytes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GpuOp {
+    /// Start, µs on the trace's clock.
+    pub ts: f64,
+    /// Duration, µs.
+    pub dur: f64,
+    /// CUDA correlation id linking it to its runtime call (0 when absent).
+    pub corr: i64,
+    /// Interned name.
+    pub name: u32,
+    /// CUDA stream.
+    pub stream: i32,
+    /// Device index.
+    pub device: i32,
+    /// Kind.
+    pub kind: OpKind,
+}
+
+impl GpuOp {
+    pub(crate) fn end(&self) -> f64 {
+        self.ts + self.dur
+    }
+}
+
+/// One CUDA runtime or driver call (the CPU side of a launch, a copy or a sync).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ApiCall {
+    /// Start, µs.
+    pub ts: f64,
+    /// Duration, µs.
+    pub dur: f64,
+    /// Correlation id.
+    pub corr: i64,
+    /// Interned name.
+    pub name: u32,
+}
+
+/// A `ProfilerStep#N` range on the CPU.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StepRange {
+    /// N.
+    pub n: i64,
+    /// Start, µs.
+    pub ts: f64,
+    /// Duration, µs.
+    pub dur: f64,
+}
+
+/// Interned strings: each distinct name stored once.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    ids: HashMap<Box<str>, u32>,
+    names: Vec<Box<str>>,
+}
+
+impl Names {
+    pub(crate) fn intern(&mut self, s: &str) -> u32 {
+        if let Some(id) = self.ids.get(s) {
+            return *id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    pub(crate) fn get(&self, id: u32) -> &str {
+        self.names.get(id as usize).map_or("", |s| s)
+    }
+}
+
+/// One raw event as read, before it is classified.
+#[derive(Debug, Default)]
+pub(crate) struct RawEvent {
+    pub ph: u8,
+    pub cat: Option<Cat>,
+    pub name: Option<u32>,
+    pub pid: Option<i64>,
+    pub tid: Option<i64>,
+    pub ts: Option<f64>,
+    pub dur: Option<f64>,
+    pub correlation: Option<i64>,
+    pub stream: Option<i64>,
+    pub device: Option<i64>,
+}
+
+/// Everything kept from one trace file.
+#[derive(Debug, Default)]
+pub(crate) struct Store {
+    pub names: Names,
+    pub ops: Vec<GpuOp>,
+    pub calls: Vec<ApiCall>,
+    pub steps: Vec<StepRange>,
+    /// Events read, of any kind.
+    pub events: u64,
+    /// Complete (`X`) events without `ts` or `dur`, skipped.
+    pub malformed: u64,
+    /// `distributedInfo.rank` / `world_size`.
+    pub rank: Option<u32>,
+    pub world_size: Option<u32>,
+    /// `deviceProperties[].name` by id.
+    pub devices: Vec<(i64, String)>,
+}
+
+/// Lower-case substring test without allocating.
+fn contains_ci(hay: &str, needle: &str) -> bool {
+    hay.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+impl Store {
+    /// Classifies and keeps (or drops) one event.
+    pub(crate) fn push(&mut self, e: RawEvent) {
+        self.events += 1;
+        if e.ph != b'X' {
+            return;
+        }
+        let Some(cat) = e.cat else { return };
+        if cat == Cat::Other {
+            return;
+        }
+        let (Some(ts), Some(dur)) = (e.ts, e.dur) else {
+            self.malformed += 1;
+            return;
+        };
+        let name = e.name.unwrap_or(0);
+        match cat {
+            Cat::Kernel | Cat::Memcpy | Cat::Memset | Cat::Sync => {
+                let kind = match cat {
+                    Cat::Kernel if contains_ci(self.names.get(name), "nccl") => OpKind::Comm,
+                    Cat::Kernel => OpKind::Compute,
+                    Cat::Sync => OpKind::Sync,
+                    _ => OpKind::Memory,
+                };
+                self.ops.push(GpuOp {
+                    ts,
+                    dur: dur.max(0.0),
+                    corr: e.correlation.unwrap_or(0),
+                    name,
+                    stream: e.stream.or(e.tid).unwrap_or(0) as i32,
+                    device: e.device.or(e.pid).unwrap_or(0) as i32,
+                    kind,
+                });
+            }
+            Cat::Runtime | Cat::Driver => self.calls.push(ApiCall {
+                ts,
+                dur: dur.max(0.0),
+                corr: e.correlation.unwrap_or(0),
+                name,
+            }),
+            Cat::UserAnnotation => {
+                let n = self
+                    .names
+                    .get(name)
+                    .strip_prefix("ProfilerStep#")
+                    .and_then(|n| n.parse::<i64>().ok());
+                if let Some(n) = n {
+                    self.steps.push(StepRange { n, ts, dur });
+                }
+            }
+            Cat::Other => {}
+        }
+    }
+}

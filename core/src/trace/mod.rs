@@ -1,0 +1,205 @@
+//! PyTorch profiler (Kineto) traces: a streaming reader and the summaries the rules read.
+//!
+//! A trace is read once, event by event ([`read_rank`]), keeping only GPU operations, CUDA
+//! runtime calls and `ProfilerStep#N` ranges in a compact form, so memory follows the
+//! number of GPU operations, not the file size; `.json.gz` is decompressed on the fly.
+//! Each file is one rank; [`TraceSummary::from_ranks`] adds the cross-rank skew. The
+//! summary (per rank and stream: busy and idle time, compute/communication/memory time and
+//! overlap, HTA's idle breakdown, kernel and launch statistics, syncs, steps, top kernels)
+//! feeds [`crate::signals::Signals::trace`] and through it the rules. The format read is
+//! documented in `docs/trace-format.md`; the inclusion choices that change the numbers are
+//! in [`Choices`] and stated in every summary.
+//!
+//! Not for: viewing traces, or Nsight Systems reports.
+
+mod analyze;
+mod events;
+pub mod findings;
+mod intervals;
+mod multi;
+mod read;
+mod steps;
+mod summary;
+
+pub use summary::{
+    Choices, IdleBreakdown, KernelStats, LaunchStats, RankSummary, SkewSummary, Spread, StepStats,
+    StepSummary, StreamSummary, SyncStats, TopKernel, TraceSummary,
+};
+
+use std::io::{BufRead, BufReader, Read};
+
+use serde::de::DeserializeSeed;
+
+use crate::report::{Report, RunInfo};
+use crate::{Error, Result};
+
+/// Kernels shorter than this (µs) count as short (TraceLens counts kernels under 10 µs;
+/// launches cost 5–20 µs, so such kernels cannot keep the GPU busy on their own).
+pub const SHORT_KERNEL_US: f64 = 10.0;
+/// Runtime calls longer than this (µs) are outliers (HTA's `runtime_cutoff`).
+pub const RUNTIME_OUTLIER_US: f64 = 50.0;
+/// Launch delays longer than this (µs) are outliers (HTA's `launch_delay_cutoff`).
+pub const DELAY_OUTLIER_US: f64 = 100.0;
+/// Kernels listed in [`RankSummary::top_kernels`].
+pub const TOP_KERNELS: usize = 10;
+
+/// How to read one trace file.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Inclusion choices.
+    pub choices: Choices,
+    /// The file's name, for messages and the summary.
+    pub label: String,
+    /// Rank to use when the trace has no `distributedInfo` (the file's position).
+    pub position: u32,
+}
+
+/// Counts bytes consumed by the JSON reader, for error positions.
+struct Counting<R> {
+    inner: R,
+    n: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n += k as u64;
+        Ok(k)
+    }
+}
+
+/// Reads one trace file (`.json` or gzip-compressed) from `reader` and summarises it.
+pub fn read_rank<R: Read>(reader: R, opts: &ReadOptions) -> Result<RankSummary> {
+    let mut buf = BufReader::with_capacity(1 << 16, reader);
+    let head = buf.fill_buf().map_err(|e| io_error(opts, e))?;
+    let gz = head.starts_with(&[0x1f, 0x8b]);
+    let mut store = events::Store::default();
+    let consumed = if gz {
+        let dec = BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(buf));
+        parse(dec, &mut store, opts)?
+    } else {
+        parse(buf, &mut store, opts)?
+    };
+    if store.events == 0 {
+        return Err(Error::BadReport {
+            path: opts.label.clone().into(),
+            reason: format!(
+                "no trace events in {consumed} bytes: expected a Chrome trace with a \"traceEvents\" array \
+                 (torch.profiler's export_chrome_trace or tensorboard_trace_handler output)"
+            ),
+        });
+    }
+    Ok(analyze::summarize(
+        store,
+        &opts.choices,
+        &opts.label,
+        opts.position,
+    ))
+}
+
+fn parse<R: Read>(reader: R, store: &mut events::Store, opts: &ReadOptions) -> Result<u64> {
+    let mut counting = Counting {
+        inner: reader,
+        n: 0,
+    };
+    let mut de = serde_json::Deserializer::from_reader(&mut counting);
+    let result = read::TraceSeed(store)
+        .deserialize(&mut de)
+        .and_then(|()| de.end());
+    match result {
+        Ok(()) => Ok(counting.n),
+        Err(e) => Err(json_error(opts, &e, counting.n)),
+    }
+}
+
+fn io_error(opts: &ReadOptions, e: std::io::Error) -> Error {
+    Error::BadReport {
+        path: opts.label.clone().into(),
+        reason: format!("cannot read the trace: {e}"),
+    }
+}
+
+fn json_error(opts: &ReadOptions, e: &serde_json::Error, bytes: u64) -> Error {
+    use serde_json::error::Category;
+    let at = format!(
+        "line {}, column {} (about byte {bytes})",
+        e.line(),
+        e.column()
+    );
+    let reason = match e.classify() {
+        Category::Eof => format!(
+            "the trace ends in the middle of the JSON at {at}: the file was cut short (was the profiler stopped while writing, or the copy incomplete?)"
+        ),
+        Category::Syntax => format!("not valid JSON at {at}: expected a Chrome trace ({e})"),
+        Category::Data => format!("unexpected JSON at {at}: expected trace events with numeric ts/dur ({e})"),
+        Category::Io => format!("cannot read the trace (corrupt gzip data?) at {at}: {e}"),
+    };
+    Error::BadReport {
+        path: opts.label.clone().into(),
+        reason,
+    }
+}
+
+/// Summarises a trace held in memory (the viewer's dropped file).
+pub fn read_slice(bytes: &[u8], opts: &ReadOptions) -> Result<RankSummary> {
+    read_rank(bytes, opts)
+}
+
+impl TraceSummary {
+    /// The summary of one run's ranks (one trace file each) read with `choices`.
+    pub fn from_ranks(mut ranks: Vec<RankSummary>, choices: Choices) -> TraceSummary {
+        ranks.sort_by_key(|r| r.rank);
+        TraceSummary {
+            choices: Some(choices),
+            choices_text: choices.sentences(),
+            skew: multi::skew(&ranks),
+            ranks,
+        }
+    }
+
+    /// GPU busy over span, summed over ranks (`None` without GPU operations).
+    pub fn busy_share(&self) -> Option<f64> {
+        let span: f64 = self.ranks.iter().map(|r| r.span_us).sum();
+        (span > 0.0).then(|| self.ranks.iter().map(|r| r.busy_us).sum::<f64>() / span)
+    }
+}
+
+/// A report for a trace read on its own: no GPU samples, the run's span and ranks.
+pub fn report(trace: &TraceSummary) -> Report {
+    let first = trace.ranks.first();
+    let run = RunInfo {
+        duration_s: trace.ranks.iter().map(|r| r.span_us).fold(0.0, f64::max) / 1e6,
+        source: "trace".into(),
+        complete: true,
+        rank: first.map(|r| r.rank),
+        world_size: first.and_then(|r| r.world_size),
+        label: first.map(|r| r.source.clone()),
+        ended_by: Some("read from a profiler trace".into()),
+        ..Default::default()
+    };
+    let mut r = Report::from_recording(&crate::recording::Recording::new(run));
+    r.gpu_absent_reason = Some(
+        "a profiler trace has kernels, not GPU samples: utilization, clocks, power and PCIe come from `gpuwhy record` (or a dmon log) of the same run"
+            .into(),
+    );
+    r
+}
+
+/// Runs the rules on `report` with `trace` attached ([`crate::analysis::diagnose_with`]);
+/// when no rule fires the verdict says what the trace shows.
+pub fn diagnose(report: &mut Report, trace: &TraceSummary) {
+    let mut s = crate::signals::Signals::from_report(report);
+    s.trace = Some(trace.clone());
+    crate::analysis::diagnose_with(report, &s);
+    if report.verdict.id == "none" {
+        if let Some(b) = trace.busy_share() {
+            report.verdict.summary = format!(
+                "No rule fired: in the profiler trace the GPU is busy {:.0}% of the traced span.",
+                b * 100.0
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

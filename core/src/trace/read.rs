@@ -1,0 +1,342 @@
+//! Streaming read of a Kineto Chrome trace with serde_json's visitor API: the top-level
+//! object's keys are visited one by one and `traceEvents` is consumed element by element
+//! into the [`Store`], so no document tree is ever built. Both the object form
+//! (`{"traceEvents": [...], ...}`) and the bare array form of Chrome traces are read;
+//! `distributedInfo` may come before or after the events (Kineto writes it after them when
+//! it learns the rank from the first collective).
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserializer;
+
+use super::events::{Cat, RawEvent, Store};
+
+/// Top level: the trace object or a bare event array.
+pub(crate) struct TraceSeed<'a>(pub &'a mut Store);
+
+impl<'de> DeserializeSeed<'de> for TraceSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TraceSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Chrome trace: an object with \"traceEvents\" or an array of events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        EventsSeed(self.0).visit_seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<TopKey>()? {
+            match key {
+                TopKey::TraceEvents => map.next_value_seed(EventsSeed(self.0))?,
+                TopKey::DistributedInfo => {
+                    let v: serde_json::Value = map.next_value()?;
+                    let num = |k: &str| {
+                        v.get(k).and_then(|x| {
+                            x.as_u64()
+                                .or_else(|| x.as_str().and_then(|s| s.trim().parse().ok()))
+                        })
+                    };
+                    self.0.rank = num("rank").map(|r| r as u32);
+                    self.0.world_size = num("world_size").map(|w| w as u32);
+                }
+                TopKey::DeviceProperties => {
+                    let v: serde_json::Value = map.next_value()?;
+                    for d in v.as_array().into_iter().flatten() {
+                        if let (Some(id), Some(name)) = (
+                            d.get("id").and_then(|x| x.as_i64()),
+                            d.get("name").and_then(|x| x.as_str()),
+                        ) {
+                            self.0.devices.push((id, name.to_string()));
+                        }
+                    }
+                }
+                TopKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+enum TopKey {
+    TraceEvents,
+    DistributedInfo,
+    DeviceProperties,
+    Other,
+}
+
+impl<'de> de::Deserialize<'de> for TopKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TopKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<TopKey, E> {
+                Ok(match s {
+                    "traceEvents" => TopKey::TraceEvents,
+                    "distributedInfo" => TopKey::DistributedInfo,
+                    "deviceProperties" => TopKey::DeviceProperties,
+                    _ => TopKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+/// The `traceEvents` array, one element at a time.
+struct EventsSeed<'a>(&'a mut Store);
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventsSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(ev) = seq.next_element_seed(EventSeed(&mut *self.0))? {
+            self.0.push(ev);
+        }
+        Ok(())
+    }
+}
+
+/// One event object, read key by key without allocating for keys or skipped values.
+struct EventSeed<'a>(&'a mut Store);
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = RawEvent;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<RawEvent, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = RawEvent;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a trace event object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEvent, A::Error> {
+        let mut e = RawEvent::default();
+        while let Some(key) = map.next_key::<EvKey>()? {
+            match key {
+                EvKey::Ph => e.ph = map.next_value::<FirstByte>()?.0,
+                EvKey::Cat => e.cat = Some(map.next_value::<CatValue>()?.0),
+                EvKey::Name => e.name = Some(map.next_value_seed(NameSeed(&mut *self.0))?),
+                EvKey::Pid => e.pid = map.next_value::<Num>()?.0,
+                EvKey::Tid => e.tid = map.next_value::<Num>()?.0,
+                EvKey::Ts => e.ts = map.next_value::<Float>()?.0,
+                EvKey::Dur => e.dur = map.next_value::<Float>()?.0,
+                EvKey::Args => map.next_value_seed(ArgsSeed(&mut e))?,
+                EvKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(e)
+    }
+}
+
+macro_rules! key_enum {
+    ($name:ident { $($s:literal => $v:ident),* $(,)? }) => {
+        enum $name { $($v,)* Other }
+        impl<'de> de::Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl Visitor<'_> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str("a key")
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$name, E> {
+                        Ok(match s { $($s => $name::$v,)* _ => $name::Other })
+                    }
+                }
+                d.deserialize_identifier(V)
+            }
+        }
+    };
+}
+
+key_enum!(EvKey { "ph" => Ph, "cat" => Cat, "name" => Name, "pid" => Pid, "tid" => Tid,
+    "ts" => Ts, "dur" => Dur, "args" => Args });
+key_enum!(ArgKey { "correlation" => Correlation, "stream" => Stream, "device" => Device });
+
+/// The first byte of a string value (`ph`).
+struct FirstByte(u8);
+
+impl<'de> de::Deserialize<'de> for FirstByte {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FirstByte;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a phase string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<FirstByte, E> {
+                Ok(FirstByte(s.bytes().next().unwrap_or(0)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A category, classified without keeping the string.
+struct CatValue(Cat);
+
+impl<'de> de::Deserialize<'de> for CatValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = CatValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a category string")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<CatValue, E> {
+                Ok(CatValue(Cat::from_str(s)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A name, interned as it is read.
+struct NameSeed<'a>(&'a mut Store);
+
+impl<'de> DeserializeSeed<'de> for NameSeed<'_> {
+    type Value = u32;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u32, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl Visitor<'_> for NameSeed<'_> {
+    type Value = u32;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a name string")
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<u32, E> {
+        Ok(self.0.names.intern(s))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u32, E> {
+        Ok(self.0.names.intern(&v.to_string()))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u32, E> {
+        Ok(self.0.names.intern(&v.to_string()))
+    }
+}
+
+/// An integer id that Chrome traces write as a number or a string (`"pid": "Spans"`).
+struct Num(Option<i64>);
+
+impl<'de> de::Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
+                Ok(Num(Some(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num(i64::try_from(v).ok()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
+                Ok(Num(v.is_finite().then_some(v as i64)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Num, E> {
+                Ok(Num(s.trim().parse().ok()))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Num, E> {
+                Ok(Num(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A timestamp or duration in µs (fractional); strings of numbers are accepted too.
+struct Float(Option<f64>);
+
+impl<'de> de::Deserialize<'de> for Float {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Float;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Float, E> {
+                Ok(Float(v.is_finite().then_some(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Float, E> {
+                Ok(Float(Some(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Float, E> {
+                Ok(Float(Some(v as f64)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Float, E> {
+                Ok(Float(s.trim().parse().ok().filter(|x: &f64| x.is_finite())))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Float, E> {
+                Ok(Float(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `args`: only the correlation id, stream and device are read.
+struct ArgsSeed<'a>(&'a mut RawEvent);
+
+impl<'de> DeserializeSeed<'de> for ArgsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ArgsSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an args object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(k) = map.next_key::<ArgKey>()? {
+            match k {
+                ArgKey::Correlation => self.0.correlation = map.next_value::<Num>()?.0,
+                ArgKey::Stream => self.0.stream = map.next_value::<Num>()?.0,
+                ArgKey::Device => self.0.device = map.next_value::<Num>()?.0,
+                ArgKey::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
