@@ -5,6 +5,7 @@ mod demo;
 mod devices;
 mod diagnose;
 mod duration;
+mod export;
 mod live;
 mod record;
 mod render;
@@ -35,6 +36,8 @@ enum Command {
     Demo(demo::Args),
     /// Compare a baseline report with a candidate: step times, GPUs, findings, experiments
     Compare(compare::Args),
+    /// Export a report as a Chrome trace or as Prometheus metrics
+    Export(export::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Diagnose(a) => diagnose::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Export(a) => export::run(a),
     };
     match result {
         Ok(code) => code,

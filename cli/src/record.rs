@@ -40,9 +40,28 @@ pub struct Args {
     /// No live status lines on stderr
     #[arg(short, long)]
     quiet: bool,
+    /// Keep this file up to date (rewritten atomically every few seconds) with the latest
+    /// values and the current verdict, for node_exporter's textfile collector
+    #[arg(long, value_name = "PATH")]
+    prometheus_textfile: Option<PathBuf>,
     /// The command to run and record, after `--`
     #[arg(last = true)]
     command: Vec<String>,
+}
+
+/// How often `--prometheus-textfile` is rewritten.
+const PROMETHEUS_EVERY: Duration = Duration::from_secs(5);
+
+/// Rewrites the Prometheus textfile from a snapshot of the recording; a failure is a
+/// warning, never the end of the recording.
+fn write_prometheus(recorder: &Recorder, path: &Path) {
+    let mut r = Report::from_recording(&recorder.snapshot());
+    diagnose(&mut r);
+    if let Err(e) =
+        gpuwhy::report::write_atomic(path, gpuwhy::export::prometheus_text(&r).as_bytes())
+    {
+        eprintln!("gpuwhy: warning: cannot update {}: {e}", path.display());
+    }
 }
 
 /// Writes the report of a finished recording atomically, then removes the journal.
@@ -108,9 +127,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut live = Live::new(a.quiet);
     let mut exit: Option<std::process::ExitStatus> = None;
     let mut interrupted_at: Option<Instant> = None;
+    let mut last_prom: Option<Instant> = None;
     let ended_by = loop {
         std::thread::sleep(Duration::from_millis(50));
         live.tick(&recorder);
+        if let Some(p) = &a.prometheus_textfile {
+            if last_prom.is_none_or(|t| t.elapsed() >= PROMETHEUS_EVERY) {
+                last_prom = Some(Instant::now());
+                write_prometheus(&recorder, p);
+            }
+        }
         if let Some(c) = child.as_mut() {
             if let Some(st) = c
                 .try_wait()
@@ -142,6 +168,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     rec.run.ended_by = Some(ended_by.into());
     rec.run.exit_code = exit.and_then(|s| s.code());
     let report = finish(&rec, &a.output)?;
+    if let Some(p) = &a.prometheus_textfile {
+        if let Err(e) =
+            gpuwhy::report::write_atomic(p, gpuwhy::export::prometheus_text(&report).as_bytes())
+        {
+            eprintln!("gpuwhy: warning: cannot update {}: {e}", p.display());
+        }
+    }
     eprintln!("gpuwhy: {}", report.verdict.summary);
     eprintln!(
         "gpuwhy: report written to {} (details: gpuwhy diagnose {})",

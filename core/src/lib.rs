@@ -12,6 +12,7 @@ pub use error::{Error, Result};
 
 pub mod analysis;
 pub mod compare;
+pub mod export;
 pub mod import;
 #[cfg(feature = "collect")]
 pub mod collect;

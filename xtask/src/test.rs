@@ -15,7 +15,12 @@ pub fn run(_args: &[String]) -> Result<()> {
         "-D",
         "warnings",
     ]))?;
-    run_cmd(cargo().args(["test", "--workspace", "--all-targets"]))?;
+    // Tests that need an external tool fail instead of skipping when it is missing.
+    run_cmd(
+        cargo()
+            .args(["test", "--workspace", "--all-targets"])
+            .env("GPUWHY_REQUIRE_TOOLS", "1"),
+    )?;
     // Doc tests and rustdoc links.
     run_cmd(cargo().args(["test", "--workspace", "--doc"]))?;
     let failed = crate::scenarios::run(&[])?;
@@ -28,6 +33,32 @@ pub fn run(_args: &[String]) -> Result<()> {
 
 /// Installs what the tests need. Idempotent: each step checks before it installs.
 fn install() -> Result<()> {
-    // rustfmt and clippy ship with the toolchain here; nothing else is needed yet.
+    // promtool (Debian's `prometheus` package) validates the Prometheus exports.
+    if !have("promtool") {
+        apt_install(&["prometheus"])?;
+    }
     Ok(())
+}
+
+/// True when `tool` runs.
+pub fn have(tool: &str) -> bool {
+    std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok()
+}
+
+/// `apt-get update` then `apt-get install -y PACKAGES` (CI and developer machines run as root).
+pub fn apt_install(packages: &[&str]) -> Result<()> {
+    run_cmd(
+        std::process::Command::new("apt-get")
+            .arg("update")
+            .arg("-qq"),
+    )?;
+    run_cmd(
+        std::process::Command::new("apt-get")
+            .args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(packages)
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )
 }
