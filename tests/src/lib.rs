@@ -1,12 +1,16 @@
 //! Support for end-to-end tests and `cargo xtask scenarios`: install the simulated NVML with a
-//! scenario in a temporary directory and record it through gpuwhy's real loading path.
+//! scenario in a temporary directory and record it through gpuwhy's real loading path, with
+//! the scenario's workload replayed by the demo trainer on the simulated GPU's clock.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use gpuwhy::analysis::diagnose;
 use gpuwhy::collect::{Recorder, RecorderConfig};
 use gpuwhy::report::Report;
+use nvml_sim_workload::{run_trainer_from, Schedule, Workload};
+pub use nvml_sim_workload::{Markers, NoMarkers};
 use serde_json::Value;
 
 /// A simulated NVML installed in a temporary directory (removed on drop).
@@ -56,6 +60,105 @@ pub fn expected_top(json: &str) -> Option<String> {
     v["expect"]["top_finding"].as_str().map(str::to_string)
 }
 
+/// A scenario's `expect`: the top finding (`none` for no finding at all), the findings that
+/// must also be reported, and those that must not be.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Expected {
+    /// `expect.top_finding`.
+    pub top: String,
+    /// `expect.also`.
+    pub also: Vec<String>,
+    /// `expect.absent`.
+    pub absent: Vec<String>,
+}
+
+/// The scenario's expectations; `None` without `expect.top_finding`. Missing `also` and
+/// `absent` are empty.
+pub fn expected(json: &str) -> Option<Expected> {
+    let v: Value = serde_json::from_str(json).ok()?;
+    let list = |key: &str| -> Vec<String> {
+        v["expect"][key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Some(Expected {
+        top: v["expect"]["top_finding"].as_str()?.to_string(),
+        also: list("also"),
+        absent: list("absent"),
+    })
+}
+
+/// How a report measures up to a scenario's [`Expected`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// The report's top finding (`none` when nothing fired).
+    pub top: String,
+    /// Whether it is the expected one.
+    pub top_matches: bool,
+    /// Expected findings (`also`, and the top one) the report lacks.
+    pub missing: Vec<String>,
+    /// Findings the report has that `absent` forbids (or any, when `none` is expected).
+    pub extra: Vec<String>,
+}
+
+impl Outcome {
+    /// Whether everything matched.
+    pub fn ok(&self) -> bool {
+        self.top_matches && self.missing.is_empty() && self.extra.is_empty()
+    }
+
+    /// One line: what is wrong, or `ok`.
+    pub fn describe(&self, expected: &Expected) -> String {
+        if self.ok() {
+            return "ok".into();
+        }
+        let mut parts = Vec::new();
+        if !self.top_matches {
+            parts.push(format!("top {} instead of {}", self.top, expected.top));
+        }
+        if !self.missing.is_empty() {
+            parts.push(format!("missing {}", self.missing.join(", ")));
+        }
+        if !self.extra.is_empty() {
+            parts.push(format!("unexpected {}", self.extra.join(", ")));
+        }
+        parts.join("; ")
+    }
+}
+
+/// Compares a diagnosed report with a scenario's expectations.
+pub fn check(expected: &Expected, report: &Report) -> Outcome {
+    let ids: Vec<&str> = report.findings.iter().map(|f| f.id.as_str()).collect();
+    let mut must: Vec<&str> = expected.also.iter().map(String::as_str).collect();
+    if expected.top != "none" {
+        must.insert(0, &expected.top);
+    }
+    let missing = must
+        .into_iter()
+        .filter(|id| !ids.contains(id))
+        .map(str::to_string)
+        .collect();
+    let extra = if expected.top == "none" {
+        ids.iter().map(|id| id.to_string()).collect()
+    } else {
+        ids.iter()
+            .filter(|id| expected.absent.iter().any(|a| a == *id))
+            .map(|id| id.to_string())
+            .collect()
+    };
+    Outcome {
+        top: report.verdict.id.clone(),
+        top_matches: report.verdict.id == expected.top,
+        missing,
+        extra,
+    }
+}
+
 /// A copy of `json` with top-level fields replaced.
 pub fn patched(json: &str, fields: &[(&str, Value)]) -> String {
     let mut v: Value = serde_json::from_str(json).expect("bundled scenarios are valid JSON");
@@ -92,8 +195,23 @@ impl Default for Run {
     }
 }
 
-/// Records `json` on the simulated GPU and returns the diagnosed report.
+/// Records `json` on the simulated GPU and returns the diagnosed report; the scenario's
+/// workload, if any, is replayed by the demo trainer (its markers go nowhere yet).
 pub fn record(json: &str, run: &Run) -> Result<Report, String> {
+    record_with(json, run, &|_| Box::new(NoMarkers))
+}
+
+/// Builds, from the started recorder, where the demo trainer's step markers go.
+pub type MarkersFactory<'f> = &'f dyn for<'r> Fn(&'r Recorder) -> Box<dyn Markers + 'r>;
+
+/// Records `json` on the simulated GPU and returns the diagnosed report. When the scenario
+/// has a `workload`, the demo trainer replays it into `markers(&recorder)` on the calling
+/// thread, with simulated time 0 at the instant `Recorder::start` returns. The simulated
+/// GPU's clock starts a little earlier, at the `nvmlInit` inside that call (the whole start
+/// takes about 2 ms of wall time here), so the GPU runs at most that far (times `speed` in
+/// simulated time) ahead of the markers. The markers are dropped before the recorder is
+/// stopped.
+pub fn record_with(json: &str, run: &Run, markers: MarkersFactory<'_>) -> Result<Report, String> {
     let v: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let duration = run
         .duration_s
@@ -103,6 +221,9 @@ pub fn record(json: &str, run: &Run) -> Result<Report, String> {
         .as_f64()
         .map_or(0.1, |ms| ms / 1000.0);
     let text = patched(json, &[("speed", Value::from(run.speed))]);
+    let schedule = Workload::from_scenario_json(&text)
+        .map_err(|e| format!("workload: {e}"))?
+        .map(|w| Schedule::new(&w, duration));
     let sim = install_sim(&text, run.old_driver).map_err(|e| e.to_string())?;
     let cfg = RecorderConfig {
         interval_s: interval,
@@ -113,10 +234,21 @@ pub fn record(json: &str, run: &Run) -> Result<Report, String> {
         ..RecorderConfig::default()
     };
     let rec = Recorder::start(cfg).map_err(|e| e.to_string())?;
+    let origin = Instant::now();
     if let Some(why) = rec.gpu_absent_reason() {
         return Err(why);
     }
-    std::thread::sleep(Duration::from_secs_f64(duration / run.speed));
+    {
+        let markers = markers(&rec);
+        if let Some(schedule) = &schedule {
+            let stop = AtomicBool::new(false);
+            run_trainer_from(schedule, run.speed, origin, &stop, &*markers);
+        }
+    }
+    let end = origin + Duration::from_secs_f64(duration / run.speed);
+    if let Some(left) = end.checked_duration_since(Instant::now()) {
+        std::thread::sleep(left);
+    }
     let recording = rec.stop();
     let mut report = Report::from_recording(&recording);
     diagnose(&mut report);

@@ -1,8 +1,9 @@
-//! `cargo xtask scenarios`: every bundled scenario recorded through the simulator, with its
-//! expected and actual top finding.
+//! `cargo xtask scenarios`: every bundled scenario recorded through the simulator (its
+//! workload replayed by the demo trainer), with its expected and actual top finding and the
+//! findings that are missing (`expect.also`) or must not be there (`expect.absent`).
 
 use anyhow::Result;
-use gpuwhy_tests::{expected_top, record, scenario, scenario_names, Run};
+use gpuwhy_tests::{check, expected, record, scenario, scenario_names, Run};
 
 /// Prints the table; returns how many scenarios did not match.
 pub fn run(_args: &[String]) -> Result<usize> {
@@ -13,12 +14,12 @@ pub fn run(_args: &[String]) -> Result<usize> {
             let n = *n;
             std::thread::spawn(move || {
                 let text = scenario(n).expect("listed scenario exists");
-                (n, expected_top(text), record(text, &Run::default()))
+                (n, expected(text), record(text, &Run::default()))
             })
         })
         .collect();
     println!(
-        "{:<22} {:<18} {:<18} {:>10}  match",
+        "{:<28} {:<18} {:<18} {:>10}  match",
         "scenario", "expected", "actual", "confidence"
     );
     let mut failed = 0;
@@ -26,23 +27,37 @@ pub fn run(_args: &[String]) -> Result<usize> {
         let (name, expected, got) = h
             .join()
             .map_err(|_| anyhow::anyhow!("a scenario thread panicked"))?;
-        let expected = expected.unwrap_or_else(|| "-".into());
+        let Some(expected) = expected else {
+            failed += 1;
+            println!("{name:<28} {:<18} NO (no expect.top_finding)", "-");
+            continue;
+        };
         match got {
             Ok(r) => {
-                let ok = r.verdict.id == expected;
-                failed += usize::from(!ok);
+                let outcome = check(&expected, &r);
+                failed += usize::from(!outcome.ok());
+                let ids: Vec<&str> = r.findings.iter().map(|f| f.id.as_str()).collect();
                 println!(
-                    "{name:<22} {expected:<18} {:<18} {:>10.2}  {}",
+                    "{name:<28} {:<18} {:<18} {:>10.2}  {}",
+                    expected.top,
                     r.verdict.id,
                     r.verdict.confidence,
-                    if ok { "yes" } else { "NO" }
+                    if outcome.ok() {
+                        "yes".to_string()
+                    } else {
+                        format!(
+                            "NO ({}; found [{}])",
+                            outcome.describe(&expected),
+                            ids.join(", ")
+                        )
+                    }
                 );
             }
             Err(e) => {
                 failed += 1;
                 println!(
-                    "{name:<22} {expected:<18} {:<18} {:>10}  NO ({e})",
-                    "error", "-"
+                    "{name:<28} {:<18} {:<18} {:>10}  NO ({e})",
+                    expected.top, "error", "-"
                 );
             }
         }
