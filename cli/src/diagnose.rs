@@ -1,31 +1,64 @@
-//! `gpuwhy diagnose FILE [--json]`.
+//! `gpuwhy diagnose FILE… [--trace TRACE] [--json]`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use gpuwhy::analysis::diagnose;
-use gpuwhy::report::Report;
 
 /// Arguments of `gpuwhy diagnose`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A report written by `gpuwhy record`/`demo`, or its `.partial` journal
-    file: PathBuf,
+    /// What to diagnose, told apart by content: a report written by `gpuwhy record`/`demo`
+    /// (or its `.partial` journal), an `nvidia-smi dmon` log, an `nvidia-smi --query-gpu
+    /// ... --format=csv` log, or PyTorch profiler traces (.json/.json.gz, one per rank)
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// A PyTorch profiler trace of the same run, read beside the report or log (repeat for
+    /// several ranks)
+    #[arg(long, value_name = "TRACE")]
+    trace: Vec<PathBuf>,
+    /// Sample interval of a log without timestamps (dmon's -d, the CSV's -l), e.g. 1s, 500ms
+    #[arg(long, value_parser = crate::duration::parse_seconds)]
+    interval: Option<f64>,
+    /// The --query-gpu field list of a CSV written with `noheader`
+    #[arg(long, value_delimiter = ',')]
+    fields: Option<Vec<String>>,
+    /// Read traces with HTA's inclusion choices (drop the last step and unmatched GPU
+    /// operations, count sync records as busy) to compare numbers with it
+    #[arg(long)]
+    hta_choices: bool,
     /// Print the verdict and findings as JSON instead of text
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let mut report = Report::load(&a.file)?;
     // Re-run the rules: a report keeps its samples, so newer rules apply to older reports.
-    diagnose(&mut report);
+    let loaded = crate::import::load(&crate::import::Inputs {
+        files: &a.files,
+        traces: &a.trace,
+        interval_s: a.interval,
+        fields: a.fields.clone(),
+        hta: a.hta_choices,
+    })?;
+    let report = &loaded.report;
     if a.json {
-        let out = serde_json::json!({ "verdict": report.verdict, "findings": report.findings, "run": report.run });
+        let out = serde_json::json!({
+            "verdict": report.verdict,
+            "findings": report.findings,
+            "run": report.run,
+            "trace": loaded.trace,
+            "notes": loaded.notes,
+        });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!("{}", crate::render::text(&report));
+        for n in &loaded.notes {
+            eprintln!("note: {n}");
+        }
+        print!("{}", crate::render::text(report));
+        if let Some(t) = &loaded.trace {
+            print!("{}", crate::import_render::trace_text(t));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

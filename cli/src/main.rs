@@ -5,6 +5,8 @@ mod demo;
 mod devices;
 mod diagnose;
 mod duration;
+mod import;
+mod import_render;
 mod export;
 mod live;
 mod record;
@@ -30,7 +32,8 @@ enum Command {
     Devices(devices::Args),
     /// Record GPUs and the host while a command runs (or for a duration), then diagnose
     Record(record::Args),
-    /// Diagnose a report (or the `.partial` journal of an interrupted recording)
+    /// Diagnose a report (or the `.partial` journal of an interrupted recording), an
+    /// nvidia-smi dmon or --query-gpu CSV log, or PyTorch profiler traces
     Diagnose(diagnose::Args),
     /// Run a bundled scenario on the simulated GPU, end to end, and diagnose it
     Demo(demo::Args),

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 mod commands;
 mod compare;
 mod crash;
+mod import;
 mod export;
 
 /// The built `gpuwhy` binary.
