@@ -177,10 +177,17 @@ impl Schedule {
         self.steps.last().map_or(self.workload.start_s, |s| s.end_s)
     }
 
-    /// What `device` is doing at simulated time `t`.
+    /// What `device` is doing at simulated time `t`. Before the first step it is `idle`;
+    /// after the last one the timeline replays from the first step, so a run longer than
+    /// the horizon keeps its character.
     pub fn state_at(&self, t: f64, device: u32) -> State<'_> {
         let modifier = self.workload.device_mod(device);
-        let t = t - modifier.map_or(0.0, |m| m.time_offset_s);
+        let mut t = t - modifier.map_or(0.0, |m| m.time_offset_s);
+        let start = self.workload.start_s;
+        let period = self.end_s() - start;
+        if t >= self.end_s() && period > 0.0 {
+            t = start + (t - start) % period;
+        }
         let idle = State {
             step: None,
             phase: None,

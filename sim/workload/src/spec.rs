@@ -16,7 +16,7 @@ pub type Levels = BTreeMap<String, f64>;
 /// The built-in phases, in the order a training step runs them.
 pub const BUILTIN_PHASES: &[&str] = &["data", "forward", "backward", "optimizer"];
 
-/// Name of the state before the first step and after the schedule ends.
+/// Name of the state before the first step.
 pub const IDLE: &str = "idle";
 
 /// Name of the state of a device that finished its share of a phase and waits for the
@@ -89,7 +89,7 @@ pub struct Workload {
     pub shapes: Option<Shapes>,
     /// Device memory used, following the step's shape multiplier.
     pub memory: Option<Memory>,
-    /// Levels shown before the first step and after the schedule (default `util_gpu` 0).
+    /// Levels shown before the first step (default `util_gpu` 0).
     #[serde(default)]
     pub idle: Levels,
     /// Levels shown by a device waiting for a slower one (default `util_gpu` 5).
@@ -102,8 +102,8 @@ pub struct Workload {
     /// Per-device modifiers of a multi-GPU job.
     #[serde(default)]
     pub devices: Vec<DeviceMod>,
-    /// How many simulated seconds of schedule the simulator computes (default 600); after
-    /// it the job has ended and every device is `idle`.
+    /// How many simulated seconds of schedule the simulator computes (default 600); later
+    /// times replay it from the first step.
     pub duration_s: Option<f64>,
     /// Seed of the jitter and shape draws; default the scenario's `seed`.
     pub seed: Option<u64>,

@@ -61,8 +61,11 @@ fn state_at_gives_the_phase_and_its_levels() {
         "not set: the simulator's default"
     );
     assert_eq!(at(-1.0).name(), IDLE);
-    assert_eq!(at(99.0).name(), IDLE);
-    assert_eq!(at(99.0).level("util_gpu"), Some(0.0));
+    assert_eq!(at(-1.0).level("util_gpu"), Some(0.0));
+    // Past the horizon (8 steps, 8.4 s) the timeline replays from step 0.
+    assert_eq!(at(8.4 + 2.5).name(), "eval");
+    assert_eq!(at(8.4 + 2.5).step, Some(2));
+    assert_eq!(at(10.0 * 8.4 + 0.05).name(), "data");
 }
 
 #[test]
@@ -182,6 +185,8 @@ fn start_s_idles_first_and_at_steps_picks_steps() {
     );
     let s = Schedule::new(&w, 10.0);
     assert_eq!(s.state_at(1.0, 0).level("pcie_gen"), Some(1.0));
+    assert_eq!(s.state_at(1.0, 0).name(), IDLE);
+    assert_eq!(s.state_at(2.05, 0).name(), "forward");
     assert_eq!(s.state_at(1.0, 0).level("util_gpu"), Some(1.0));
     let slow: Vec<u64> = s
         .steps()
