@@ -15,12 +15,24 @@ pub fn diagnose(report: &mut Report) {
 pub fn diagnose_with(report: &mut Report, signals: &Signals) {
     let mut findings: Vec<Finding> = RULES.iter().filter_map(|r| r.evaluate(signals)).collect();
     findings.sort_by(|a, b| {
-        b.score()
-            .total_cmp(&a.score())
+        precedence(&a.id)
+            .cmp(&precedence(&b.id))
+            .then_with(|| b.score().total_cmp(&a.score()))
             .then_with(|| a.id.cmp(&b.id))
     });
     report.verdict = verdict(&findings, signals);
     report.findings = findings;
+}
+
+/// Findings that must be fixed before the others can be judged come first, whatever their
+/// score: a failing GPU (nothing else matters), then a throttled one (the guides: fix power
+/// and cooling before touching code — every other measurement is taken on slowed hardware).
+fn precedence(id: &str) -> u8 {
+    match id {
+        "gpu_fault" => 0,
+        "throttling" => 1,
+        _ => 2,
+    }
 }
 
 fn verdict(findings: &[Finding], s: &Signals) -> Verdict {

@@ -14,6 +14,11 @@ pub const MIN_IDLE_SHARE: f64 = 0.10;
 /// idle GPU: the guides' "periodic drops to zero" picture has the GPU fully busy in between.
 pub const MIN_BUSY_SHARE: f64 = 0.25;
 
+/// Fewest separate near-zero stretches that make a pattern: the guides' picture is
+/// utilization dropping to zero "again and again"; one or two long idle stretches (start-up,
+/// a pause) are not input starvation.
+pub const MIN_DIPS: usize = 3;
+
 /// Autocorrelation at the dominant period above which the dips repeat regularly
 /// (a conventional "clear periodicity" level; a random series stays near 0).
 pub const MIN_PERIOD_STRENGTH: f64 = 0.3;
@@ -70,7 +75,7 @@ impl Rule for DataStarvation {
             let (Some(idle), Some(busy)) = (d.util_near_zero, d.util_busy) else {
                 continue;
             };
-            if idle < MIN_IDLE_SHARE || busy < MIN_BUSY_SHARE {
+            if idle < MIN_IDLE_SHARE || busy < MIN_BUSY_SHARE || d.util_dips < MIN_DIPS {
                 continue;
             }
             devices.push(d.index);

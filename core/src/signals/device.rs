@@ -46,6 +46,9 @@ pub struct DeviceSignals {
     pub util_near_zero: Option<f64>,
     /// Share of samples with utilization at or above [`BUSY_UTIL`].
     pub util_busy: Option<f64>,
+    /// Number of separate stretches of near-zero utilization (runs of samples below
+    /// [`NEAR_ZERO_UTIL`] between busier samples).
+    pub util_dips: usize,
     /// Dominant repeat of the utilization series.
     pub util_period: Option<Period>,
     /// That repeat in seconds.
@@ -134,6 +137,21 @@ fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
     out
 }
 
+/// Counts runs of consecutive samples below [`NEAR_ZERO_UTIL`]; missing samples neither
+/// start nor end a run.
+fn dip_runs(util: &[f64]) -> usize {
+    let mut runs = 0;
+    let mut inside = false;
+    for u in util.iter().filter(|u| u.is_finite()) {
+        let low = *u < NEAR_ZERO_UTIL;
+        if low && !inside {
+            runs += 1;
+        }
+        inside = low;
+    }
+    runs
+}
+
 impl DeviceSignals {
     /// Computes the signals of one device from its samples and the run's events.
     pub fn compute(
@@ -169,6 +187,7 @@ impl DeviceSignals {
         s.samples = util.len();
         s.util = dist(util.iter().copied());
         s.util_near_zero = share(util.iter().copied(), |u| u < NEAR_ZERO_UTIL);
+        s.util_dips = dip_runs(&util);
         s.util_busy = share(util.iter().copied(), |u| u >= BUSY_UTIL);
         // Periodicity is only meaningful on evenly spaced samples: use the full-resolution part.
         let full = &util[..data.t.len().min(util.len())];
