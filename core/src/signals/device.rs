@@ -106,13 +106,13 @@ pub struct DeviceSignals {
     /// Mean NVLink + PCIe traffic (MB/s) in samples where utilization dips below
     /// [`DIP_UTIL`], and in the others.
     pub traffic_in_dips: Option<(f64, f64)>,
-    /// GPM: SM utilization, %.
+    /// GPM: SM utilization under load, %.
     pub gpm_sm_util: Option<Dist>,
-    /// GPM: SM occupancy, %.
+    /// GPM: SM occupancy under load, %.
     pub gpm_sm_occupancy: Option<Dist>,
-    /// GPM: tensor pipe activity, %.
+    /// GPM: tensor pipe activity under load, %.
     pub gpm_tensor: Option<Dist>,
-    /// GPM: DRAM bandwidth, % of peak.
+    /// GPM: DRAM bandwidth under load, % of peak (idle stretches would dilute it).
     pub gpm_dram_bw: Option<Dist>,
     /// Per sample time: whether utilization was below [`DIP_UTIL`] (`None` = no sample).
     pub dips: Vec<(f64, Option<bool>)>,
@@ -295,10 +295,10 @@ impl DeviceSignals {
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
             s.traffic_in_dips = Some((mean(&din), mean(&dout)));
         }
-        s.gpm_sm_util = dist(column(data, GpuMetric::GpmSmUtil));
-        s.gpm_sm_occupancy = dist(column(data, GpuMetric::GpmSmOccupancy));
-        s.gpm_tensor = dist(column(data, GpuMetric::GpmTensor));
-        s.gpm_dram_bw = dist(column(data, GpuMetric::GpmDramBw));
+        s.gpm_sm_util = dist(when_loaded(&column(data, GpuMetric::GpmSmUtil)));
+        s.gpm_sm_occupancy = dist(when_loaded(&column(data, GpuMetric::GpmSmOccupancy)));
+        s.gpm_tensor = dist(when_loaded(&column(data, GpuMetric::GpmTensor)));
+        s.gpm_dram_bw = dist(when_loaded(&column(data, GpuMetric::GpmDramBw)));
         s.dips = data
             .t
             .iter()
