@@ -151,11 +151,12 @@ fn straggler_is_gpu_5_and_stands_out_by_more_than_15_points() {
             (straggler - p50).abs() >= 15.0,
             "GPU {i} p50 {p50} vs straggler {straggler}"
         );
+    }
+    // The straggler is slow because of its work, not its hardware: full clocks, no reasons.
+    for i in 0..8 {
         assert_eq!(r.share(i, ClockEventReasons, |v| v == 0.0), 1.0);
         assert_eq!(r.p50(i, SmClockMhz), max_sm);
     }
-    assert!(r.share(5, ClockEventReasons, bits(0x20 | 0x40 | 0x4 | 0x8)) >= 0.8);
-    assert!(r.p50(5, SmClockMhz) < 0.75 * max_sm);
     // The seven others dip together.
     let dips: Vec<Vec<bool>> = (0..8)
         .filter(|&i| i != 5)
