@@ -18,6 +18,7 @@ pub mod findings;
 mod intervals;
 mod multi;
 mod read;
+mod split;
 mod steps;
 mod summary;
 
@@ -27,8 +28,6 @@ pub use summary::{
 };
 
 use std::io::{BufRead, BufReader, Read};
-
-use serde::de::DeserializeSeed;
 
 use crate::report::{Report, RunInfo};
 use crate::{Error, Result};
@@ -54,24 +53,13 @@ pub struct ReadOptions {
     pub position: u32,
 }
 
-/// Counts bytes consumed by the JSON reader, for error positions.
-struct Counting<R> {
-    inner: R,
-    n: u64,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let k = self.inner.read(buf)?;
-        self.n += k as u64;
-        Ok(k)
-    }
-}
-
 /// Reads one trace file (`.json` or gzip-compressed) from `reader` and summarises it.
 pub fn read_rank<R: Read>(reader: R, opts: &ReadOptions) -> Result<RankSummary> {
     let mut buf = BufReader::with_capacity(1 << 16, reader);
-    let head = buf.fill_buf().map_err(|e| io_error(opts, e))?;
+    let head = buf.fill_buf().map_err(|e| Error::BadReport {
+        path: opts.label.clone().into(),
+        reason: format!("cannot read the trace: {e}"),
+    })?;
     let gz = head.starts_with(&[0x1f, 0x8b]);
     let mut store = events::Store::default();
     let consumed = if gz {
@@ -97,46 +85,26 @@ pub fn read_rank<R: Read>(reader: R, opts: &ReadOptions) -> Result<RankSummary> 
     ))
 }
 
-fn parse<R: Read>(reader: R, store: &mut events::Store, opts: &ReadOptions) -> Result<u64> {
-    let mut counting = Counting {
-        inner: reader,
-        n: 0,
-    };
-    let mut de = serde_json::Deserializer::from_reader(&mut counting);
-    let result = read::TraceSeed(store)
-        .deserialize(&mut de)
-        .and_then(|()| de.end());
-    match result {
-        Ok(()) => Ok(counting.n),
-        Err(e) => Err(json_error(opts, &e, counting.n)),
-    }
-}
-
-fn io_error(opts: &ReadOptions, e: std::io::Error) -> Error {
-    Error::BadReport {
-        path: opts.label.clone().into(),
-        reason: format!("cannot read the trace: {e}"),
-    }
-}
-
-fn json_error(opts: &ReadOptions, e: &serde_json::Error, bytes: u64) -> Error {
-    use serde_json::error::Category;
-    let at = format!(
-        "line {}, column {} (about byte {bytes})",
-        e.line(),
-        e.column()
-    );
-    let reason = match e.classify() {
-        Category::Eof => format!(
-            "the trace ends in the middle of the JSON at {at}: the file was cut short (was the profiler stopped while writing, or the copy incomplete?)"
-        ),
-        Category::Syntax => format!("not valid JSON at {at}: expected a Chrome trace ({e})"),
-        Category::Data => format!("unexpected JSON at {at}: expected trace events with numeric ts/dur ({e})"),
-        Category::Io => format!("cannot read the trace (corrupt gzip data?) at {at}: {e}"),
-    };
-    Error::BadReport {
-        path: opts.label.clone().into(),
-        reason,
+fn parse<R: BufRead>(reader: R, store: &mut events::Store, opts: &ReadOptions) -> Result<u64> {
+    let mut sp = split::Splitter::new(reader);
+    match sp.read(store) {
+        Ok(()) => Ok(sp.bytes()),
+        Err(e) => {
+            let at = format!("line {} (byte {})", e.line, e.byte);
+            let reason = if e.eof {
+                format!(
+                    "the trace ends in the middle of the JSON at {at}: the file was cut short \
+                     (was the profiler stopped while writing, or the copy incomplete?); {}",
+                    e.what
+                )
+            } else {
+                format!("not a valid Chrome trace at {at}: {}", e.what)
+            };
+            Err(Error::BadReport {
+                path: opts.label.clone().into(),
+                reason,
+            })
+        }
     }
 }
 

@@ -1,125 +1,16 @@
-//! Streaming read of a Kineto Chrome trace with serde_json's visitor API: the top-level
-//! object's keys are visited one by one and `traceEvents` is consumed element by element
-//! into the [`Store`], so no document tree is ever built. Both the object form
-//! (`{"traceEvents": [...], ...}`) and the bare array form of Chrome traces are read;
-//! `distributedInfo` may come before or after the events (Kineto writes it after them when
-//! it learns the rank from the first collective).
+//! One trace event, read with serde_json's visitor API: keys are matched without allocating,
+//! unneeded values are skipped, names are interned as they are read, and only the few `args`
+//! gpuwhy uses are looked at. No document tree is built.
 
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Deserializer;
 
 use super::events::{Cat, RawEvent, Store};
 
-/// Top level: the trace object or a bare event array.
-pub(crate) struct TraceSeed<'a>(pub &'a mut Store);
-
-impl<'de> DeserializeSeed<'de> for TraceSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TraceSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a Chrome trace: an object with \"traceEvents\" or an array of events")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        EventsSeed(self.0).visit_seq(seq)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<TopKey>()? {
-            match key {
-                TopKey::TraceEvents => map.next_value_seed(EventsSeed(self.0))?,
-                TopKey::DistributedInfo => {
-                    let v: serde_json::Value = map.next_value()?;
-                    let num = |k: &str| {
-                        v.get(k).and_then(|x| {
-                            x.as_u64()
-                                .or_else(|| x.as_str().and_then(|s| s.trim().parse().ok()))
-                        })
-                    };
-                    self.0.rank = num("rank").map(|r| r as u32);
-                    self.0.world_size = num("world_size").map(|w| w as u32);
-                }
-                TopKey::DeviceProperties => {
-                    let v: serde_json::Value = map.next_value()?;
-                    for d in v.as_array().into_iter().flatten() {
-                        if let (Some(id), Some(name)) = (
-                            d.get("id").and_then(|x| x.as_i64()),
-                            d.get("name").and_then(|x| x.as_str()),
-                        ) {
-                            self.0.devices.push((id, name.to_string()));
-                        }
-                    }
-                }
-                TopKey::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-enum TopKey {
-    TraceEvents,
-    DistributedInfo,
-    DeviceProperties,
-    Other,
-}
-
-impl<'de> de::Deserialize<'de> for TopKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = TopKey;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<TopKey, E> {
-                Ok(match s {
-                    "traceEvents" => TopKey::TraceEvents,
-                    "distributedInfo" => TopKey::DistributedInfo,
-                    "deviceProperties" => TopKey::DeviceProperties,
-                    _ => TopKey::Other,
-                })
-            }
-        }
-        d.deserialize_identifier(V)
-    }
-}
-
-/// The `traceEvents` array, one element at a time.
-struct EventsSeed<'a>(&'a mut Store);
-
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EventsSeed<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of trace events")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(ev) = seq.next_element_seed(EventSeed(&mut *self.0))? {
-            self.0.push(ev);
-        }
-        Ok(())
-    }
-}
-
 /// One event object, read key by key without allocating for keys or skipped values.
-struct EventSeed<'a>(&'a mut Store);
+pub(crate) struct EventSeed<'a>(pub &'a mut Store);
 
 impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
     type Value = RawEvent;

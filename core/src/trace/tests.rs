@@ -127,7 +127,7 @@ fn truncated_or_foreign_input_is_a_clear_error_never_a_panic() {
     let e = read_slice(b"{\"hello\": 1}", &opts).expect_err("no events");
     assert!(e.to_string().contains("traceEvents"), "{e}");
     let e = read_slice(b"not json", &opts).expect_err("garbage");
-    assert!(e.to_string().contains("not valid JSON"), "{e}");
+    assert!(e.to_string().contains("not a valid Chrome trace"), "{e}");
     let gz = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3];
     assert!(read_slice(&gz, &opts).is_err());
     for cut in [1, 10, 100, 1000, 5000] {
