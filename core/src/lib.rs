@@ -21,6 +21,7 @@ pub mod recording;
 pub mod report;
 pub mod rules;
 pub mod signals;
+pub mod steps;
 pub mod trace;
 
 #[cfg(feature = "collect")]
@@ -29,3 +30,5 @@ pub mod host;
 pub mod nvml;
 #[cfg(feature = "collect")]
 pub mod os;
+#[cfg(feature = "collect")]
+pub mod session;

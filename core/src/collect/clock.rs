@@ -41,6 +41,11 @@ impl ScaledClock {
     pub fn scale(&self) -> f64 {
         self.scale
     }
+
+    /// The instant the clock reads 0: the start of the recording.
+    pub fn origin(&self) -> Instant {
+        self.start
+    }
 }
 
 /// A stop flag that a sleeping thread can be woken by.

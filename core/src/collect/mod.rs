@@ -8,12 +8,14 @@
 mod clock;
 mod cost;
 mod gpu;
+mod hook;
 mod probe;
 mod sampler;
 
 pub use clock::{ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};
 pub use gpu::{architecture_name, nvml_info, SLOW_PERIOD_S};
+pub use hook::SamplerHook;
 pub use probe::probe;
 pub use sampler::{LiveGpu, Recorder};
 

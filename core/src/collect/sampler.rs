@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use super::clock::{ScaledClock, Stopper};
 use super::cost::{thread_cpu_seconds, CallStats};
 use super::gpu::{nvml_info, Gpu, Outcome, SLOW_PERIOD_S};
+use super::hook::SamplerHook;
 use super::{RecorderConfig, HOST_PERIOD_S};
 use crate::host::{host_facts, HostSample, HostSampler};
 use crate::metric::GpuMetric;
@@ -56,6 +57,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct Recorder {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    clock: ScaledClock,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -121,6 +123,15 @@ impl Recorder {
     /// [`Recorder::gpu_absent_reason`] says why. Only a bad configuration or a thread that
     /// cannot be spawned is an error.
     pub fn start(cfg: RecorderConfig) -> Result<Recorder> {
+        Self::start_with_hook(cfg, None)
+    }
+
+    /// [`Recorder::start`], with `hook` called by the sampler thread every tick and before
+    /// every journal flush.
+    pub fn start_with_hook(
+        cfg: RecorderConfig,
+        hook: Option<Arc<dyn SamplerHook>>,
+    ) -> Result<Recorder> {
         cfg.validate()?;
         let mut run = cfg.run.clone();
         run.start_unix_ms = now_unix_ms();
@@ -166,16 +177,25 @@ impl Recorder {
             journal_error: Mutex::new(None),
         });
         let s2 = Arc::clone(&shared);
+        // The time axis of the report: sample times and step markers both count from here.
+        let clock = ScaledClock::new(cfg.time_scale);
         let thread = std::thread::Builder::new()
             .name("gpuwhy-sampler".into())
-            .spawn(move || run_sampler(&s2, nvml, &cfg))
+            .spawn(move || run_sampler(&s2, nvml, &cfg, clock, hook.as_deref()))
             .map_err(|e| {
                 crate::Error::InvalidArgument(format!("cannot start the sampler thread: {e}"))
             })?;
         Ok(Recorder {
             shared,
             thread: Some(thread),
+            clock,
         })
+    }
+
+    /// The recording's clock: report times are its seconds since [`ScaledClock::origin`],
+    /// times the clock's scale.
+    pub fn clock(&self) -> ScaledClock {
+        self.clock
     }
 
     /// Why there are no GPU metrics, if there are none.
@@ -237,8 +257,13 @@ struct Journal {
     last_flush: Instant,
 }
 
-fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
-    let clock = ScaledClock::new(cfg.time_scale);
+fn run_sampler(
+    shared: &Shared,
+    nvml: Option<Nvml>,
+    cfg: &RecorderConfig,
+    clock: ScaledClock,
+    hook: Option<&dyn SamplerHook>,
+) {
     let cpu0 = thread_cpu_seconds();
     let mut stats = CallStats::default();
     let mut gpus: Vec<Gpu> = Vec::new();
@@ -378,6 +403,9 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
                 }
             }
         }
+        if let Some(h) = hook {
+            h.tick(&mut new_events);
+        }
         let host_sample = if tick % host_every == 0 {
             host.as_mut().map(|h| host_row(&h.sample()))
         } else {
@@ -461,7 +489,7 @@ fn run_sampler(shared: &Shared, nvml: Option<Nvml>, cfg: &RecorderConfig) {
         if journal.writer.is_some()
             && (stopping || journal.last_flush.elapsed().as_secs_f64() >= cfg.flush_s)
         {
-            flush(shared, &mut journal, &stats, t);
+            flush(shared, &mut journal, &stats, t, hook);
         }
         if stopping {
             break;
@@ -565,8 +593,17 @@ fn update_live(shared: &Shared, gpus: &[Gpu], rows: &[(usize, [f32; GpuMetric::C
         .collect();
 }
 
-fn flush(shared: &Shared, j: &mut Journal, stats: &CallStats, t: f64) {
+fn flush(
+    shared: &Shared,
+    j: &mut Journal,
+    stats: &CallStats,
+    t: f64,
+    hook: Option<&dyn SamplerHook>,
+) {
     let mut lines = std::mem::take(&mut j.pending);
+    if let Some(h) = hook {
+        h.journal(&mut lines);
+    }
     for (dev, (ts, rows)) in j.gpu_rows.iter_mut().enumerate() {
         if !ts.is_empty() {
             lines.push(JournalLine::Gpu {

@@ -9,7 +9,9 @@ mod series;
 pub use series::{Coarse, PendingBucket, SeriesBuf, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT};
 
 use crate::metric::GpuMetric;
-use crate::report::{Capability, DeviceInfo, Event, Fault, HostFacts, NvmlInfo, Overhead, RunInfo};
+use crate::report::{
+    Capability, DeviceInfo, Event, Fault, HostFacts, NvmlInfo, Overhead, RunInfo, StepsData,
+};
 
 /// Most events kept; later ones are counted in [`Recording::events_dropped`].
 /// Worst case ≈ 10 000 × ~150 B = 1.5 MB.
@@ -109,6 +111,8 @@ pub struct Recording {
     pub full_rows: usize,
     /// Coarse buckets kept per GPU.
     pub coarse_buckets: usize,
+    /// Step and phase timings, when the step markers were used ([`crate::steps`]).
+    pub steps: Option<StepsData>,
 }
 
 impl Recording {
@@ -126,6 +130,7 @@ impl Recording {
             gpu_absent_reason: None,
             full_rows: FULL_ROWS_DEFAULT,
             coarse_buckets: COARSE_BUCKETS_DEFAULT,
+            steps: None,
         }
     }
 

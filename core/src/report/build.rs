@@ -100,7 +100,7 @@ impl Report {
             devices: rec.devices.iter().map(|d| d.info.clone()).collect(),
             series,
             host,
-            steps: None,
+            steps: rec.steps.clone(),
             events,
             faults: rec.faults.clone(),
             overhead,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::column::Column;
 use super::model::{DeviceInfo, Event, Fault, HostFacts, NvmlInfo, Overhead, RunInfo};
+use super::steps::StepsData;
 use crate::metric::GpuMetric;
 use crate::recording::{HostRecording, Recording};
 use crate::{Error, Result};
@@ -93,6 +94,14 @@ pub enum JournalLine {
         overhead: Overhead,
         /// Seconds recorded so far.
         duration_s: f64,
+    },
+    /// Step markers since the previous `steps` line: the kept steps from index `first` on,
+    /// and the totals so far (see [`crate::steps::merge_delta`]).
+    Steps {
+        /// Index of the first step in `data`'s rows.
+        first: u64,
+        /// The new rows and the totals.
+        data: StepsData,
     },
 }
 
@@ -242,6 +251,9 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
                 rec.faults = faults;
                 rec.overhead = overhead;
                 last_t = last_t.max(duration_s);
+            }
+            JournalLine::Steps { first, data } => {
+                crate::steps::merge_delta(&mut rec.steps, first, data);
             }
         }
     }

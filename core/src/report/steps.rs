@@ -45,8 +45,19 @@ pub struct StepsData {
     pub gpu_phase_durations: BTreeMap<String, Column>,
     /// Statistics over all steps: key `step` for whole steps, then one per phase.
     pub stats: BTreeMap<String, PhaseStats>,
+    /// Statistics of the GPU-measured phase durations, per phase, when any were attached.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub gpu_stats: BTreeMap<String, PhaseStats>,
     /// How many steps are kept exactly (the rest only enter `stats`).
     pub exact_steps: u64,
-    /// Relative error bound of the quantiles in `stats` once steps beyond `exact_steps` exist.
+    /// Relative error bound of the quantiles in `stats` once steps beyond `exact_steps` exist;
+    /// 0 while every step is kept (the quantiles are then exact).
     pub quantile_error: f64,
+    /// Markers that fitted no step and were left out: a step end without a step, a phase id
+    /// of [`crate::steps::MAX_PHASES`] or more, a GPU duration with no step to attach to.
+    pub ignored_markers: u64,
+    /// Heap bytes the step storage used at the end.
+    pub memory_bytes: u64,
+    /// The most the step storage can use, whatever the run length.
+    pub memory_bound_bytes: u64,
 }

@@ -7,6 +7,7 @@
 
 mod device;
 pub mod stats;
+pub mod steps;
 
 pub use device::{pcie_lane_mbs, DeviceSignals, BUSY_UTIL, DIP_UTIL, LOAD_UTIL, NEAR_ZERO_UTIL};
 

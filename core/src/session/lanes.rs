@@ -1,0 +1,304 @@
+//! The marker hot path: each thread that marks steps owns a lane (a ring it alone writes),
+//! found through a thread-local cache, so a marker is a clock read and three stores.
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, Weak};
+use std::time::Instant;
+
+use super::fold::{code, Folder, EVENT, RESET};
+use super::ring::{Ring, RING_BYTES};
+use crate::collect::SamplerHook;
+use crate::report::journal::JournalLine;
+use crate::report::Event;
+
+/// Threads that get a lane of their own, each with its own step sequence. Further threads
+/// share one more lane behind a lock (their steps then interleave).
+pub const MAX_LANES: usize = 8;
+/// Distinct event kinds kept by name; further kinds are recorded as `other`.
+pub const MAX_EVENT_KINDS: usize = 64;
+/// Longest event kind or phase name, bytes.
+pub const MAX_NAME_BYTES: usize = 64;
+/// The most the lanes' rings use: one per private lane and the shared one, 1,179,648 bytes.
+pub const RINGS_BOUND_BYTES: usize = (MAX_LANES + 1) * RING_BYTES;
+
+/// Index of the shared lane.
+const SHARED: usize = MAX_LANES;
+
+/// Source of session ids; 0 never names a session, so a fresh thread matches none.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// (session id, lane) of the lane this thread writes to.
+    static CACHE: Cell<(u64, usize)> = const { Cell::new((0, 0)) };
+    /// Gives the lane back when the thread ends (or moves to another session).
+    static GUARD: RefCell<Option<LaneGuard>> = const { RefCell::new(None) };
+}
+
+struct LaneGuard {
+    markers: Weak<Markers>,
+    lane: usize,
+}
+
+impl Drop for LaneGuard {
+    fn drop(&mut self) {
+        if let Some(m) = self.markers.upgrade() {
+            m.release(self.lane);
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while folding leaves plain data behind; keep using it.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[derive(Debug, Default)]
+struct Lane {
+    claimed: AtomicBool,
+    ring: OnceLock<Ring>,
+}
+
+/// Everything the markers share: lanes, the fold state, phase names and event kinds.
+pub struct Markers {
+    id: u64,
+    origin: Instant,
+    me: Weak<Markers>,
+    lanes: [Lane; MAX_LANES + 1],
+    /// Serialises the writers of the shared lane.
+    shared: Mutex<()>,
+    /// The fold state; taken by the sampler each tick and by a writer whose ring is full.
+    pub fold: Mutex<Folder>,
+    /// Phase names in id order.
+    pub names: Mutex<Vec<String>>,
+    kinds: Mutex<Vec<String>>,
+}
+
+impl std::fmt::Debug for Markers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Markers")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Markers {
+    /// Shared marker state counting time from `origin`.
+    pub fn new(me: Weak<Markers>, origin: Instant, folder: Folder, names: Vec<String>) -> Self {
+        Markers {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            origin,
+            me,
+            lanes: Default::default(),
+            shared: Mutex::new(()),
+            fold: Mutex::new(folder),
+            names: Mutex::new(names),
+            kinds: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Nanoseconds since the recording's origin: the one clock read of a marker.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        Instant::now()
+            .saturating_duration_since(self.origin)
+            .as_nanos() as u64
+    }
+
+    /// Publishes one record from the calling thread.
+    #[inline]
+    pub fn push(&self, a: u64, b: u64) {
+        let (id, lane) = CACHE.with(Cell::get);
+        if id == self.id && lane < SHARED {
+            if let Some(ring) = self.lanes[lane].ring.get() {
+                if !ring.push(a, b) {
+                    self.push_full(lane, ring, a, b);
+                }
+                return;
+            }
+        }
+        self.push_slow(id == self.id, a, b);
+    }
+
+    /// The ring is full: the sampler has not drained it for a while (a very fast loop or a
+    /// long sampling interval). Fold it here rather than lose markers or wait.
+    #[cold]
+    fn push_full(&self, lane: usize, ring: &Ring, a: u64, b: u64) {
+        let mut f = lock(&self.fold);
+        self.drain_lane(&mut f, lane);
+        drop(f);
+        if !ring.push(a, b) {
+            lock(&self.fold).log.ignore();
+        }
+    }
+
+    #[cold]
+    fn push_slow(&self, known: bool, a: u64, b: u64) {
+        if !known {
+            if let Some(lane) = self.claim() {
+                if let Some(ring) = self.lanes[lane].ring.get() {
+                    if !ring.push(a, b) {
+                        self.push_full(lane, ring, a, b);
+                    }
+                    return;
+                }
+            }
+        }
+        let _writer = lock(&self.shared);
+        let ring = self.lanes[SHARED].ring.get_or_init(Ring::default);
+        if !ring.push(a, b) {
+            self.push_full(SHARED, ring, a, b);
+        }
+    }
+
+    /// Gives the calling thread a lane of its own, or `None` when all are taken.
+    fn claim(&self) -> Option<usize> {
+        let claimed = GUARD.try_with(|g| {
+            let mut g = g.try_borrow_mut().ok()?;
+            // Leaving another session: give its lane back first.
+            *g = None;
+            for (i, lane) in self.lanes[..SHARED].iter().enumerate() {
+                if lane
+                    .claimed
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    lane.ring.get_or_init(Ring::default);
+                    *g = Some(LaneGuard {
+                        markers: self.me.clone(),
+                        lane: i,
+                    });
+                    return Some(i);
+                }
+            }
+            None
+        });
+        let lane = claimed.ok().flatten();
+        // A thread without a lane of its own writes to the shared one from now on.
+        let _ = CACHE.try_with(|c| c.set((self.id, lane.unwrap_or(SHARED))));
+        lane
+    }
+
+    /// The thread that owned `lane` is gone: close its books and free the lane.
+    fn release(&self, lane: usize) {
+        if let Some(ring) = self.lanes[lane].ring.get() {
+            let t = self.now_ns();
+            if !ring.push(t, code(RESET, 0)) {
+                self.push_full(lane, ring, t, code(RESET, 0));
+            }
+        }
+        // Release: the next owner sees the ring's counters as this thread left them.
+        self.lanes[lane].claimed.store(false, Ordering::Release);
+    }
+
+    /// The index of event kind `name`, registering it on first use.
+    pub fn kind(&self, name: &str) -> u16 {
+        let name = if name.is_empty() { "event" } else { name };
+        let name = truncate(name, MAX_NAME_BYTES);
+        let mut kinds = lock(&self.kinds);
+        if let Some(i) = kinds.iter().position(|k| k == name) {
+            return i as u16;
+        }
+        if kinds.len() < MAX_EVENT_KINDS {
+            kinds.push(name.to_string());
+            return (kinds.len() - 1) as u16;
+        }
+        MAX_EVENT_KINDS as u16
+    }
+
+    fn kind_name(&self, k: u16) -> String {
+        lock(&self.kinds)
+            .get(usize::from(k))
+            .cloned()
+            .unwrap_or_else(|| "other".into())
+    }
+
+    /// Marks an event of kind `name` now.
+    pub fn event(&self, name: &str) {
+        let t = self.now_ns();
+        let k = self.kind(name);
+        self.push(t, code(EVENT, k));
+    }
+
+    fn drain_lane(&self, f: &mut Folder, lane: usize) {
+        if let Some(ring) = self.lanes[lane].ring.get() {
+            ring.drain(|a, b| f.record(lane, a, b, |k| self.kind_name(k)));
+        }
+    }
+
+    /// Folds every published record (the caller holds the fold lock).
+    pub fn drain_all(&self, f: &mut Folder) {
+        for lane in 0..self.lanes.len() {
+            self.drain_lane(f, lane);
+        }
+    }
+
+    /// Heap bytes of the rings allocated so far.
+    pub fn ring_bytes(&self) -> usize {
+        self.lanes.iter().filter(|l| l.ring.get().is_some()).count() * RING_BYTES
+    }
+}
+
+/// `s` cut to at most `max` bytes on a character boundary.
+fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+impl SamplerHook for Markers {
+    fn tick(&self, events: &mut Vec<Event>) {
+        let mut f = lock(&self.fold);
+        self.drain_all(&mut f);
+        f.take_events(events);
+    }
+
+    fn journal(&self, lines: &mut Vec<JournalLine>) {
+        let names = lock(&self.names).clone();
+        let mut f = lock(&self.fold);
+        if let Some((first, mut data)) = f.journal_delta(&names) {
+            data.memory_bytes += self.ring_bytes() as u64;
+            data.memory_bound_bytes += RINGS_BOUND_BYTES as u64;
+            lines.push(JournalLine::Steps { first, data });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn names_are_cut_on_a_character_boundary() {
+        assert_eq!(truncate("ééé", 3), "é");
+        assert_eq!(truncate("eval", 64), "eval");
+    }
+
+    #[test]
+    fn event_kinds_are_interned_and_bounded() {
+        let m = Arc::new_cyclic(|me| {
+            Markers::new(
+                me.clone(),
+                Instant::now(),
+                Folder::new(10, MAX_LANES + 1, 1.0),
+                Vec::new(),
+            )
+        });
+        assert_eq!(m.kind("eval"), 0);
+        assert_eq!(m.kind("checkpoint"), 1);
+        assert_eq!(m.kind("eval"), 0);
+        assert_eq!(m.kind(""), 2);
+        for i in 0..100 {
+            m.kind(&format!("k{i}"));
+        }
+        assert_eq!(m.kind("one too many"), MAX_EVENT_KINDS as u16);
+        assert_eq!(m.kind_name(MAX_EVENT_KINDS as u16), "other");
+        assert_eq!(m.kind_name(2), "event");
+    }
+}

@@ -1,0 +1,249 @@
+//! A live recording with step and phase markers: what a training loop embeds.
+//!
+//! A [`Session`] samples the GPUs and the host (it owns a [`Recorder`]) and takes markers
+//! from the training loop: [`Session::step_begin`], [`Session::phase`], [`Session::step_end`],
+//! one-off [`Session::event`]s, and GPU-measured phase durations
+//! ([`Session::attach_gpu_phase`]). [`Session::finish`] returns the diagnosed report with its
+//! `steps` section. `docs/steps.md` explains what the phase times mean.
+//!
+//! Markers are built for the hot path: each costs one monotonic clock read and a few stores
+//! into a ring that the calling thread owns; no lock, allocation or system call. The sampler
+//! thread folds the rings into a bounded [`StepLog`](crate::steps::StepLog) every tick, and
+//! journals the steps with the samples, so a killed run keeps its steps up to the last flush.
+//!
+//! Not for reading reports: see [`crate::report`] and [`crate::signals`].
+
+mod fold;
+mod lanes;
+mod ring;
+
+pub use lanes::{MAX_EVENT_KINDS, MAX_LANES, MAX_NAME_BYTES, RINGS_BOUND_BYTES};
+pub use ring::{RING_BYTES, RING_SLOTS};
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use crate::analysis::diagnose;
+use crate::collect::{Recorder, RecorderConfig, SamplerHook};
+use crate::report::journal::JournalLine;
+use crate::report::{Event, Report, StepsData};
+use crate::steps::{PhaseId, BUILTIN_PHASES, EXACT_STEPS, MAX_PHASES, STEP_KEY};
+use crate::{Error, Result};
+use fold::{code, Folder, GPU, PHASE, STEP_BEGIN, STEP_END};
+use lanes::Markers;
+
+/// How to record a session.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// GPU and host sampling, journal, time scale.
+    pub recorder: RecorderConfig,
+    /// Steps kept exactly, with every phase ([`EXACT_STEPS`] by default); later steps only
+    /// enter the totals and quantile sketches.
+    pub exact_steps: usize,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            recorder: RecorderConfig::default(),
+            exact_steps: EXACT_STEPS,
+        }
+    }
+}
+
+impl From<RecorderConfig> for SessionConfig {
+    fn from(recorder: RecorderConfig) -> Self {
+        SessionConfig {
+            recorder,
+            ..SessionConfig::default()
+        }
+    }
+}
+
+/// A running recording that also takes step markers.
+///
+/// Every method takes `&self` and may be called from any thread. Each thread that marks
+/// steps gets its own step sequence (up to [`MAX_LANES`] threads; more share one), so two
+/// threads running their own loops do not cut each other's steps. Dropping a session without
+/// [`Session::finish`] stops sampling and discards what was recorded (the journal, if any,
+/// stays).
+#[derive(Debug)]
+pub struct Session {
+    recorder: Recorder,
+    markers: Arc<Markers>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Session {
+    /// Starts sampling (see [`Recorder::start`]: a missing GPU is not an error) and opens the
+    /// markers. Report times count from this moment, in the recorder's scaled seconds.
+    pub fn start(cfg: SessionConfig) -> Result<Session> {
+        // The markers count time from the recorder's clock, which exists only once the
+        // recorder runs, and the recorder needs its hook to start: the hook finds the
+        // markers through a slot filled right after.
+        let names: Vec<String> = BUILTIN_PHASES.map(String::from).to_vec();
+        let exact = cfg.exact_steps;
+        let slot: Arc<OnceLock<Arc<Markers>>> = Arc::default();
+        let hook = Arc::new(LateHook(Arc::clone(&slot)));
+        let recorder = Recorder::start_with_hook(cfg.recorder, Some(hook))?;
+        let clock = recorder.clock();
+        let markers = Arc::new_cyclic(|me| {
+            Markers::new(
+                me.clone(),
+                clock.origin(),
+                Folder::new(exact, MAX_LANES + 1, clock.scale()),
+                names,
+            )
+        });
+        // The hook does nothing until the markers exist; no marker can precede this.
+        let _ = slot.set(Arc::clone(&markers));
+        Ok(Session { recorder, markers })
+    }
+
+    /// The recorder, for live GPU values ([`Recorder::live`]) and its clock.
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
+    /// The id of phase `name`, registering it if it is new. The built-in phases `data`,
+    /// `forward`, `backward` and `optimizer` are always registered ([`PhaseId::DATA`] …).
+    /// Registering an existing name returns its id.
+    ///
+    /// Errors: an empty name, the reserved name `step`, a name longer than
+    /// [`MAX_NAME_BYTES`], or more than [`MAX_PHASES`] phases in all.
+    pub fn register_phase(&self, name: &str) -> Result<PhaseId> {
+        let mut names = lock(&self.markers.names);
+        if let Some(i) = names.iter().position(|n| n == name) {
+            return Ok(PhaseId(i as u16));
+        }
+        if name.is_empty() || name == STEP_KEY || name.len() > MAX_NAME_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "phase name {name:?} is not allowed: use 1 to {MAX_NAME_BYTES} bytes, and not \"{STEP_KEY}\" (the key of whole-step statistics)"
+            )));
+        }
+        if names.len() >= MAX_PHASES {
+            return Err(Error::InvalidArgument(format!(
+                "cannot register phase {name:?}: a run has at most {MAX_PHASES} phases (the 4 built-in ones and {} custom ones); reuse an existing phase or merge rare ones",
+                MAX_PHASES - BUILTIN_PHASES.len()
+            )));
+        }
+        names.push(name.to_string());
+        Ok(PhaseId((names.len() - 1) as u16))
+    }
+
+    /// Begins a step on the calling thread (a step still open there ends first).
+    #[inline]
+    pub fn step_begin(&self) {
+        let t = self.markers.now_ns();
+        self.markers.push(t, code(STEP_BEGIN, 0));
+    }
+
+    /// Enters `phase` on the calling thread: ends its current phase and starts this one
+    /// (begins a step first if none is open). Entering a phase twice in a step adds up.
+    #[inline]
+    pub fn phase(&self, phase: PhaseId) {
+        let t = self.markers.now_ns();
+        self.markers.push(t, code(PHASE, phase.0));
+    }
+
+    /// Ends the calling thread's step (and its phase). Without an open step it is counted in
+    /// `ignored_markers`.
+    #[inline]
+    pub fn step_end(&self) {
+        let t = self.markers.now_ns();
+        self.markers.push(t, code(STEP_END, 0));
+    }
+
+    /// Marks a one-off event now (`eval`, `checkpoint`, `log`, any name); it becomes a report
+    /// event of that kind. Names are kept for up to [`MAX_EVENT_KINDS`] kinds (later kinds
+    /// become `other`) and cut to [`MAX_NAME_BYTES`]. Takes a short lock to look the name
+    /// up; meant for rare events, not for every step.
+    pub fn event(&self, name: &str) {
+        self.markers.event(name);
+    }
+
+    /// Attaches a GPU-measured duration of `phase`, in seconds (e.g. the time between two
+    /// CUDA events, `start.elapsed_time(end) / 1000`). It goes to the calling thread's
+    /// current step if that step has already entered `phase`, else to its last completed
+    /// step; several attachments to one step's phase add up. Not a finite non-negative
+    /// number, or no step to attach to: ignored (and counted).
+    #[inline]
+    pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
+        self.markers.push(seconds.to_bits(), code(GPU, phase.0));
+    }
+
+    /// Folds the markers published so far into the step log now, on the calling thread.
+    /// The sampler does this every tick; call it before [`Session::steps`] to see the latest.
+    pub fn fold(&self) {
+        let mut f = lock(&self.markers.fold);
+        self.markers.drain_all(&mut f);
+    }
+
+    /// The steps so far, as they would appear in the report (GPU durations still pending for
+    /// the latest step of each thread are not in yet).
+    pub fn steps(&self) -> StepsData {
+        let names = lock(&self.markers.names).clone();
+        let mut f = lock(&self.markers.fold);
+        self.markers.drain_all(&mut f);
+        self.data(&f, &names)
+    }
+
+    fn data(&self, f: &Folder, names: &[String]) -> StepsData {
+        data(&self.markers, f, names)
+    }
+    /// Stops sampling and markers and returns the diagnosed report. Its `steps` section is
+    /// absent when no marker was ever used; steps still open are dropped.
+    pub fn finish(self) -> Report {
+        {
+            // Settle every step first, so the recorder's last journal flush has them all.
+            let mut f = lock(&self.markers.fold);
+            self.markers.drain_all(&mut f);
+            f.finish();
+        }
+        let mut rec = self.recorder.stop();
+        let names = lock(&self.markers.names).clone();
+        let mut f = lock(&self.markers.fold);
+        self.markers.drain_all(&mut f);
+        f.finish();
+        let mut events = Vec::new();
+        f.take_events(&mut events);
+        for e in events {
+            rec.push_event(e);
+        }
+        let used = f.log.count() > 0 || f.log.ignored() > 0 || self.markers.ring_bytes() > 0;
+        if used {
+            rec.steps = Some(data(&self.markers, &f, &names));
+        }
+        drop(f);
+        let mut report = Report::from_recording(&rec);
+        diagnose(&mut report);
+        report
+    }
+}
+
+/// The report's steps: the log and the rings' memory.
+fn data(markers: &Markers, f: &Folder, names: &[String]) -> StepsData {
+    let mut d = f.log.to_data(names);
+    d.memory_bytes += markers.ring_bytes() as u64;
+    d.memory_bound_bytes += RINGS_BOUND_BYTES as u64;
+    d
+}
+
+/// The sampler's hook, pointing at the markers once they exist.
+struct LateHook(Arc<OnceLock<Arc<Markers>>>);
+
+impl SamplerHook for LateHook {
+    fn tick(&self, events: &mut Vec<Event>) {
+        if let Some(m) = self.0.get() {
+            m.tick(events);
+        }
+    }
+
+    fn journal(&self, lines: &mut Vec<JournalLine>) {
+        if let Some(m) = self.0.get() {
+            m.journal(lines);
+        }
+    }
+}
