@@ -7,3 +7,4 @@ mod memory;
 mod report_io;
 mod scenarios;
 mod schema;
+mod steps;

@@ -1,6 +1,6 @@
 //! `busy_not_working`: "100 % utilization" while the compute units are mostly idle.
 
-use super::{action, confidence, evidence, experiment, gpus, Rule, RuleDoc, RuleMeta};
+use super::{action, confidence, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -104,7 +104,7 @@ impl Rule for BusyNotWorking {
         let conf = confidence(&w) * if any_gpm { 1.0 } else { 0.6 };
         let mut f = META.finding(
             conf,
-            format!("{} report high utilization, but the compute units are mostly idle: kernels are too small or too few to fill the GPU.", gpus(&devices)),
+            format!("{} high utilization, but the compute units are mostly idle: kernels are too small or too few to fill the GPU.", verb(&devices, "reports", "report")),
             ev,
         );
         f.devices = devices;

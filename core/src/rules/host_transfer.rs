@@ -1,6 +1,6 @@
 //! `host_transfer`: too much copying between host and GPU.
 
-use super::{action, evidence, experiment, gpus, Rule, RuleDoc, RuleMeta};
+use super::{action, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -67,7 +67,7 @@ impl Rule for HostTransfer {
         if devices.is_empty() {
             return None;
         }
-        let mut f = META.finding(0.7, format!("{} move data over PCIe at up to {:.0}% of the link's capacity: host↔GPU copies compete with compute.", gpus(&devices), worst * 100.0), ev);
+        let mut f = META.finding(0.7, format!("{} data over PCIe at up to {:.0}% of the link's capacity: host↔GPU copies compete with compute.", verb(&devices, "moves", "move"), worst * 100.0), ev);
         f.devices = devices;
         f.actions = vec![
             action(

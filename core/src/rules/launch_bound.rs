@@ -1,6 +1,6 @@
 //! `launch_bound`: the CPU cannot issue kernels fast enough.
 
-use super::{action, confidence, evidence, experiment, gpus, round, Rule, RuleDoc, RuleMeta};
+use super::{action, confidence, evidence, experiment, round, verb, Rule, RuleDoc, RuleMeta};
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -147,8 +147,8 @@ impl Rule for LaunchBound {
         let mut f = META.finding(
             confidence(&w) * scale,
             match lost {
-                Some(l) => format!("{} sit idle for ~{:.0}% of forward/backward: the CPU issues kernels more slowly than the GPU runs them.", gpus(&devices), l * 100.0),
-                None => format!("{} hold a steady mid-level utilization with no input wait while the launching thread is saturated: a small-op storm.", gpus(&devices)),
+                Some(l) => format!("{} idle for ~{:.0}% of forward/backward: the CPU issues kernels more slowly than the GPU runs them.", verb(&devices, "sits", "sit"), l * 100.0),
+                None => format!("{} a steady mid-level utilization with no input wait while the launching thread is saturated: a small-op storm.", verb(&devices, "holds", "hold")),
             },
             ev,
         );

@@ -1,6 +1,6 @@
 //! `memory_bound`: kernels limited by memory bandwidth.
 
-use super::{action, confidence, evidence, experiment, gpus, Rule, RuleDoc, RuleMeta};
+use super::{action, confidence, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -80,7 +80,14 @@ impl Rule for MemoryBound {
             return None;
         }
         let conf = confidence(&w) * if gpm { 0.9 } else { 0.5 };
-        let mut f = META.finding(conf, format!("{} spend their time moving memory, not computing: DRAM bandwidth is near its peak.", gpus(&devices)), ev);
+        let mut f = META.finding(
+            conf,
+            format!(
+                "{} time moving memory, not computing: DRAM bandwidth is near its peak.",
+                verb(&devices, "spends its", "spend their")
+            ),
+            ev,
+        );
         f.devices = devices;
         f.actions = vec![
             action(Cost::Low, "Use bf16/fp16 activations to halve the bytes moved"),

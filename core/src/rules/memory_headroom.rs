@@ -1,6 +1,6 @@
 //! `memory_headroom`: memory saved but not used.
 
-use super::{action, evidence, experiment, gpus, Rule, RuleDoc, RuleMeta};
+use super::{action, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -62,7 +62,7 @@ impl Rule for MemoryHeadroom {
         let unused = free.iter().sum::<f64>() / free.len() as f64;
         let mut f = META.finding(
             0.6,
-            format!("{} leave {:.0}% of device memory unused while utilization stays low: spend it on a larger batch or sequence.", gpus(&devices), unused * 100.0),
+            format!("{} {:.0}% of device memory unused while utilization stays low: spend it on a larger batch or sequence.", verb(&devices, "leaves", "leave"), unused * 100.0),
             ev,
         );
         f.devices = devices;

@@ -183,6 +183,15 @@ pub(crate) fn round(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
+/// A device list with its verb in agreement: `GPU 0 sits`, `GPUs 0, 3 sit`.
+pub(crate) fn verb(devs: &[u32], one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        gpus(devs),
+        if devs.len() == 1 { one } else { many }
+    )
+}
+
 /// Formats a device list: `GPU 0`, `GPUs 0, 3`.
 pub(crate) fn gpus(devs: &[u32]) -> String {
     let list = devs

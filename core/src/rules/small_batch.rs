@@ -1,6 +1,6 @@
 //! `small_batch`: kernels too small to fill the GPU, with nothing else to blame.
 
-use super::{action, confidence, evidence, experiment, gpus, Rule, RuleDoc, RuleMeta};
+use super::{action, confidence, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -103,7 +103,7 @@ impl Rule for SmallBatch {
         let has_steps = s.steps.is_some();
         let mut f = META.finding(
             confidence(&w) * if has_steps { 0.8 } else { 0.6 },
-            format!("{} run at moderate utilization with low power and most memory free, and no data or launch cause: the batch is too small to fill the GPU.", gpus(&devices)),
+            format!("{} at moderate utilization with low power and most memory free, and no data or launch cause: the batch is too small to fill the GPU.", verb(&devices, "runs", "run")),
             ev,
         );
         f.devices = devices;
