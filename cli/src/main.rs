@@ -11,6 +11,7 @@ mod export;
 mod live;
 mod record;
 mod render;
+mod view;
 
 use std::process::ExitCode;
 
@@ -37,6 +38,8 @@ enum Command {
     Diagnose(diagnose::Args),
     /// Run a bundled scenario on the simulated GPU, end to end, and diagnose it
     Demo(demo::Args),
+    /// Write a report as one self-contained HTML page that opens offline
+    View(view::Args),
     /// Compare a baseline report with a candidate: step times, GPUs, findings, experiments
     Compare(compare::Args),
     /// Export a report as a Chrome trace or as Prometheus metrics
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Command::Record(a) => record::run(a),
         Command::Diagnose(a) => diagnose::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::View(a) => view::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Export(a) => export::run(a),
     };

@@ -23,6 +23,7 @@ const DURATION_S: f64 = 4.0;
 pub fn run(_args: &[String]) -> Result<()> {
     sampler()?;
     memory()?;
+    viewer()?;
     Ok(())
 }
 
@@ -161,4 +162,9 @@ fn memory() -> Result<()> {
         100.0 * r.heap_bytes() as f64 / r.worst_case_bytes() as f64
     );
     Ok(())
+}
+
+/// The viewer: a 24 h × 8 GPU report rendered in headless Chromium, and the bundle's size.
+fn viewer() -> Result<()> {
+    crate::viewer::bench()
 }

@@ -7,6 +7,7 @@
 mod bench;
 mod scenarios;
 mod test;
+mod viewer;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -19,11 +20,13 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
+        Some("viewer") => viewer::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test|bench|scenarios>");
+            eprintln!("usage: cargo xtask <test|bench|scenarios|viewer>");
             eprintln!("  test       install what the tests need, then run every test");
             eprintln!("  bench      print benchmark ratios against same-run baselines");
             eprintln!("  scenarios  record every bundled scenario and print expected vs actual top finding");
+            eprintln!("  viewer     build the report viewer (WebAssembly + page) into target/viewer/ [test|bench]");
             return ExitCode::from(2);
         }
     };

@@ -27,12 +27,17 @@ pub fn run(_args: &[String]) -> Result<()> {
     if failed > 0 {
         anyhow::bail!("{failed} scenario(s) did not produce their expected top finding");
     }
+    // The viewer: its WebAssembly build and its tests in a real browser.
+    crate::viewer::test()?;
     eprintln!("xtask: all tests passed");
     Ok(())
 }
 
 /// Installs what the tests need. Idempotent: each step checks before it installs.
 fn install() -> Result<()> {
+    // The viewer: the wasm32 target, wasm-bindgen-cli, npm packages and Chromium.
+    crate::viewer::install()?;
+    crate::viewer::install_browser()?;
     // promtool (Debian's `prometheus` package) validates the Prometheus exports.
     if !have("promtool") {
         apt_install(&["prometheus"])?;

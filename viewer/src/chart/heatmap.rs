@@ -1,0 +1,120 @@
+//! Heatmaps: one row per stream (a GPU, a CPU core), one cell per few pixels of time, the
+//! cell's colour the mean value there. Several GPUs out of step, or one core pegged, show
+//! at a glance.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{font, to_svg, ChartError, Frame, LEFT, RIGHT, TITLE_H, X_AXIS_H};
+use crate::format::time_label;
+use crate::theme::Theme;
+use crate::trace::Trace;
+use crate::view::View;
+
+/// Pixels of time per cell.
+pub const CELL_W: u32 = 3;
+
+/// One row of a heatmap.
+pub struct Row<'a> {
+    /// Label left of the row (escaped by the SVG backend).
+    pub label: String,
+    /// The values.
+    pub trace: Trace<'a>,
+}
+
+/// Height of one row for `rows` rows: large for a few GPUs, thin for a hundred cores.
+pub fn row_height(rows: usize) -> u32 {
+    (240 / rows.max(1) as u32).clamp(3, 22)
+}
+
+/// Height of a heatmap of `rows` rows, pixels.
+pub fn height(rows: usize) -> u32 {
+    TITLE_H + rows.max(1) as u32 * row_height(rows) + X_AXIS_H
+}
+
+/// Draws `rows` into `area` (of [`height`]): values from 0 (`heat_low`) to `max`
+/// (`heat_high`); cells without samples stay empty.
+pub fn draw<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    rows: &[Row],
+    max: f64,
+    frame: &Frame,
+    theme: &Theme,
+) -> Result<(), ChartError> {
+    let Frame { t0, t1, .. } = *frame;
+    let n = rows.len().max(1);
+    area.draw(&Text::new(
+        title.to_string(),
+        (LEFT as i32, 2),
+        font(12.0, theme.text).pos(Pos::new(HPos::Left, VPos::Top)),
+    ))?;
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(TITLE_H)
+        .margin_right(RIGHT)
+        .x_label_area_size(X_AXIS_H)
+        .y_label_area_size(LEFT)
+        .build_cartesian_2d(t0..t1, 0.0..n as f64)?;
+    let span = t1 - t0;
+    let fmt_t = |t: &f64| time_label(*t, span);
+    chart
+        .configure_mesh()
+        .x_labels(8)
+        .y_labels(0)
+        .disable_y_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(theme.grid)
+        .axis_style(theme.axis)
+        .label_style(font(11.0, theme.muted))
+        .x_label_formatter(&fmt_t)
+        .draw()?;
+    // No more cells than samples, so a short run is not drawn as stripes with gaps.
+    let samples = rows
+        .iter()
+        .map(|r| r.trace.count(t0, t1))
+        .max()
+        .unwrap_or(0);
+    let cells = ((frame.plot_width() / CELL_W) as usize).min(samples).max(1);
+    let cell_t = span / cells as f64;
+    let label_every = (14 / row_height(n)).max(1) as usize;
+    for (i, row) in rows.iter().enumerate() {
+        // Row 0 on top.
+        let y = (n - 1 - i) as f64;
+        let means = row.trace.slice_means(t0, t1, cells);
+        chart.draw_series(means.iter().enumerate().filter_map(|(c, m)| {
+            let v = (*m)?;
+            let a = t0 + c as f64 * cell_t;
+            Some(Rectangle::new(
+                [(a, y), (a + cell_t, y + 1.0)],
+                theme.heat(v / max).filled(),
+            ))
+        }))?;
+        if i % label_every == 0 {
+            chart.draw_series(std::iter::once(Text::new(
+                row.label.clone(),
+                (t0, y + 0.5),
+                font(11.0, theme.muted).pos(Pos::new(HPos::Right, VPos::Center)),
+            )))?;
+        }
+    }
+    Ok(())
+}
+
+/// GPU × time heatmap of `util_gpu` over every GPU of the report, as SVG.
+pub fn gpu_svg(view: &View, frame: &Frame, theme: &Theme) -> Result<String, ChartError> {
+    let rows: Vec<Row> = view
+        .gpus
+        .iter()
+        .filter_map(|g| {
+            let s = view.series(g.pos)?;
+            Some(Row {
+                label: format!("GPU {} ", g.index),
+                trace: Trace::new(&s.data, "util_gpu", 1.0),
+            })
+        })
+        .collect();
+    to_svg(frame.width, height(rows.len()), |a| {
+        draw(a, "GPU busy (%) per GPU", &rows, 100.0, frame, theme)
+    })
+}

@@ -1,0 +1,138 @@
+//! Text alternatives of the charts: the numbers each chart shows over the visible range, as
+//! a short label for assistive technology and a table a person can open.
+
+use super::{row, Html};
+use crate::chart::host;
+use crate::chart::timeline;
+use crate::chart::Frame;
+use crate::format::{sig, time_label};
+use crate::trace::Trace;
+use crate::view::View;
+
+fn range_text(frame: &Frame) -> String {
+    let span = frame.t1 - frame.t0;
+    format!(
+        "{} to {}",
+        time_label(frame.t0, span),
+        time_label(frame.t1, span)
+    )
+}
+
+fn table<'a>(
+    h: &mut Html,
+    rows: impl Iterator<Item = (String, &'static str, &'a Trace<'a>)>,
+    frame: &Frame,
+) {
+    h.raw("<table><thead><tr><th scope=\"col\">series</th><th scope=\"col\">unit</th><th scope=\"col\" class=\"num\">min</th><th scope=\"col\" class=\"num\">median</th><th scope=\"col\" class=\"num\">max</th><th scope=\"col\" class=\"num\">samples</th></tr></thead><tbody>");
+    for (label, unit, trace) in rows {
+        match trace.stats(frame.t0, frame.t1) {
+            Some(s) => row(
+                h,
+                &[
+                    &label,
+                    unit,
+                    &sig(s.min, 3),
+                    &sig(s.median, 3),
+                    &sig(s.max, 3),
+                    &s.count.to_string(),
+                ],
+            ),
+            None => row(h, &[&label, unit, "—", "—", "—", "0"]),
+        }
+    }
+    h.raw("</tbody></table>");
+}
+
+/// A one-line description of the GPU timeline at `pos` (for `aria-label`), plain text.
+pub fn timeline_label(view: &View, pos: usize, frame: &Frame) -> String {
+    let name = view.gpus.get(pos).map_or("GPU", |g| g.label.as_str());
+    let mut out = format!("Timeline of {name}, {}", range_text(frame));
+    if let Some(s) = view
+        .series(pos)
+        .and_then(|s| Trace::new(&s.data, "util_gpu", 1.0).stats(frame.t0, frame.t1))
+    {
+        out.push_str(&format!(
+            ": GPU busy median {}%, min {}%, max {}%",
+            sig(s.median, 3),
+            sig(s.min, 3),
+            sig(s.max, 3)
+        ));
+    }
+    out
+}
+
+/// The numbers behind the GPU timeline at `pos` over the visible range.
+pub fn timeline_html(view: &View, pos: usize, frame: &Frame) -> String {
+    let mut h = Html::new();
+    h.raw("<details class=\"numbers\"><summary>");
+    h.text(&format!("Numbers, {}", range_text(frame)));
+    h.raw("</summary>");
+    let panels = timeline::panels(view, pos);
+    let rows = panels.iter().flat_map(|(_, p)| {
+        p.lines
+            .iter()
+            .map(move |l| (format!("{}: {}", p.title, l.label), p.unit, &l.trace))
+    });
+    table(&mut h, rows, frame);
+    let missing = timeline::missing(view, pos);
+    if !missing.is_empty() {
+        h.raw("<ul class=\"missing\">");
+        for (title, why) in missing {
+            h.elem("li", &format!("{title}: not available — {why}"));
+        }
+        h.raw("</ul>");
+    }
+    h.raw("</details>");
+    h.finish()
+}
+
+/// The numbers behind the host panels over the visible range.
+pub fn host_html(view: &View, frame: &Frame) -> String {
+    let mut h = Html::new();
+    let Some(hd) = &view.report.host else {
+        return h.finish();
+    };
+    h.raw("<details class=\"numbers\"><summary>");
+    h.text(&format!("Numbers, {}", range_text(frame)));
+    h.raw("</summary>");
+    let panels = host::panels(hd);
+    let rows = panels.iter().flat_map(|p| {
+        p.lines
+            .iter()
+            .map(move |l| (format!("{}: {}", p.title, l.label), p.unit, &l.trace))
+    });
+    table(&mut h, rows, frame);
+    h.raw("</details>");
+    h.finish()
+}
+
+/// The numbers behind a heatmap: one row per GPU (or core when `cores`).
+pub fn heatmap_html(view: &View, frame: &Frame, cores: bool) -> String {
+    let mut h = Html::new();
+    h.raw("<details class=\"numbers\"><summary>");
+    h.text(&format!("Numbers, {}", range_text(frame)));
+    h.raw("</summary>");
+    let traces: Vec<(String, Trace)> = if cores {
+        view.report.host.as_ref().map_or_else(Vec::new, |hd| {
+            host::core_columns(hd)
+                .into_iter()
+                .map(|(n, m)| (format!("cpu{n}"), Trace::new(&hd.data, m, 1.0)))
+                .collect()
+        })
+    } else {
+        view.gpus
+            .iter()
+            .filter_map(|g| {
+                let s = view.series(g.pos)?;
+                Some((g.label.clone(), Trace::new(&s.data, "util_gpu", 1.0)))
+            })
+            .collect()
+    };
+    table(
+        &mut h,
+        traces.iter().map(|(l, t)| (l.clone(), "%", t)),
+        frame,
+    );
+    h.raw("</details>");
+    h.finish()
+}

@@ -1,0 +1,183 @@
+//! The browser facade: a thin `#[wasm_bindgen]` layer over [`View`] and the chart and page
+//! functions. Strings cross as strings (HTML and SVG fragments, already escaped), structured
+//! data through `serde-wasm-bindgen`.
+
+use std::fmt::Display;
+
+use wasm_bindgen::prelude::*;
+
+use crate::chart::{heatmap, host, steps, timeline, Frame};
+use crate::page::{numbers, overview, tables};
+use crate::theme::Theme;
+use crate::view::View;
+
+fn js_err(e: impl Display) -> JsValue {
+    JsValue::from_str(&e.to_string())
+}
+
+/// A loaded report, held in WebAssembly memory while the page shows it.
+#[wasm_bindgen]
+pub struct Viewer {
+    view: View,
+}
+
+#[wasm_bindgen]
+impl Viewer {
+    /// Reads a report from its bytes; throws `{kind, title, message}` when it cannot.
+    pub fn load(bytes: &[u8], name: &str) -> Result<Viewer, JsValue> {
+        View::load(bytes, name)
+            .map(|view| Viewer { view })
+            .map_err(|e| {
+                serde_wasm_bindgen::to_value(&e).unwrap_or_else(|_| JsValue::from_str(&e.message))
+            })
+    }
+
+    /// Layout facts: GPUs, time range, which sections exist.
+    pub fn info(&self) -> Result<JsValue, JsValue> {
+        serde_wasm_bindgen::to_value(&self.view.info()).map_err(js_err)
+    }
+
+    fn frame(&self, t0: f64, t1: f64, width: u32) -> Frame {
+        let (t0, t1) = self.view.clamp_range(t0, t1);
+        Frame::new(width, t0, t1)
+    }
+
+    /// The run's facts.
+    #[wasm_bindgen(js_name = runHtml)]
+    pub fn run_html(&self) -> String {
+        overview::run_html(&self.view.report)
+    }
+
+    /// The verdict box.
+    #[wasm_bindgen(js_name = verdictHtml)]
+    pub fn verdict_html(&self) -> String {
+        overview::verdict_html(&self.view.report)
+    }
+
+    /// The finding cards.
+    #[wasm_bindgen(js_name = findingsHtml)]
+    pub fn findings_html(&self) -> String {
+        overview::findings_html(&self.view.report)
+    }
+
+    /// The device table with capabilities.
+    #[wasm_bindgen(js_name = devicesHtml)]
+    pub fn devices_html(&self) -> String {
+        tables::devices_html(&self.view.report)
+    }
+
+    /// The recorder's cost and NVML faults.
+    #[wasm_bindgen(js_name = overheadHtml)]
+    pub fn overhead_html(&self) -> String {
+        tables::overhead_html(&self.view.report)
+    }
+
+    /// Host facts.
+    #[wasm_bindgen(js_name = hostFactsHtml)]
+    pub fn host_facts_html(&self) -> String {
+        tables::host_facts_html(&self.view.report)
+    }
+
+    /// The phase table.
+    #[wasm_bindgen(js_name = phasesHtml)]
+    pub fn phases_html(&self) -> String {
+        tables::phases_html(&self.view.report)
+    }
+
+    /// The events table.
+    #[wasm_bindgen(js_name = eventsHtml)]
+    pub fn events_html(&self, limit: usize) -> String {
+        tables::events_html(&self.view.report, limit)
+    }
+
+    /// The timeline of the GPU at `pos` as SVG.
+    pub fn timeline(
+        &self,
+        pos: usize,
+        t0: f64,
+        t1: f64,
+        width: u32,
+        dark: bool,
+    ) -> Result<String, JsValue> {
+        let f = self.frame(t0, t1, width);
+        timeline::svg(&self.view, pos, &f, &Theme::for_dark(dark)).map_err(js_err)
+    }
+
+    /// One line describing the timeline at `pos` (plain text, for `aria-label`).
+    #[wasm_bindgen(js_name = timelineLabel)]
+    pub fn timeline_label(&self, pos: usize, t0: f64, t1: f64) -> String {
+        numbers::timeline_label(&self.view, pos, &self.frame(t0, t1, 0))
+    }
+
+    /// The numbers behind the timeline at `pos`.
+    #[wasm_bindgen(js_name = timelineNumbers)]
+    pub fn timeline_numbers(&self, pos: usize, t0: f64, t1: f64) -> String {
+        numbers::timeline_html(&self.view, pos, &self.frame(t0, t1, 0))
+    }
+
+    /// Values under the pointer at time `t` on the timeline at `pos`.
+    pub fn readout(&self, pos: usize, t: f64) -> Result<JsValue, JsValue> {
+        serde_wasm_bindgen::to_value(&timeline::readout(&self.view, pos, t)).map_err(js_err)
+    }
+
+    /// The GPU × time heatmap as SVG.
+    pub fn heatmap(&self, t0: f64, t1: f64, width: u32, dark: bool) -> Result<String, JsValue> {
+        let f = self.frame(t0, t1, width);
+        heatmap::gpu_svg(&self.view, &f, &Theme::for_dark(dark)).map_err(js_err)
+    }
+
+    /// The numbers behind a heatmap (GPUs, or CPU cores when `cores`).
+    #[wasm_bindgen(js_name = heatmapNumbers)]
+    pub fn heatmap_numbers(&self, t0: f64, t1: f64, cores: bool) -> String {
+        numbers::heatmap_html(&self.view, &self.frame(t0, t1, 0), cores)
+    }
+
+    /// The host panels as SVG (`undefined` without host samples).
+    pub fn host(
+        &self,
+        t0: f64,
+        t1: f64,
+        width: u32,
+        dark: bool,
+    ) -> Result<Option<String>, JsValue> {
+        let f = self.frame(t0, t1, width);
+        host::svg(&self.view, &f, &Theme::for_dark(dark)).map_err(js_err)
+    }
+
+    /// The numbers behind the host panels.
+    #[wasm_bindgen(js_name = hostNumbers)]
+    pub fn host_numbers(&self, t0: f64, t1: f64) -> String {
+        numbers::host_html(&self.view, &self.frame(t0, t1, 0))
+    }
+
+    /// The per-core heatmap as SVG (`undefined` without per-core samples).
+    pub fn cores(
+        &self,
+        t0: f64,
+        t1: f64,
+        width: u32,
+        dark: bool,
+    ) -> Result<Option<String>, JsValue> {
+        let f = self.frame(t0, t1, width);
+        host::cores_svg(&self.view, &f, &Theme::for_dark(dark)).map_err(js_err)
+    }
+
+    /// Per-phase stacked step times as SVG (`undefined` without steps).
+    #[wasm_bindgen(js_name = stepsStacked)]
+    pub fn steps_stacked(
+        &self,
+        t0: f64,
+        t1: f64,
+        width: u32,
+        dark: bool,
+    ) -> Result<Option<String>, JsValue> {
+        let f = self.frame(t0, t1, width);
+        steps::stacked_svg(&self.view, &f, &Theme::for_dark(dark)).map_err(js_err)
+    }
+
+    /// The step-time histogram as SVG (`undefined` without steps).
+    #[wasm_bindgen(js_name = stepsHistogram)]
+    pub fn steps_histogram(&self, width: u32, dark: bool) -> Result<Option<String>, JsValue> {
+        steps::histogram_svg(&self.view, width, &Theme::for_dark(dark)).map_err(js_err)
+    }
+}

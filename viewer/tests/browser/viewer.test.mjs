@@ -1,0 +1,163 @@
+// Browser tests of the report viewer, run by `cargo xtask test` (node --test) against
+// Debian's Chromium. GPUWHY_VIEWER_SITE is the built static page, GPUWHY_VIEWER_FIXTURES
+// the reports and single-file pages `cargo xtask` prepared (demo, hostile, invalid, …).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { launch, serve, settled } from './common.mjs';
+
+const SITE = process.env.GPUWHY_VIEWER_SITE;
+const FIX = process.env.GPUWHY_VIEWER_FIXTURES;
+if (!SITE || !FIX) throw new Error('set GPUWHY_VIEWER_SITE and GPUWHY_VIEWER_FIXTURES (cargo xtask test does)');
+const demo = JSON.parse(readFileSync(join(FIX, 'demo.json'), 'utf8'));
+
+let browser;
+let srv;
+before(async () => {
+  browser = await launch();
+  srv = await serve({ '/fixtures/': FIX, '/': SITE });
+});
+after(async () => {
+  await browser?.close();
+  srv?.server.close();
+});
+
+async function open(url) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('dialog', (d) => { errors.push(`dialog: ${d.message()}`); d.dismiss(); });
+  await page.goto(url);
+  const state = await settled(page);
+  return { page, state, errors };
+}
+
+const timeRanges = (page) => page.$$eval('figure.timechart', (figs) =>
+  figs.map((f) => [f.dataset.kind, Number(f.dataset.t0), Number(f.dataset.t1)]));
+
+// What a person must see on the demo report, wherever it was opened from.
+async function checkDemo(page) {
+  const verdict = await page.textContent('.verdict-title');
+  assert.equal(verdict, demo.verdict.title);
+  assert.equal(await page.locator('article.finding').count(), demo.findings.length);
+  assert.ok(demo.findings.length > 0, 'the demo report has findings');
+  const titles = await page.$$eval('article.finding h3', (hs) => hs.map((h) => h.textContent));
+  demo.findings.forEach((f, i) => assert.ok(titles[i].includes(f.title), `card ${i} is ${f.title}`));
+  assert.equal(await page.locator('figure.gpu-timeline').count(), demo.series.length);
+  assert.equal(await page.locator('figure.gpu-timeline .svg svg').count(), demo.series.length);
+  assert.equal(await page.locator('figure.heatmap svg').count(), demo.series.length > 1 ? 1 : 0);
+  assert.equal(await page.locator('#steps-hist svg').count(), 1, 'step histogram');
+  assert.equal(await page.locator('table.phases').count(), 1, 'phase table');
+  assert.ok(await page.locator('table.devices').count() === 1, 'device table');
+
+  // Brush across the first timeline: every time chart follows, to the same range.
+  const before = await timeRanges(page);
+  const plot = page.locator('figure.gpu-timeline .plot').first();
+  await plot.scrollIntoViewIfNeeded();
+  const box = await plot.boundingBox();
+  const y = box.y + 40;
+  await page.mouse.move(box.x + 64 + (box.width - 80) * 0.3, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 64 + (box.width - 80) * 0.45, y, { steps: 4 });
+  await page.mouse.move(box.x + 64 + (box.width - 80) * 0.6, y, { steps: 4 });
+  await page.mouse.up();
+  const afterZoom = await timeRanges(page);
+  assert.equal(afterZoom.length, before.length);
+  const [, a0, a1] = afterZoom[0];
+  const [, b0, b1] = before[0];
+  assert.ok(a0 > b0 && a1 < b1, `zoomed in: ${a0}–${a1} within ${b0}–${b1}`);
+  assert.ok(Math.abs((a1 - a0) - 0.3 * (b1 - b0)) < 0.05 * (b1 - b0), 'to the brushed 30%');
+  for (const [kind, t0, t1] of afterZoom) {
+    assert.equal(t0, a0, `${kind} follows the zoom`);
+    assert.equal(t1, a1, `${kind} follows the zoom`);
+  }
+  // The read-out under the pointer names the GPU and its values.
+  await page.mouse.move(box.x + box.width / 2, y);
+  assert.ok((await page.textContent('#readout')).includes('Utilization'));
+  await page.click('#zoom-reset');
+  assert.deepEqual(await timeRanges(page), before);
+}
+
+describe('the static page', () => {
+  test('shows the demo report opened by ?url=, and brush-zoom moves every timeline', async () => {
+    const { page, state, errors } = await open(`${srv.base}/index.html?url=/fixtures/demo.json`);
+    assert.equal(state, 'ready', errors.join('\n'));
+    await checkDemo(page);
+    // Artifacts for a person to look at: the top of the page in both themes, and all of it.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: join(FIX, 'demo.png') });
+    await page.screenshot({ path: join(FIX, 'demo-full.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForTimeout(100);
+    await page.screenshot({ path: join(FIX, 'demo-dark.png') });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('opens a report from the file picker', async () => {
+    const { page } = await open(`${srv.base}/index.html`);
+    await page.setInputFiles('#file', join(FIX, 'demo.json'));
+    await page.waitForFunction(() => document.body.dataset.state === 'ready');
+    assert.equal(await page.textContent('.verdict-title'), demo.verdict.title);
+    await page.close();
+  });
+
+  test('refuses a report from another site', async () => {
+    const { page, state } = await open(`${srv.base}/index.html?url=http://example.invalid/r.json`);
+    assert.equal(state, 'error');
+    assert.match(await page.textContent('#message'), /Only reports from this site/);
+    await page.close();
+  });
+
+  for (const [file, pattern] of [
+    ['invalid.json', /not valid JSON[\s\S]*ends in the middle/],
+    ['future.json', /newer viewer[\s\S]*gpuwhy\.report\/2\.0 is newer/],
+    ['not-report.json', /not a gpuwhy report/],
+  ]) {
+    test(`says what is wrong with ${file}`, async () => {
+      const { page, state } = await open(`${srv.base}/index.html?url=/fixtures/${file}`);
+      assert.equal(state, 'error');
+      assert.ok(await page.isVisible('#message'));
+      assert.match(await page.textContent('#message'), pattern);
+      assert.ok(await page.isHidden('#report'));
+      await page.close();
+    });
+  }
+});
+
+describe('the single-file export', () => {
+  test('works from file:// with no network', async () => {
+    const url = pathToFileURL(join(FIX, 'demo.html')).href;
+    const { page, state, errors } = await open(url);
+    assert.equal(state, 'ready', errors.join('\n'));
+    await checkDemo(page);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
+describe('a hostile report', () => {
+  const PAYLOAD_START = '<img src=x onerror="window.__gpuwhyPwned=1">';
+  for (const [how, url] of [
+    ['on the static page', () => `${srv.base}/index.html?url=/fixtures/hostile.json`],
+    ['in the single file', () => pathToFileURL(join(FIX, 'hostile.html')).href],
+  ]) {
+    test(`runs no script and shows its text literally ${how}`, async () => {
+      const { page, state, errors } = await open(url());
+      assert.equal(state, 'ready', errors.join('\n'));
+      await page.waitForTimeout(300);
+      assert.equal(await page.evaluate(() => window.__gpuwhyPwned), undefined);
+      assert.equal(await page.locator('img').count(), 0);
+      const title = await page.textContent('.verdict-title');
+      assert.ok(title.startsWith(PAYLOAD_START), title);
+      assert.ok(title.includes('</script><script>'), title);
+      assert.ok((await page.textContent('figure.gpu-timeline figcaption')).includes(PAYLOAD_START));
+      assert.ok((await page.textContent('#devices')).includes(PAYLOAD_START));
+      assert.equal(await page.locator('figure.gpu-timeline').count(), demo.series.length);
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+});

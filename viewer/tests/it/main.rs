@@ -1,0 +1,7 @@
+//! The viewer's native tests: charts rendered to SVG strings and checked for structure, HTML
+//! fragments checked for escaping, and reading errors checked for their messages.
+
+mod charts;
+mod fixtures;
+mod load;
+mod text;

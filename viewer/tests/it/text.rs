@@ -1,0 +1,45 @@
+//! Report text is data: every HTML fragment and chart escapes it.
+
+use gpuwhy_viewer::chart::{timeline, Frame};
+use gpuwhy_viewer::page::{numbers, overview, tables};
+use gpuwhy_viewer::{Theme, View};
+
+use crate::fixtures::every_text;
+
+const HOSTILE: &str = r#"<img src=x onerror="alert(1)"></script><script>alert(2)</script>'"&"#;
+
+#[test]
+fn every_fragment_escapes_report_text() {
+    let view = View::new(every_text(HOSTILE));
+    let r = &view.report;
+    let f = Frame::new(800, view.t_range.0, view.t_range.1);
+    let fragments = [
+        overview::run_html(r),
+        overview::verdict_html(r),
+        overview::findings_html(r),
+        tables::devices_html(r),
+        tables::overhead_html(r),
+        tables::events_html(r, 10),
+        numbers::timeline_html(&view, 0, &f),
+        timeline::svg(&view, 0, &f, &Theme::light()).expect("renders"),
+    ];
+    for html in &fragments {
+        assert!(!html.contains("<img"), "{html}");
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("</script"), "{html}");
+    }
+    let all = fragments.join("");
+    assert!(all.contains("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"));
+    // The text is still there to be read, in each part of a finding card.
+    let cards = overview::findings_html(r);
+    assert!(cards.matches("&lt;/script&gt;&lt;script&gt;").count() >= 8);
+}
+
+#[test]
+fn the_verdict_comes_with_its_lost_share_and_confidence() {
+    let view = View::new(every_text("x"));
+    let v = overview::verdict_html(&view.report);
+    assert!(v.contains("~20% of the run"));
+    assert!(v.contains("0.5"));
+    assert!(v.contains("sev-high"));
+}

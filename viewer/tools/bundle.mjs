@@ -1,0 +1,67 @@
+// Assembles the viewer from the wasm-bindgen output and viewer/www:
+//   OUT/www/                 the static page (index.html, app.js, style.css, glue, wasm)
+//   OUT/gpuwhy-viewer.html   one self-contained page for `gpuwhy view`: CSS and JS inline,
+//                            the wasm as base64, and placeholders for the report
+// Usage: node bundle.mjs PKG_DIR WWW_DIR OUT_DIR
+// The single file carries a Content-Security-Policy that allows only its own script (by
+// hash) and WebAssembly: even if report text were ever mis-escaped, no injected script or
+// event handler could run.
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [pkg, www, out] = process.argv.slice(2);
+if (!pkg || !www || !out) {
+  console.error('usage: node bundle.mjs PKG_DIR WWW_DIR OUT_DIR');
+  process.exit(2);
+}
+const read = (p) => readFileSync(p, 'utf8');
+const html = read(join(www, 'index.html'));
+const css = read(join(www, 'style.css'));
+const app = read(join(www, 'app.js'));
+const glue = read(join(pkg, 'gpuwhy_viewer.js'));
+const wasm = readFileSync(join(pkg, 'gpuwhy_viewer_bg.wasm'));
+
+// Replaces the line after a `<!-- @name -->` marker (the marker goes too).
+function replaceMarked(doc, name, line) {
+  const re = new RegExp(`<!-- @${name} -->[^\\n]*`);
+  if (!re.test(doc)) throw new Error(`index.html has no <!-- @${name} --> marker`);
+  return doc.replace(re, () => line);
+}
+const unmark = (doc) => doc.replace(/<!-- @[a-z]+ -->/g, '');
+
+// The static page.
+const site = join(out, 'www');
+mkdirSync(site, { recursive: true });
+writeFileSync(join(site, 'index.html'), unmark(html));
+writeFileSync(join(site, 'app.js'), app);
+writeFileSync(join(site, 'style.css'), css);
+writeFileSync(join(site, 'gpuwhy_viewer.js'), glue);
+copyFileSync(join(pkg, 'gpuwhy_viewer_bg.wasm'), join(site, 'gpuwhy_viewer_bg.wasm'));
+
+// The single file.
+const stripped = app.replace(/\/\/ @inline-strip-begin[\s\S]*?\/\/ @inline-strip-end\n/, '');
+if (stripped === app) throw new Error('app.js has no @inline-strip block');
+const script = `\n${glue}\n${stripped}\n`;
+if (/<\/script/i.test(script)) throw new Error('inline script contains </script');
+const hash = createHash('sha256').update(script, 'utf8').digest('base64');
+const csp = [
+  "default-src 'none'",
+  `script-src 'sha256-${hash}' 'wasm-unsafe-eval'`,
+  "style-src 'unsafe-inline'",
+  'img-src data:',
+  "connect-src 'none'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+].join('; ');
+let one = html;
+one = replaceMarked(one, 'csp', `<meta http-equiv="Content-Security-Policy" content="${csp}">`);
+one = replaceMarked(one, 'style', `<style>\n${css}</style>`);
+one = replaceMarked(one, 'report',
+  '<script type="application/json" id="gpuwhy-report" data-name="@@GPUWHY_NAME@@">@@GPUWHY_REPORT@@</script>');
+one = replaceMarked(one, 'wasm',
+  `<script type="application/octet-stream" id="gpuwhy-wasm">${wasm.toString('base64')}</script>`);
+one = replaceMarked(one, 'app', `<script type="module">${script}</script>`);
+writeFileSync(join(out, 'gpuwhy-viewer.html'), one);
+console.log(`viewer: ${site}/ and ${join(out, 'gpuwhy-viewer.html')} (${one.length} bytes)`);
