@@ -8,8 +8,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
-use gpuwhy::collect::{Recorder, RecorderConfig};
+use anyhow::{anyhow, bail, Context, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use gpuwhy::collect::RecorderConfig;
+use gpuwhy::session::{Session, SessionConfig};
 use serde_json::Value;
 
 use crate::duration::parse_seconds;
@@ -107,21 +110,36 @@ pub fn run(a: Args) -> Result<ExitCode> {
     cfg.run.label = Some(format!("demo: {name}"));
     cfg.run.source = "simulator".into();
     eprintln!("gpuwhy: demo '{name}' on the simulated GPU for {duration:.0} s of simulated time (speed ×{speed})…");
-    let recorder = Recorder::start(cfg)?;
-    if let Some(why) = recorder.gpu_absent_reason() {
+    let schedule = nvml_sim_bundle::trainer::schedule(&text, duration).map_err(|e| anyhow!(e))?;
+    let session = Session::start(SessionConfig::from(cfg))?;
+    // Simulated time 0 is the simulated GPU's first nvmlInit, inside Session::start.
+    let origin = Instant::now();
+    if let Some(why) = session.recorder().gpu_absent_reason() {
         bail!("the simulated GPU did not load: {why}");
     }
     let wall = Duration::from_secs_f64(duration / speed);
-    let started = Instant::now();
     let mut live = Live::new(a.quiet);
-    while started.elapsed() < wall {
-        std::thread::sleep(Duration::from_millis(50).min(wall.saturating_sub(started.elapsed())));
-        live.tick(&recorder);
-    }
-    let mut rec = recorder.stop();
-    rec.run.complete = true;
-    rec.run.ended_by = Some("duration reached".into());
-    let report = crate::record::finish(&rec, &output)?;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        // The scenario's training loop, replayed with its step markers going to the session.
+        let trainer = schedule.as_ref().map(|sch| {
+            s.spawn(|| nvml_sim_bundle::trainer::run(sch, speed, origin, &stop, &session))
+        });
+        while origin.elapsed() < wall {
+            std::thread::sleep(
+                Duration::from_millis(50).min(wall.saturating_sub(origin.elapsed())),
+            );
+            live.tick(session.recorder());
+        }
+        stop.store(true, Ordering::SeqCst);
+        if let Some(t) = trainer {
+            let _ = t.join();
+        }
+    });
+    let mut report = session.finish();
+    report.run.complete = true;
+    report.run.ended_by = Some("duration reached".into());
+    crate::record::save(&report, &output)?;
     print!("{}", crate::render::text(&report));
     println!("\nReport written to {}", output.display());
     if let Some(e) = expect {

@@ -68,6 +68,13 @@ fn write_prometheus(recorder: &Recorder, path: &Path) {
 pub fn finish(rec: &Recording, out: &Path) -> Result<Report> {
     let mut report = Report::from_recording(rec);
     diagnose(&mut report);
+    save(&report, out)?;
+    Ok(report)
+}
+
+/// Writes a report atomically, then removes the recording's journal. On failure the journal
+/// stays, and the error says where the data is.
+pub fn save(report: &Report, out: &Path) -> Result<()> {
     let journal = journal_path(out);
     report.save(out).with_context(|| {
         format!(
@@ -76,7 +83,7 @@ pub fn finish(rec: &Recording, out: &Path) -> Result<Report> {
         )
     })?;
     let _ = std::fs::remove_file(&journal);
-    Ok(report)
+    Ok(())
 }
 
 fn rank_from_env(name: &str) -> Option<u32> {

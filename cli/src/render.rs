@@ -96,14 +96,43 @@ pub fn text(r: &Report) -> String {
     for (i, f) in r.findings.iter().enumerate() {
         finding(&mut out, i + 1, f);
     }
+    if let Some(st) = r.steps.as_ref().filter(|st| st.count > 0) {
+        if let Some(step) = st.stats.get("step") {
+            let _ = writeln!(
+                out,
+                "\nSteps: {} recorded, step time p50 {:.3} s, p95 {:.3} s, p99 {:.3} s",
+                st.count, step.p50_s, step.p95_s, step.p99_s
+            );
+            let total = step.sum_s.max(f64::EPSILON);
+            let phases: Vec<String> = st
+                .phases
+                .iter()
+                .filter_map(|p| {
+                    st.stats.get(p).filter(|s| s.count > 0).map(|s| {
+                        format!("{p} {:.0}% (p50 {:.3} s)", 100.0 * s.sum_s / total, s.p50_s)
+                    })
+                })
+                .collect();
+            if !phases.is_empty() {
+                let _ = writeln!(out, "  share of step time: {}", phases.join(", "));
+            }
+        }
+    }
     if !r.devices.is_empty() {
         let _ = writeln!(out, "\nDevices:");
         for d in &r.devices {
-            let off: Vec<String> = d
-                .capabilities
-                .iter()
-                .filter(|(_, c)| !c.available)
-                .map(|(k, c)| format!("{k} ({})", c.reason.as_deref().unwrap_or("unavailable")))
+            // Group the unavailable metrics by reason: one line per reason.
+            let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> =
+                std::collections::BTreeMap::new();
+            for (k, c) in d.capabilities.iter().filter(|(_, c)| !c.available) {
+                by_reason
+                    .entry(c.reason.as_deref().unwrap_or("unavailable"))
+                    .or_default()
+                    .push(k);
+            }
+            let off: Vec<String> = by_reason
+                .into_iter()
+                .map(|(why, ms)| format!("{} ({why})", ms.join(", ")))
                 .collect();
             let lost = d
                 .lost_at_s

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use gpuwhy::analysis::diagnose;
-use gpuwhy::collect::{Recorder, RecorderConfig};
+use gpuwhy::collect::RecorderConfig;
 use gpuwhy::report::Report;
-use nvml_sim_workload::{run_trainer_from, Schedule, Workload};
+use gpuwhy::session::{Session, SessionConfig};
 pub use nvml_sim_workload::{Markers, NoMarkers};
 use serde_json::Value;
 
@@ -198,20 +197,15 @@ impl Default for Run {
 /// Records `json` on the simulated GPU and returns the diagnosed report; the scenario's
 /// workload, if any, is replayed by the demo trainer (its markers go nowhere yet).
 pub fn record(json: &str, run: &Run) -> Result<Report, String> {
-    record_with(json, run, &|_| Box::new(NoMarkers))
+    record_session(json, run)
 }
 
-/// Builds, from the started recorder, where the demo trainer's step markers go.
-pub type MarkersFactory<'f> = &'f dyn for<'r> Fn(&'r Recorder) -> Box<dyn Markers + 'r>;
-
-/// Records `json` on the simulated GPU and returns the diagnosed report. When the scenario
-/// has a `workload`, the demo trainer replays it into `markers(&recorder)` on the calling
-/// thread, with simulated time 0 at the instant `Recorder::start` returns. The simulated
-/// GPU's clock starts a little earlier, at the `nvmlInit` inside that call (the whole start
-/// takes about 2 ms of wall time here), so the GPU runs at most that far (times `speed` in
-/// simulated time) ahead of the markers. The markers are dropped before the recorder is
-/// stopped.
-pub fn record_with(json: &str, run: &Run, markers: MarkersFactory<'_>) -> Result<Report, String> {
+/// Records `json` on the simulated GPU through a gpuwhy [`Session`], replaying the
+/// scenario's workload (if any) with the demo trainer on another thread, and returns the
+/// diagnosed report. Simulated time 0 is the simulated GPU's first `nvmlInit`, inside
+/// `Session::start`; the trainer starts as it returns (≈2 ms later, documented in
+/// `nvml_sim_workload`'s trainer).
+pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
     let v: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let duration = run
         .duration_s
@@ -221,9 +215,7 @@ pub fn record_with(json: &str, run: &Run, markers: MarkersFactory<'_>) -> Result
         .as_f64()
         .map_or(0.1, |ms| ms / 1000.0);
     let text = patched(json, &[("speed", Value::from(run.speed))]);
-    let schedule = Workload::from_scenario_json(&text)
-        .map_err(|e| format!("workload: {e}"))?
-        .map(|w| Schedule::new(&w, duration));
+    let schedule = nvml_sim_bundle::trainer::schedule(&text, duration)?;
     let sim = install_sim(&text, run.old_driver).map_err(|e| e.to_string())?;
     let cfg = RecorderConfig {
         interval_s: interval,
@@ -233,24 +225,24 @@ pub fn record_with(json: &str, run: &Run, markers: MarkersFactory<'_>) -> Result
         journal: run.journal.clone(),
         ..RecorderConfig::default()
     };
-    let rec = Recorder::start(cfg).map_err(|e| e.to_string())?;
+    let session = Session::start(SessionConfig::from(cfg)).map_err(|e| e.to_string())?;
     let origin = Instant::now();
-    if let Some(why) = rec.gpu_absent_reason() {
+    if let Some(why) = session.recorder().gpu_absent_reason() {
         return Err(why);
     }
-    {
-        let markers = markers(&rec);
-        if let Some(schedule) = &schedule {
-            let stop = AtomicBool::new(false);
-            run_trainer_from(schedule, run.speed, origin, &stop, &*markers);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let trainer = schedule.as_ref().map(|sch| {
+            s.spawn(|| nvml_sim_bundle::trainer::run(sch, run.speed, origin, &stop, &session))
+        });
+        let end = origin + Duration::from_secs_f64(duration / run.speed);
+        if let Some(left) = end.checked_duration_since(Instant::now()) {
+            std::thread::sleep(left);
         }
-    }
-    let end = origin + Duration::from_secs_f64(duration / run.speed);
-    if let Some(left) = end.checked_duration_since(Instant::now()) {
-        std::thread::sleep(left);
-    }
-    let recording = rec.stop();
-    let mut report = Report::from_recording(&recording);
-    diagnose(&mut report);
-    Ok(report)
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(t) = trainer {
+            let _ = t.join();
+        }
+    });
+    Ok(session.finish())
 }

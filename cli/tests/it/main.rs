@@ -6,8 +6,8 @@ use std::process::{Command, Output};
 mod commands;
 mod compare;
 mod crash;
-mod import;
 mod export;
+mod import;
 
 /// The built `gpuwhy` binary.
 pub fn gpuwhy() -> Command {

@@ -65,6 +65,29 @@ pub struct StepView {
     pub dips_in_data_share: Option<f64>,
 }
 
+impl From<&steps::StepSignals> for StepView {
+    fn from(st: &steps::StepSignals) -> StepView {
+        let data = st.phases.iter().find(|p| p.name == "data");
+        StepView {
+            count: st.count,
+            step_p50_s: st.step_p50_s,
+            step_p95_s: st.step_p95_s,
+            data_share_p50: data.map(|p| p.p50),
+            data_share_p95: data.map(|p| p.p95),
+            // GPU-measured times say what the GPU did; CPU times include launch overhead.
+            bwd_fwd_ratio_p50: st.gpu_bwd_fwd_ratio_p50.or(st.bwd_fwd_ratio_p50),
+            gpu_cpu_ratio_p50: st.gpu_cpu_ratio_p50,
+            iqr_over_p50: st.iqr_over_p50.unwrap_or(0.0),
+            p95_over_p50: st.p95_over_p50,
+            step_period: st.period,
+            outliers: st.outliers.count as u64,
+            outlier_period_steps: st.outliers.period_steps,
+            outlier_spacing_cv: st.outliers.spacing_cv,
+            dips_in_data_share: st.dips_in_data_share,
+        }
+    }
+}
+
 /// Everything the rules read.
 #[derive(Debug, Clone, Default)]
 pub struct Signals {
@@ -125,7 +148,7 @@ impl Signals {
             host_cpu: host_col("cpu_total"),
             host_disk_read: host_col("disk_read"),
             host_proc_cpu: host_col("proc_cpu"),
-            steps: None,
+            steps: steps::StepSignals::from_report(report).map(|st| StepView::from(&st)),
             trace: None,
             devices,
         }

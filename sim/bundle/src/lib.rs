@@ -4,6 +4,8 @@
 //! [`install`] writes a library (and optionally a scenario) into a directory; load it from
 //! there through the ordinary NVML loader. This crate does not load anything itself.
 
+pub mod trainer;
+
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
