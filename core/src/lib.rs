@@ -11,11 +11,11 @@ mod error;
 pub use error::{Error, Result};
 
 pub mod analysis;
+#[cfg(feature = "collect")]
+pub mod collect;
 pub mod compare;
 pub mod export;
 pub mod import;
-#[cfg(feature = "collect")]
-pub mod collect;
 pub mod metric;
 pub mod recording;
 pub mod report;
