@@ -50,64 +50,20 @@ fn every_bundled_scenario_yields_its_expected_findings() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-/// Markers written down with their simulated time (wall since the recorder started × speed).
-struct Log {
-    origin: std::time::Instant,
-    speed: f64,
-    calls: std::rc::Rc<std::cell::RefCell<Vec<(f64, String)>>>,
-}
-
-impl Log {
-    fn push(&self, what: String) {
-        let t = self.origin.elapsed().as_secs_f64() * self.speed;
-        self.calls.borrow_mut().push((t, what));
-    }
-}
-
-impl gpuwhy_tests::Markers for Log {
-    fn step_begin(&self) {
-        self.push("begin".into());
-    }
-    fn phase(&self, name: &str) {
-        self.push(format!("phase {name}"));
-    }
-    fn step_end(&self) {
-        self.push("end".into());
-    }
-    fn event(&self, name: &str) {
-        self.push(format!("event {name}"));
-    }
-    fn gpu_phase(&self, name: &str, seconds: f64) {
-        self.push(format!("gpu {name} {seconds}"));
-    }
-}
-
 #[test]
-fn the_demo_trainer_marks_phases_when_the_simulated_gpu_plays_them() {
-    let calls = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+fn the_demo_trainers_phases_line_up_with_what_the_simulated_gpu_plays() {
     let text = scenario("data_starvation").expect("bundled");
-    let run = Run::default();
-    let report = gpuwhy_tests::record_with(text, &run, &|_| {
-        Box::new(Log {
-            origin: std::time::Instant::now(),
-            speed: run.speed,
-            calls: std::rc::Rc::clone(&calls),
-        })
-    })
-    .expect("records");
-    let calls = calls.borrow();
-    let steps = calls.iter().filter(|(_, c)| c == "end").count();
-    assert!((13..=15).contains(&steps), "{steps} steps of 1 s in 15 s");
-    let data_starts: Vec<f64> = calls
-        .iter()
-        .filter(|(_, c)| c == "phase data")
-        .map(|(t, _)| *t)
-        .collect();
-    let compute_starts: Vec<f64> = calls
-        .iter()
-        .filter(|(_, c)| c == "phase forward")
-        .map(|(t, _)| *t)
-        .collect();
+    let report = record(text, &Run::default()).expect("records");
+    let st = report
+        .steps
+        .as_ref()
+        .expect("the trainer's steps reached the report");
+    assert!(
+        (13..=15).contains(&st.count),
+        "{} steps of 1 s in 15 s",
+        st.count
+    );
+    let data = &st.phase_durations["data"].0;
     // Samples well inside each data phase show the idle GPU, inside compute the busy one.
     let series = &report.series[0].data;
     let util = &series.metrics["util_gpu"].0;
@@ -118,15 +74,16 @@ fn the_demo_trainer_marks_phases_when_the_simulated_gpu_plays_them() {
             .collect()
     };
     let mut checked = 0;
-    for (d, f) in data_starts.iter().zip(&compute_starts) {
-        let idle = at(d + 0.08, f - 0.08);
+    for (t, d) in st.t.iter().zip(data) {
+        let f = t + f64::from(*d);
+        let idle = at(t + 0.08, f - 0.08);
         let busy = at(f + 0.08, f + 0.45);
         assert!(
             idle.iter().all(|u| *u <= 10.0),
-            "data phase at {d}: {idle:?}"
+            "data phase at {t}: {idle:?}"
         );
         assert!(busy.iter().all(|u| *u >= 90.0), "compute at {f}: {busy:?}");
         checked += idle.len() + busy.len();
     }
-    assert!(checked > 60, "{checked} samples checked");
+    assert!(checked >= 50, "only {checked} samples compared");
 }

@@ -38,8 +38,11 @@ pub struct ExperimentCheck {
 /// Relative change below which a metric "did not move" (sampling noise of medians).
 pub const NOISE: f64 = 0.05;
 
+/// A metric's name, whether the experiment should move it up, and how to read it.
+type Prediction = (&'static str, bool, fn(&Signals) -> Option<f64>);
+
 /// The metric each rule's experiment moves, and which way, read from the signals.
-fn metric(id: &str) -> Option<(&'static str, bool, fn(&Signals) -> Option<f64>)> {
+fn metric(id: &str) -> Option<Prediction> {
     fn max_over<F: Fn(&crate::signals::DeviceSignals) -> Option<f64>>(
         s: &Signals,
         f: F,

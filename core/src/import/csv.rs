@@ -31,7 +31,7 @@ enum Col {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Fact {
+pub(in crate::import) enum Fact {
     MemTotal,
     PowerLimit,
     MaxSm,
