@@ -238,20 +238,18 @@ def fixtures(d):
     write(os.path.join(d, "dynamic.json"), dynamic)
 
 
-def big(path, mb=500):
-    """Repeats the small step until the file reaches `mb` MB (millions of events)."""
+def big(path, mb=500, cycles_per_step=5000):
+    """Steps of `cycles_per_step` repetitions of the small trace's 1000 µs cycle, until the
+    file reaches `mb` MB (millions of events). Profiler traces hold a few long steps, not
+    thousands of short ones; every cycle is the same, so idle % is hand-checkable."""
     target = mb * 1_000_000
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         w = Writer(f)
-        k = 0
+        step = 0
+        s = 0.0
         while f.tell() < target:
-            chunk = 1000
-            for j in range(chunk):
-                base = 1000.0 * (k + j)
-                # One step of the small pattern at a time keeps the numbers hand-checkable:
-                # every step is the same, so idle % is the small trace's.
-                s = base
-                w.step(k + j, s, 1000.0)
+            w.step(step, s, 1000.0 * cycles_per_step)
+            for _ in range(cycles_per_step):
                 w.cpu_op("aten::copy_", s + 0.5, 8.0)
                 c = w.runtime("cudaMemcpyAsync", s + 1, 6)
                 w.memcpy("Memcpy HtoD (Pageable -> Device)", c, s + 12, 8, 1 << 20)
@@ -261,14 +259,15 @@ def big(path, mb=500):
                 c = w.runtime("cudaLaunchKernel", s + 15, 5)
                 w.kernel("sm90_xmma_gemm_bf16bf16_bf16f32", c, s + 15, s + 320, 300)
                 w.cpu_op("aten::item", s + 29, 602)
-                c = w.runtime("cudaStreamSynchronize", s + 30, 600)
+                w.runtime("cudaStreamSynchronize", s + 30, 600)
                 c = w.runtime("cudaLaunchKernel", s + 700, 5)
                 w.kernel("void at::native::vectorized_elementwise_kernel<4>", c, s + 700, s + 710, 200)
                 c = w.runtime("cudaLaunchKernel", s + 705, 1)
                 w.kernel("void at::native::reduce_kernel<512, 1>", c, s + 705, s + 915, 50)
-            k += chunk
-        w.close(1000.0 * k)
-    print(f"{path}: {os.path.getsize(path) / 1e6:.0f} MB, {k} steps")
+                s += 1000.0
+            step += 1
+        w.close(s)
+    print(f"{path}: {os.path.getsize(path) / 1e6:.0f} MB, {step} steps")
 
 
 if __name__ == "__main__":

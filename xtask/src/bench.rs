@@ -3,6 +3,8 @@
 //! - sampler: gpuwhy's library-side CPU time per GPU per tick against `pynvml` polling the
 //!   same metrics through the same simulated library (goal: ≥ 20× cheaper).
 //! - memory: the recording's heap bytes for days of simulated time against its documented bound.
+//! - trace: gpuwhy against HTA on a generated ≥ 500 MB profiler trace (`bench_trace`; alone:
+//!   `cargo xtask bench trace`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,6 +26,7 @@ pub fn run(_args: &[String]) -> Result<()> {
     sampler()?;
     memory()?;
     viewer()?;
+    crate::bench_trace::trace()?;
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 //! table of bundled scenarios with their expected and actual top findings.
 
 mod bench;
+mod bench_trace;
 mod scenarios;
 mod test;
 mod viewer;
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test::run(&args[1..]),
+        Some("bench") if args.get(1).map(String::as_str) == Some("trace") => bench_trace::trace(),
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
         Some("viewer") => viewer::run(&args[1..]),
