@@ -3,6 +3,8 @@
 //! - sampler: gpuwhy's library-side CPU time per GPU per tick against `pynvml` polling the
 //!   same metrics through the same simulated library (goal: ≥ 20× cheaper).
 //! - memory: the recording's heap bytes for days of simulated time against its documented bound.
+//! - markers: ns per step marker against ns per bare `Instant::now()` in the same process
+//!   (goal ≤ 1.5×), and a million-step run's step storage against its documented bound.
 //! - trace: gpuwhy against HTA on a generated ≥ 500 MB profiler trace (`bench_trace`; alone:
 //!   `cargo xtask bench trace`).
 
@@ -25,6 +27,7 @@ const DURATION_S: f64 = 4.0;
 pub fn run(_args: &[String]) -> Result<()> {
     sampler()?;
     memory()?;
+    markers()?;
     viewer()?;
     crate::bench_trace::trace()?;
     Ok(())
@@ -170,4 +173,73 @@ fn memory() -> Result<()> {
 /// The viewer: a 24 h × 8 GPU report rendered in headless Chromium, and the bundle's size.
 fn viewer() -> Result<()> {
     crate::viewer::bench()
+}
+
+/// Thousands separators, as the docs write numbers.
+fn grouped(n: u64) -> String {
+    let digits: Vec<char> = n.to_string().chars().rev().collect();
+    let groups: Vec<String> = digits
+        .chunks(3)
+        .map(|g| g.iter().rev().collect())
+        .rev()
+        .collect();
+    groups.join(",")
+}
+
+fn markers() -> Result<()> {
+    // The markers are a few nanoseconds of optimised code; timing them in xtask's debug
+    // build would measure the lack of inlining. The measuring half is an example of the
+    // core crate, built with optimisations (core/examples/marker_bench.rs).
+    let out = crate::cargo()
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "-p",
+            "gpuwhy",
+            "--example",
+            "marker_bench",
+        ])
+        .current_dir(root())
+        .output()
+        .context("cannot run the marker benchmark")?;
+    if !out.status.success() {
+        bail!(
+            "marker benchmark failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).context("marker benchmark output")?;
+    let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let int = |k: &str| v[k].as_u64().unwrap_or(0);
+    let (bare, marker) = (num("bare_ns"), num("marker_ns"));
+    println!("markers: step_begin, 4 phases, step_end per step; batches of 1,000 steps alternating with 6,000 bare clock reads; median of 9 rounds of 100 batches; release build");
+    println!("    bare Instant::now()  : {bare:8.1} ns");
+    println!(
+        "    one marker           : {marker:8.1} ns  (ratio {:.2}×, goal ≤ 1.5×)",
+        num("ratio")
+    );
+    println!(
+        "    fold, sampler thread : {:8.1} ns per step (off the training thread)",
+        num("fold_ns_per_step")
+    );
+    println!(
+        "    loop outrunning the sampler, marking thread folds its own full ring: {:.1} ns per marker",
+        num("self_fold_marker_ns")
+    );
+    let (used, bound) = (int("long_memory_bytes"), int("long_memory_bound_bytes"));
+    println!(
+        "  memory: {} steps ({} kept exactly), 4 phases: step storage {} bytes vs documented bound {} ({:.0}% of the bound)",
+        grouped(int("long_steps")),
+        grouped(int("long_kept")),
+        grouped(used),
+        grouped(bound),
+        100.0 * used as f64 / bound as f64
+    );
+    println!(
+        "    step log with all 16 phases, CPU and GPU durations, 1,000,000 steps: {} bytes vs bound {}",
+        grouped(int("full_log_bytes")),
+        grouped(int("full_log_bound_bytes"))
+    );
+    Ok(())
 }

@@ -100,9 +100,11 @@ impl Markers {
     /// Nanoseconds since the recording's origin: the one clock read of a marker.
     #[inline]
     pub fn now_ns(&self) -> u64 {
-        Instant::now()
-            .saturating_duration_since(self.origin)
-            .as_nanos() as u64
+        let d = Instant::now().saturating_duration_since(self.origin);
+        // u64 arithmetic (as_nanos is u128): 2^64 ns is 584 years.
+        d.as_secs()
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(u64::from(d.subsec_nanos()))
     }
 
     /// Publishes one record from the calling thread.

@@ -247,3 +247,37 @@ impl SamplerHook for LateHook {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Session>();
+    }
+
+    #[test]
+    fn steps_are_visible_before_the_end_and_in_the_report() {
+        let cfg = RecorderConfig {
+            no_gpu: true,
+            host: false,
+            ..RecorderConfig::default()
+        };
+        let s = Session::start(cfg.into()).expect("starts without a GPU");
+        s.step_begin();
+        s.phase(PhaseId::DATA);
+        s.phase(PhaseId(MAX_PHASES as u16)); // out of range: counted, not recorded
+        s.step_end();
+        s.step_end(); // no open step
+        let live = s.steps();
+        assert_eq!(live.count, 1);
+        assert_eq!(live.ignored_markers, 2);
+        let report = s.finish();
+        let steps = report.steps.expect("steps");
+        assert_eq!(steps.count, 1);
+        assert!(steps.memory_bytes <= steps.memory_bound_bytes);
+        assert!(report.gpu_absent_reason.is_some());
+    }
+}
