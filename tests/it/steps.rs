@@ -20,8 +20,10 @@ const STEPS_DOC: &str = include_str!("../../docs/steps.md");
 const SPEED: f64 = 8.0;
 /// Steps the training thread marks.
 const STEPS: usize = 30;
-/// Milliseconds of real sleep in each phase: data, forward, backward, optimizer.
-const PHASE_MS: [u64; 4] = [6, 4, 8, 2];
+/// Milliseconds of real sleep in each phase: data, forward, backward, optimizer. Long
+/// enough that a loaded machine's oversleeping (a millisecond or two per sleep) barely
+/// moves the shares.
+const PHASE_MS: [u64; 4] = [12, 8, 16, 4];
 
 /// A session on the simulated GPU with a journal flushed every 200 ms.
 fn sim_session(journal: &std::path::Path) -> (gpuwhy_tests::SimDir, Session) {
@@ -76,7 +78,7 @@ fn markers_from_a_training_thread_land_in_the_report_on_the_gpu_time_axis() {
         sc.spawn(|| train(&session));
     });
     // Let a journal flush pass, then read the journal as if the run had been killed here.
-    std::thread::sleep(Duration::from_millis(600));
+    std::thread::sleep(Duration::from_millis(1000));
     let killed = Report::load(&jp).expect("the journal of a running session reads");
     let report = session.finish();
 
@@ -93,7 +95,7 @@ fn markers_from_a_training_thread_land_in_the_report_on_the_gpu_time_axis() {
     let want = total_ms as f64 / 1000.0 * SPEED;
     let p50 = steps.stats["step"].p50_s;
     assert!(
-        p50 >= want && p50 < want * 1.3,
+        p50 >= want && p50 < want * 1.6,
         "step p50 {p50} s, sleeps add up to {want} s"
     );
     assert!(steps.t[0] >= 0.0 && steps.t[STEPS - 1] < report.run.duration_s);
