@@ -23,12 +23,13 @@ tb = ta.get_temporal_breakdown(visualize=False)
 idle, _ = ta.get_idle_time_breakdown(ranks=[0], visualize=False)
 end = time.perf_counter()
 row = tb.iloc[0]
-by = idle.groupby("idle_category")["idle_time"].sum().to_dict()
+by = {f"stream {int(r.stream)} {r.idle_category}": float(r.idle_time) for r in idle.itertuples()}
 print(json.dumps({
     "seconds": end - start,
     "load_seconds": loaded - start,
     "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-    "idle_pct": float(row["idle_time(%)"]),
-    "idle_us": float(row["idle_time"]),
+    "idle_pct": 100.0 * float(row["idle_time(us)"]) / float(row["kernel_time(us)"]),
+    "idle_us": float(row["idle_time(us)"]),
+    "span_us": float(row["kernel_time(us)"]),
     "idle_breakdown_us": {k: float(v) for k, v in by.items()},
 }))

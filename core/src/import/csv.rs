@@ -277,7 +277,7 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     let rec = table.into_recording(
         "csv",
         interval_s,
-        "not in this CSV (add the field to --query-gpu to record it)",
+        "not in the CSV (add its field to --query-gpu)",
     );
     Ok(Imported {
         recording: rec,

@@ -189,7 +189,7 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     let rec = table.into_recording(
         "dmon",
         interval_s,
-        "not in this dmon log (not recorded by dmon, or not in its -s selection)",
+        "not in the dmon log (not in its -s selection, or dmon has no such column)",
     );
     Ok(Imported {
         recording: rec,

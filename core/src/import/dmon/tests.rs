@@ -81,7 +81,10 @@ fn utilization_only_subset() {
         .reason
         .clone()
         .unwrap_or_default();
-    assert!(reason.contains("-s selection"), "{reason}");
+    assert!(
+        reason.contains("-s selection") && reason.contains("dmon log"),
+        "{reason}"
+    );
     assert!(out.notes.iter().any(|n| n.contains("enc dec jpg ofa")));
 }
 
