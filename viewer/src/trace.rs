@@ -324,8 +324,12 @@ fn coarse_part<'a>(c: Option<&'a CoarseData>, metric: &str) -> Option<Coarse<'a>
     })
 }
 
+/// Values looked at to find a series' cadence: the sampler's rhythm shows in its first
+/// seconds, and scanning a whole day on every redraw would dominate drawing time.
+const CADENCE_VALUES: usize = 4096;
+
 /// The usual number of rows between two values, and the usual time between them: the
-/// medians over the full-resolution part. `None` for the time when fewer than two values.
+/// medians over the first [`CADENCE_VALUES`] values. `None` for the time when fewer than two.
 fn cadence(t: &[f64], v: &[f32]) -> (usize, Option<f64>) {
     // Row steps are small integers: count them instead of sorting.
     const MAX_STEP: usize = 256;
@@ -341,6 +345,9 @@ fn cadence(t: &[f64], v: &[f32]) -> (usize, Option<f64>) {
             let dt = t[i] - t[l];
             if dt > 0.0 {
                 dts.push(dt);
+            }
+            if dts.len() >= CADENCE_VALUES {
+                break;
             }
         }
         last = Some(i);

@@ -173,15 +173,23 @@ pub fn draw<DB: DrawingBackend>(
     frame: &Frame,
     theme: &Theme,
 ) -> Result<(), ChartError> {
-    let panels = panels(view, pos);
-    let marks = markers(view, pos);
+    draw_panels(area, &panels(view, pos), &markers(view, pos), frame, theme)
+}
+
+fn draw_panels<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panels: &[(usize, Panel)],
+    marks: &[Marker],
+    frame: &Frame,
+    theme: &Theme,
+) -> Result<(), ChartError> {
     let n = panels.len();
     let mut rest = area.clone();
     for (k, (_, p)) in panels.iter().enumerate() {
         let last = k + 1 == n;
         let h = PANEL_H + if last { X_AXIS_H } else { 0 };
         let (top, bottom) = rest.split_vertically(h);
-        draw_panel(&top, p, frame, theme, last, &marks)?;
+        draw_panel(&top, p, frame, theme, last, marks)?;
         rest = bottom;
     }
     Ok(())
@@ -189,8 +197,11 @@ pub fn draw<DB: DrawingBackend>(
 
 /// The timeline of the GPU at `pos` as SVG.
 pub fn svg(view: &View, pos: usize, frame: &Frame, theme: &Theme) -> Result<String, ChartError> {
-    let n = panels(view, pos).len();
-    to_svg(frame.width, height(n), |a| draw(a, view, pos, frame, theme))
+    let panels = panels(view, pos);
+    let marks = markers(view, pos);
+    to_svg(frame.width, height(panels.len()), |a| {
+        draw_panels(a, &panels, &marks, frame, theme)
+    })
 }
 
 /// One value under the pointer, formatted for the read-out.
