@@ -92,7 +92,7 @@ impl Report {
             return Ok(Report::from_recording(&rec));
         }
         let probe: SchemaProbe =
-            serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes.len())))?;
+            serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes)))?;
         let schema =
             match probe.schema {
                 Some(serde_json::Value::String(s)) => s,
@@ -123,8 +123,27 @@ impl Report {
     }
 }
 
-fn json_error_reason(e: &serde_json::Error, len: usize) -> String {
+/// True when the error's position is the last non-blank byte of the input: a document cut
+/// in the middle of a token (`nu`, `0.`) is reported by serde_json as a syntax error there.
+fn at_end(e: &serde_json::Error, bytes: &[u8]) -> bool {
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    let mut line = 1;
+    let mut line_start = 0;
+    for (i, b) in bytes[..end].iter().enumerate() {
+        if *b == b'\n' {
+            line += 1;
+            line_start = i + 1;
+        }
+    }
+    e.line() == line && e.column() + 1 >= end - line_start
+}
+
+fn json_error_reason(e: &serde_json::Error, bytes: &[u8]) -> String {
     use serde_json::error::Category;
+    let len = bytes.len();
     match e.classify() {
         Category::Eof => format!(
             "the file ends in the middle of the JSON document (line {}, column {}, {len} bytes): it was cut short. \
@@ -132,8 +151,34 @@ fn json_error_reason(e: &serde_json::Error, len: usize) -> String {
             e.line(),
             e.column()
         ),
+        Category::Syntax if at_end(e, bytes) => format!(
+            "the file ends in the middle of a value (line {}, column {}, {len} bytes): it was cut short. \
+             If a recording was interrupted, diagnose its `.partial` journal instead",
+            e.line(),
+            e.column()
+        ),
         Category::Syntax => format!("not JSON (syntax error at line {}, column {}): is this a gpuwhy report?", e.line(), e.column()),
         Category::Data => format!("unexpected JSON shape: {e}"),
         Category::Io => format!("read error: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_cut_anywhere_reads_as_cut_short() {
+        let doc = br#"{"schema": "gpuwhy.report/1", "series": [{"t": [0.0, 0.125], "metrics": {"util_gpu": [null, 97.5]}}], "run": {"label": "x"}}"#;
+        for cut in 1..doc.len() - 1 {
+            let msg = Report::from_slice(&doc[..cut], Path::new("r.json"))
+                .expect_err("cut")
+                .to_string();
+            assert!(msg.contains("cut short"), "cut at {cut}: {msg}");
+        }
+        let garbage = Report::from_slice(b"{\"schema\": x, \"more\": 1}", Path::new("g.json"))
+            .expect_err("bad")
+            .to_string();
+        assert!(garbage.contains("not JSON"), "{garbage}");
     }
 }
