@@ -90,7 +90,7 @@ fn parse<R: BufRead>(reader: R, store: &mut events::Store, opts: &ReadOptions) -
     match sp.read(store) {
         Ok(()) => Ok(sp.bytes()),
         Err(e) => {
-            let at = format!("line {} (byte {})", e.line, e.byte);
+            let at = format!("byte {} of the (decompressed) JSON", e.byte);
             let reason = if e.eof {
                 format!(
                     "the trace ends in the middle of the JSON at {at}: the file was cut short \

@@ -17,8 +17,6 @@ use super::read::EventSeed;
 /// Where and why reading stopped.
 #[derive(Debug)]
 pub(crate) struct SplitError {
-    /// 1-based line of the (decompressed) input.
-    pub line: u64,
     /// Byte offset in the (decompressed) input.
     pub byte: u64,
     /// What was expected or went wrong.
@@ -30,7 +28,6 @@ pub(crate) struct SplitError {
 pub(crate) struct Splitter<R> {
     r: R,
     byte: u64,
-    line: u64,
     scratch: Vec<u8>,
 }
 
@@ -41,7 +38,6 @@ impl<R: BufRead> Splitter<R> {
         Splitter {
             r,
             byte: 0,
-            line: 1,
             scratch: Vec::with_capacity(4096),
         }
     }
@@ -53,7 +49,6 @@ impl<R: BufRead> Splitter<R> {
 
     fn err(&self, what: impl Into<String>) -> SplitError {
         SplitError {
-            line: self.line,
             byte: self.byte,
             what: what.into(),
             eof: false,
@@ -90,9 +85,7 @@ impl<R: BufRead> Splitter<R> {
                 .iter()
                 .position(|b| !b.is_ascii_whitespace())
                 .unwrap_or(buf.len());
-            let lines = memchr::memchr_iter(b'\n', &buf[..ws]).count() as u64;
             let next = buf.get(ws).copied();
-            self.line += lines;
             self.consume(ws);
             if next.is_some() {
                 return Ok(next);
@@ -176,9 +169,7 @@ impl<R: BufRead> Splitter<R> {
                 i += 1;
             }
             let n = end.unwrap_or(buf.len());
-            let lines = memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
             self.scratch.extend_from_slice(&buf[..n]);
-            self.line += lines;
             self.consume(n);
             if end.is_some() {
                 return Ok(&self.scratch);
@@ -289,10 +280,9 @@ impl<R: BufRead> Splitter<R> {
     }
 
     fn json<T: serde::de::DeserializeOwned>(&mut self) -> Res<T> {
-        let (line, byte) = (self.line, self.byte);
+        let byte = self.byte;
         let v = self.value()?;
         serde_json::from_slice(v).map_err(|e| SplitError {
-            line: line + e.line() as u64 - 1,
             byte,
             what: format!("unexpected JSON: {e}"),
             eof: false,
@@ -301,6 +291,7 @@ impl<R: BufRead> Splitter<R> {
 
     fn events(&mut self, store: &mut Store) -> Res<()> {
         self.expect(b'[', "the `[` of the traceEvents array")?;
+        let cat = memchr::memmem::Finder::new(b"\"cat\"");
         loop {
             match self.peek()? {
                 Some(b']') => {
@@ -310,18 +301,21 @@ impl<R: BufRead> Splitter<R> {
                 Some(_) => {}
                 None => return Err(self.eof("an event or `]`")),
             }
-            let (line, byte) = (self.line, self.byte);
+            let byte = self.byte;
             let v = self.value()?;
-            let mut de = serde_json::Deserializer::from_slice(v);
-            let ev = EventSeed(store)
-                .deserialize(&mut de)
-                .map_err(|e| SplitError {
-                    line: line + e.line() as u64 - 1,
-                    byte,
-                    what: format!("expected a trace event object: {e}"),
-                    eof: false,
-                })?;
-            store.push(ev);
+            if skippable(&cat, v) {
+                store.events += 1;
+            } else {
+                let mut de = serde_json::Deserializer::from_slice(v);
+                let ev = EventSeed(store)
+                    .deserialize(&mut de)
+                    .map_err(|e| SplitError {
+                        byte,
+                        what: format!("expected a trace event object: {e}"),
+                        eof: false,
+                    })?;
+                store.push(ev);
+            }
             match self.peek()? {
                 Some(b',') => self.consume(1),
                 Some(b']') => {}
@@ -334,5 +328,59 @@ impl<R: BufRead> Splitter<R> {
                 None => return Err(self.eof("`,` or `]`")),
             }
         }
+    }
+}
+
+/// True when an event's category, found without parsing the event, is one gpuwhy does not
+/// keep (`cpu_op`, `python_function`, flows, ...): most of a trace, skipped at memchr speed.
+/// Anything unusual (no `cat`, an escaped category) is left to the full parse.
+fn skippable(cat: &memchr::memmem::Finder, ev: &[u8]) -> bool {
+    let Some(at) = cat.find(ev) else {
+        return false;
+    };
+    let rest = &ev[at + 5..];
+    let rest = rest.trim_ascii_start();
+    let Some(rest) = rest.strip_prefix(b":") else {
+        return false;
+    };
+    let Some(rest) = rest.trim_ascii_start().strip_prefix(b"\"") else {
+        return false;
+    };
+    let Some(end) = memchr::memchr2(b'"', b'\\', rest) else {
+        return false;
+    };
+    if rest[end] != b'"' {
+        return false;
+    }
+    match std::str::from_utf8(&rest[..end]) {
+        Ok(cat) => super::events::Cat::from_str(cat) == super::events::Cat::Other,
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skippable as skip;
+
+    fn skippable(ev: &[u8]) -> bool {
+        skip(&memchr::memmem::Finder::new(b"\"cat\""), ev)
+    }
+
+    #[test]
+    fn only_unkept_categories_are_skipped_unparsed() {
+        assert!(skippable(
+            br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#
+        ));
+        assert!(skippable(br#"{"ph":"s","cat" :"ac2g","name":"ac2g"}"#));
+        assert!(!skippable(br#"{"ph": "X", "cat": "kernel", "name": "k"}"#));
+        assert!(!skippable(br#"{"ph": "X", "cat": "cuda_runtime"}"#));
+        assert!(
+            !skippable(br#"{"ph": "M", "name": "process_name"}"#),
+            "no cat: parsed"
+        );
+        assert!(!skippable(br#"{"cat": "ker\"nel"}"#), "escapes: parsed");
+        assert!(!skippable(
+            br#"{"name": "\"cat\": \"x\"", "cat": "kernel"}"#
+        ));
     }
 }

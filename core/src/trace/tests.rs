@@ -120,10 +120,7 @@ fn truncated_or_foreign_input_is_a_clear_error_never_a_panic() {
     };
     let e = read_slice(&bytes[..bytes.len() / 2], &opts).expect_err("cut");
     let msg = e.to_string();
-    assert!(
-        msg.contains("cut short") && msg.contains("line") && msg.contains("byte"),
-        "{msg}"
-    );
+    assert!(msg.contains("cut short") && msg.contains("byte"), "{msg}");
     let e = read_slice(b"{\"hello\": 1}", &opts).expect_err("no events");
     assert!(e.to_string().contains("traceEvents"), "{e}");
     let e = read_slice(b"not json", &opts).expect_err("garbage");
