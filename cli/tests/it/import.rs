@@ -127,6 +127,11 @@ fn a_report_and_a_trace_of_the_same_run_diagnose_together() {
     assert!(o.status.success(), "{}", text(&o));
     let v = json(&o);
     assert_eq!(v["verdict"]["id"], "launch_bound", "{v:#}");
+    let conf = v["verdict"]["confidence"].as_f64().expect("confidence");
+    assert!(
+        conf >= 0.8,
+        "a short log does not lower a trace-backed finding: {conf}"
+    );
     assert_eq!(v["run"]["source"], "dmon");
     assert!(v["trace"]["ranks"][0]["kernels"]["count"].as_u64() == Some(720));
 }

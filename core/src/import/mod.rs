@@ -147,7 +147,8 @@ pub const FEW_SAMPLES: usize = 60;
 
 /// Runs the rules on a report imported from a log ([`crate::analysis::diagnose`]) and, when
 /// the log has fewer than [`FEW_SAMPLES`] samples per GPU, lowers every finding's confidence
-/// in proportion (to at most half) and says so in the verdict and the findings.
+/// in proportion (to at most half) and says so in the verdict and the findings — except
+/// findings measured from a profiler trace of the same run.
 pub fn diagnose_log(report: &mut Report) {
     crate::analysis::diagnose(report);
     temper(report);
@@ -173,14 +174,25 @@ pub fn temper(report: &mut Report) {
         report.run.duration_s,
         report.run.source
     );
-    for f in &mut report.findings {
+    // Findings measured from a profiler trace read beside the log keep their confidence.
+    for f in report
+        .findings
+        .iter_mut()
+        .filter(|f| !crate::trace::findings::from_trace(f))
+    {
         f.confidence = crate::rules::round(f.confidence * factor);
         f.unseen.push(why.clone());
     }
+    let top_from_trace = report
+        .findings
+        .first()
+        .is_some_and(crate::trace::findings::from_trace);
     if let Some(top) = report.findings.first() {
         report.verdict.confidence = top.confidence;
     }
-    report.verdict.summary = format!("{} ({why})", report.verdict.summary);
+    if !top_from_trace {
+        report.verdict.summary = format!("{} ({why})", report.verdict.summary);
+    }
 }
 
 #[cfg(test)]

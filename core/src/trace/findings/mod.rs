@@ -54,6 +54,15 @@ pub(super) fn rank_note(t: &TraceSummary, r: &RankSummary) -> String {
     }
 }
 
+/// How every trace-backed finding's `unseen` note on the inclusion choices begins; it also
+/// marks the finding as measured from the trace.
+pub const CHOICES_NOTE: &str = "Trace inclusion choices: ";
+
+/// Whether `f` was concluded from a profiler trace.
+pub fn from_trace(f: &crate::report::Finding) -> bool {
+    f.unseen.iter().any(|u| u.starts_with(CHOICES_NOTE))
+}
+
 pub(super) fn choices_unseen(t: &TraceSummary) -> String {
-    format!("Trace inclusion choices: {}.", t.choices_text.join("; "))
+    format!("{CHOICES_NOTE}{}.", t.choices_text.join("; "))
 }
