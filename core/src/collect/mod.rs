@@ -9,6 +9,9 @@ mod clock;
 mod cost;
 mod gpu;
 mod hook;
+mod host_rows;
+mod journal_buf;
+mod live;
 mod probe;
 mod sampler;
 
@@ -16,8 +19,9 @@ pub use clock::{ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};
 pub use gpu::{architecture_name, nvml_info, SLOW_PERIOD_S};
 pub use hook::SamplerHook;
+pub use live::LiveGpu;
 pub use probe::probe;
-pub use sampler::{LiveGpu, Recorder};
+pub use sampler::Recorder;
 
 use std::path::PathBuf;
 

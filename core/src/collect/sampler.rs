@@ -8,8 +8,11 @@ use super::clock::{ScaledClock, Stopper};
 use super::cost::{thread_cpu_seconds, CallStats};
 use super::gpu::{nvml_info, Gpu, Outcome, SLOW_PERIOD_S};
 use super::hook::SamplerHook;
+use super::host_rows::{host_column_name, host_row, report_facts};
+use super::journal_buf::{flush, Journal};
+use super::live::{update_live, LiveGpu};
 use super::{RecorderConfig, HOST_PERIOD_S};
-use crate::host::{host_facts, HostSample, HostSampler};
+use crate::host::{host_facts, HostSampler};
 use crate::metric::GpuMetric;
 use crate::nvml::{GpmSample, Nvml, EVENT_XID_CRITICAL};
 use crate::os::thread_cpu_ns;
@@ -21,25 +24,6 @@ use crate::Result;
 /// Most events drained from NVML's event set per tick.
 const MAX_EVENTS_PER_TICK: usize = 16;
 
-/// The latest values of one GPU, for a live status line.
-#[derive(Debug, Clone, Default)]
-pub struct LiveGpu {
-    /// NVML index.
-    pub index: u32,
-    /// Utilization, %.
-    pub util: Option<f32>,
-    /// Memory used, MiB.
-    pub mem_used_mib: Option<f32>,
-    /// Power, W.
-    pub power_w: Option<f32>,
-    /// Temperature, °C.
-    pub temp_c: Option<f32>,
-    /// SM clock, MHz.
-    pub sm_clock_mhz: Option<f32>,
-    /// Lost from the bus.
-    pub lost: bool,
-}
-
 struct Shared {
     stop: Stopper,
     rec: Mutex<Recording>,
@@ -48,7 +32,7 @@ struct Shared {
     journal_error: Mutex<Option<String>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves plain data behind; keep using it.
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -66,54 +50,10 @@ impl std::fmt::Debug for Recorder {
     }
 }
 
-fn report_facts(h: crate::host::HostFacts) -> HostFacts {
-    HostFacts {
-        hostname: h.hostname,
-        kernel: h.kernel,
-        cpu_model: h.cpu_model,
-        logical_cpus: h.logical_cpus,
-        physical_cores: h.physical_cores,
-        mem_total_bytes: h.mem_total_bytes,
-    }
-}
-
-/// The report column a host sample field is stored in.
-fn host_column_name(field: &str) -> &str {
-    match field {
-        "cpu_total_util" => "cpu_total",
-        "proc_tree_cpu" => "proc_cpu",
-        "proc_tree_count" => "proc_count",
-        "disk_read_bps" => "disk_read",
-        "disk_write_bps" => "disk_write",
-        "mem_available_bytes" => "mem_available",
-        "cpu_core_util" => "cpu_cores",
-        other => other,
-    }
-}
-
 fn now_unix_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
-}
-
-fn host_row(s: &HostSample) -> Vec<f32> {
-    let mut r = vec![
-        s.cpu_total_util,
-        s.cpu_iowait,
-        s.proc_tree_cpu,
-        s.proc_tree_count,
-        s.disk_read_bps,
-        s.disk_write_bps,
-        s.mem_available_bytes,
-        s.psi_cpu_some,
-        s.psi_io_some,
-        s.psi_io_full,
-        s.psi_mem_some,
-        s.psi_mem_full,
-    ];
-    r.extend_from_slice(&s.cpu_core_util);
-    r
 }
 
 impl Recorder {
@@ -247,14 +187,6 @@ impl Drop for Recorder {
     fn drop(&mut self) {
         self.join();
     }
-}
-
-struct Journal {
-    writer: Option<JournalWriter>,
-    pending: Vec<JournalLine>,
-    gpu_rows: Vec<(Vec<f64>, Vec<crate::report::Column>)>,
-    host_rows: (Vec<f64>, Vec<crate::report::Column>),
-    last_flush: Instant,
 }
 
 fn run_sampler(
@@ -484,12 +416,19 @@ fn run_sampler(
                 }
             }
         }
-        update_live(shared, &gpus, &rows);
+        update_live(&shared.live, &gpus, &rows);
         let stopping = shared.stop.is_stopped();
         if journal.writer.is_some()
             && (stopping || journal.last_flush.elapsed().as_secs_f64() >= cfg.flush_s)
         {
-            flush(shared, &mut journal, &stats, t, hook);
+            flush(
+                &shared.rec,
+                &shared.journal_error,
+                &mut journal,
+                &stats,
+                t,
+                hook,
+            );
         }
         if stopping {
             break;
@@ -556,85 +495,4 @@ fn run_sampler(
     }
     drop(rec);
     drop(nvml);
-}
-
-fn update_live(shared: &Shared, gpus: &[Gpu], rows: &[(usize, [f32; GpuMetric::COUNT])]) {
-    let opt = |v: f32| (!v.is_nan()).then_some(v);
-    let live: Vec<LiveGpu> = gpus
-        .iter()
-        .map(|g| {
-            let row = rows.iter().find(|r| r.0 == g.pos).map(|r| r.1);
-            let get = |m: GpuMetric| row.and_then(|r| opt(r[m.index()]));
-            LiveGpu {
-                index: g.index,
-                util: get(GpuMetric::UtilGpu),
-                mem_used_mib: get(GpuMetric::MemUsed),
-                power_w: get(GpuMetric::Power),
-                temp_c: get(GpuMetric::Temp),
-                sm_clock_mhz: get(GpuMetric::SmClock),
-                lost: g.lost,
-            }
-        })
-        .collect();
-    let mut l = lock(&shared.live);
-    // Temperature is read on slow ticks only: keep the last value between them.
-    let prev = std::mem::take(&mut *l);
-    *l = live
-        .into_iter()
-        .map(|mut g| {
-            if g.temp_c.is_none() {
-                g.temp_c = prev
-                    .iter()
-                    .find(|p| p.index == g.index)
-                    .and_then(|p| p.temp_c);
-            }
-            g
-        })
-        .collect();
-}
-
-fn flush(
-    shared: &Shared,
-    j: &mut Journal,
-    stats: &CallStats,
-    t: f64,
-    hook: Option<&dyn SamplerHook>,
-) {
-    let mut lines = std::mem::take(&mut j.pending);
-    if let Some(h) = hook {
-        h.journal(&mut lines);
-    }
-    for (dev, (ts, rows)) in j.gpu_rows.iter_mut().enumerate() {
-        if !ts.is_empty() {
-            lines.push(JournalLine::Gpu {
-                dev,
-                t: std::mem::take(ts),
-                rows: std::mem::take(rows),
-            });
-        }
-    }
-    if !j.host_rows.0.is_empty() {
-        lines.push(JournalLine::Host {
-            t: std::mem::take(&mut j.host_rows.0),
-            rows: std::mem::take(&mut j.host_rows.1),
-        });
-    }
-    {
-        let rec = lock(&shared.rec);
-        let mut overhead = rec.overhead.clone();
-        overhead.nvml_calls = stats.calls;
-        lines.push(JournalLine::Status {
-            faults: rec.faults.clone(),
-            overhead,
-            duration_s: t,
-        });
-    }
-    if let Some(w) = j.writer.as_mut() {
-        if let Err(e) = w.append(&lines, false) {
-            *lock(&shared.journal_error) = Some(e.to_string());
-            // Stop journaling; the in-memory recording and the final report are unaffected.
-            j.writer = None;
-        }
-    }
-    j.last_flush = Instant::now();
 }

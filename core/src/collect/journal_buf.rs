@@ -1,0 +1,68 @@
+//! Buffering journal lines between flushes, and the flush itself.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::cost::CallStats;
+use super::hook::SamplerHook;
+use super::sampler::lock;
+use crate::recording::Recording;
+use crate::report::journal::{JournalLine, JournalWriter};
+
+/// Journal lines and rows buffered between flushes.
+pub(super) struct Journal {
+    pub(super) writer: Option<JournalWriter>,
+    pub(super) pending: Vec<JournalLine>,
+    pub(super) gpu_rows: Vec<(Vec<f64>, Vec<crate::report::Column>)>,
+    pub(super) host_rows: (Vec<f64>, Vec<crate::report::Column>),
+    pub(super) last_flush: Instant,
+}
+
+/// Appends everything buffered since the last flush to the journal; a write error is
+/// reported once through `error` and ends journaling, never the recording.
+pub(super) fn flush(
+    rec: &Mutex<Recording>,
+    error: &Mutex<Option<String>>,
+    j: &mut Journal,
+    stats: &CallStats,
+    t: f64,
+    hook: Option<&dyn SamplerHook>,
+) {
+    let mut lines = std::mem::take(&mut j.pending);
+    if let Some(h) = hook {
+        h.journal(&mut lines);
+    }
+    for (dev, (ts, rows)) in j.gpu_rows.iter_mut().enumerate() {
+        if !ts.is_empty() {
+            lines.push(JournalLine::Gpu {
+                dev,
+                t: std::mem::take(ts),
+                rows: std::mem::take(rows),
+            });
+        }
+    }
+    if !j.host_rows.0.is_empty() {
+        lines.push(JournalLine::Host {
+            t: std::mem::take(&mut j.host_rows.0),
+            rows: std::mem::take(&mut j.host_rows.1),
+        });
+    }
+    {
+        let rec = lock(rec);
+        let mut overhead = rec.overhead.clone();
+        overhead.nvml_calls = stats.calls;
+        lines.push(JournalLine::Status {
+            faults: rec.faults.clone(),
+            overhead,
+            duration_s: t,
+        });
+    }
+    if let Some(w) = j.writer.as_mut() {
+        if let Err(e) = w.append(&lines, false) {
+            *lock(error) = Some(e.to_string());
+            // Stop journaling; the in-memory recording and the final report are unaffected.
+            j.writer = None;
+        }
+    }
+    j.last_flush = Instant::now();
+}
