@@ -136,24 +136,21 @@ impl Session {
     /// Begins a step on the calling thread (a step still open there ends first).
     #[inline]
     pub fn step_begin(&self) {
-        let t = self.markers.now_ns();
-        self.markers.push(t, code(STEP_BEGIN, 0));
+        step_begin(&self.markers);
     }
 
     /// Enters `phase` on the calling thread: ends its current phase and starts this one
     /// (begins a step first if none is open). Entering a phase twice in a step adds up.
     #[inline]
     pub fn phase(&self, phase: PhaseId) {
-        let t = self.markers.now_ns();
-        self.markers.push(t, code(PHASE, phase.0));
+        enter(&self.markers, phase);
     }
 
     /// Ends the calling thread's step (and its phase). Without an open step it is counted in
     /// `ignored_markers`.
     #[inline]
     pub fn step_end(&self) {
-        let t = self.markers.now_ns();
-        self.markers.push(t, code(STEP_END, 0));
+        step_end(&self.markers);
     }
 
     /// Marks a one-off event now (`eval`, `checkpoint`, `log`, any name); it becomes a report
@@ -171,7 +168,14 @@ impl Session {
     /// number, or no step to attach to: ignored (and counted).
     #[inline]
     pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
-        self.markers.push(seconds.to_bits(), code(GPU, phase.0));
+        attach(&self.markers, phase, seconds);
+    }
+
+    /// A handle to this session's markers that can be cloned and kept apart from the
+    /// session (the C ABI keeps one per thread). Its markers do the same as the session's;
+    /// after [`Session::finish`] they are still safe to call and are simply not recorded.
+    pub fn marker_handle(&self) -> MarkerHandle {
+        MarkerHandle(Arc::clone(&self.markers))
     }
 
     /// Folds the markers published so far into the step log now, on the calling thread.
@@ -221,6 +225,64 @@ impl Session {
         diagnose(&mut report);
         report
     }
+}
+
+/// A cloneable handle to a session's markers ([`Session::marker_handle`]).
+#[derive(Debug, Clone)]
+pub struct MarkerHandle(Arc<Markers>);
+
+impl MarkerHandle {
+    /// [`Session::step_begin`].
+    #[inline]
+    pub fn step_begin(&self) {
+        step_begin(&self.0);
+    }
+
+    /// [`Session::phase`].
+    #[inline]
+    pub fn phase(&self, phase: PhaseId) {
+        enter(&self.0, phase);
+    }
+
+    /// [`Session::step_end`].
+    #[inline]
+    pub fn step_end(&self) {
+        step_end(&self.0);
+    }
+
+    /// [`Session::event`].
+    pub fn event(&self, name: &str) {
+        self.0.event(name);
+    }
+
+    /// [`Session::attach_gpu_phase`].
+    #[inline]
+    pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
+        attach(&self.0, phase, seconds);
+    }
+}
+
+#[inline]
+fn step_begin(m: &Markers) {
+    let t = m.now_ns();
+    m.push(t, code(STEP_BEGIN, 0));
+}
+
+#[inline]
+fn enter(m: &Markers, phase: PhaseId) {
+    let t = m.now_ns();
+    m.push(t, code(PHASE, phase.0));
+}
+
+#[inline]
+fn step_end(m: &Markers) {
+    let t = m.now_ns();
+    m.push(t, code(STEP_END, 0));
+}
+
+#[inline]
+fn attach(m: &Markers, phase: PhaseId, seconds: f64) {
+    m.push(seconds.to_bits(), code(GPU, phase.0));
 }
 
 /// The report's steps: the log and the rings' memory.

@@ -1,0 +1,523 @@
+//! The session functions of the C ABI.
+
+use std::ffi::c_char;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use gpuwhy_core::session::{MarkerHandle, Session, SessionConfig};
+use gpuwhy_core::steps::{PhaseId, MAX_PHASES};
+use gpuwhy_core::Error;
+
+use crate::boundary::{boundary, guard, Fail, Res};
+use crate::config::{self, gpuwhy_config, CONFIG_V1_SIZE};
+use crate::gpuwhy_phase_id;
+use crate::gpuwhy_status::{self, *};
+pub use crate::handle::gpuwhy_session;
+use crate::handle::{self, fork_generation, with_session};
+use crate::state::{not_stopped, Inner, Life, POISONED};
+
+/// The top finding of a stopped session (gpuwhy_session_top_finding()).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct gpuwhy_finding {
+    /// The rule id, e.g. "data_starvation"; "none" when nothing was found. Owned by the
+    /// session: valid until gpuwhy_session_free().
+    pub id: *const c_char,
+    /// One line for a log, e.g. "The GPU waits for input data"; owned like `id`.
+    pub title: *const c_char,
+    /// 0 to 1 (0 when nothing was found).
+    pub confidence: f64,
+}
+
+/// Fills `*config` with the defaults and sets `config->struct_size` to `struct_size`, which
+/// must be `sizeof(gpuwhy_config)` as the caller compiled it.
+///
+/// Returns GPUWHY_NULL_ARGUMENT for a NULL `config`, GPUWHY_STRUCT_SIZE when `struct_size` is
+/// smaller than the first version of the struct (or absurdly large); `*config` is then left
+/// untouched. All `struct_size` bytes are written (fields this library does not know are
+/// zeroed). Thread-safe.
+///
+/// # Safety
+/// `config` must be NULL or point to `struct_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn gpuwhy_config_init(
+    config: *mut gpuwhy_config,
+    struct_size: usize,
+) -> gpuwhy_status {
+    boundary!({
+        if config.is_null() {
+            return Err(Fail::new(GPUWHY_NULL_ARGUMENT, "config is NULL"));
+        }
+        config::check_size(struct_size)?;
+        // SAFETY: the caller promises `struct_size` writable bytes at `config`.
+        unsafe { std::ptr::write_bytes(config.cast::<u8>(), 0, struct_size) };
+        let defaults = gpuwhy_config::defaults(struct_size as u32);
+        // SAFETY: at least CONFIG_V1_SIZE (checked) writable bytes, aligned as the caller's
+        // struct is.
+        unsafe { config.write(defaults) };
+        debug_assert!(struct_size >= CONFIG_V1_SIZE);
+        Ok(())
+    })
+}
+
+/// Starts a session: sampling begins in a background thread and markers may be called.
+/// `config` may be NULL for the defaults. On success `*session_out` receives the handle,
+/// which the caller frees with gpuwhy_session_free(); on failure it is not written.
+///
+/// Without NVML or without a GPU the session still starts and records step timings; the
+/// report then says why GPU metrics are absent (unless GPUWHY_FLAG_REQUIRE_GPU, which makes
+/// that GPUWHY_NO_GPU). Errors: GPUWHY_NULL_ARGUMENT (`session_out`), GPUWHY_STRUCT_SIZE,
+/// GPUWHY_INVALID_ARGUMENT (flags, interval, rank, non-UTF-8 strings), GPUWHY_NO_GPU; details
+/// in gpuwhy_last_error(). Thread-safe; several sessions may run at once.
+///
+/// # Safety
+/// `config` must be NULL or point to an initialised gpuwhy_config of `struct_size` bytes
+/// whose strings are NULL or NUL-terminated; `session_out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpuwhy_session_new(
+    config: *const gpuwhy_config,
+    session_out: *mut *mut gpuwhy_session,
+) -> gpuwhy_status {
+    boundary!({
+        if session_out.is_null() {
+            return Err(Fail::new(GPUWHY_NULL_ARGUMENT, "session_out is NULL"));
+        }
+        let settings = if config.is_null() {
+            let defaults = gpuwhy_config::defaults(CONFIG_V1_SIZE as u32);
+            // SAFETY: the defaults hold no pointers and are CONFIG_V1_SIZE bytes.
+            unsafe { config::read(&defaults) }?
+        } else {
+            // SAFETY: non-NULL; the caller promises an initialised struct. Only the first
+            // field is read before its size is checked.
+            let size = unsafe { (*config).struct_size } as usize;
+            config::check_size(size)?;
+            // SAFETY: `config` points to `struct_size` (≥ CONFIG_V1_SIZE) readable bytes with
+            // valid strings.
+            unsafe { config::read(&*config) }?
+        };
+        let session =
+            Session::start(SessionConfig::from(settings.recorder)).map_err(start_error)?;
+        if settings.require_gpu {
+            if let Some(why) = session.recorder().gpu_absent_reason() {
+                drop(session);
+                return Err(Fail::new(GPUWHY_NO_GPU, why));
+            }
+        }
+        let inner = Inner::new(
+            handle::next_token(),
+            fork_generation(),
+            session,
+            settings.output,
+        );
+        let h = handle::register(inner);
+        // SAFETY: non-NULL and writable by the caller's promise.
+        unsafe { session_out.write(h) };
+        Ok(())
+    })
+}
+
+fn start_error(e: Error) -> Fail {
+    let status = match &e {
+        Error::InvalidArgument(_) => GPUWHY_INVALID_ARGUMENT,
+        Error::Io { .. } => GPUWHY_IO,
+        _ => GPUWHY_NO_GPU,
+    };
+    Fail::new(status, e.to_string())
+}
+
+/// Runs a marker: the thread's cached reference when it has one (no lock), else a lookup.
+/// In a child process after fork() it does nothing and succeeds.
+#[inline]
+fn mark(h: *mut gpuwhy_session, f: impl FnOnce(&MarkerHandle) + Copy) -> gpuwhy_status {
+    let token = h as usize;
+    guard(
+        || {
+            let on = |inner: &Arc<Inner>| -> Res {
+                if inner.fork_gen != fork_generation() {
+                    return Ok(());
+                }
+                inner.usable()?;
+                f(&inner.markers);
+                Ok(())
+            };
+            match handle::cached(token, on) {
+                Some(r) => r,
+                None => on(&handle::find(token)?),
+            }
+        },
+        || {
+            if let Ok(i) = handle::find(token) {
+                i.state.store(POISONED, Ordering::Release);
+            }
+        },
+    )
+}
+
+/// Checks a phase id against the session's registered phases.
+#[inline]
+fn known_phase(inner: &Inner, phase: u32) -> Result<PhaseId, Fail> {
+    if phase < inner.phases.load(Ordering::Acquire) {
+        Ok(PhaseId(phase as u16))
+    } else {
+        Err(Fail::new(
+            GPUWHY_UNKNOWN_PHASE,
+            format!("phase id {phase} was never registered in this session"),
+        ))
+    }
+}
+
+/// Begins a step on the calling thread (a step still open on this thread ends first).
+///
+/// The hot path: one clock read and a few stores, no lock, no allocation, no system call
+/// after the thread's first marker. Each thread has its own step sequence. Errors:
+/// GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED, GPUWHY_POISONED (nothing is
+/// recorded). In a child process after fork() it does nothing and returns GPUWHY_OK.
+#[no_mangle]
+pub extern "C" fn gpuwhy_step_begin(session: *mut gpuwhy_session) -> gpuwhy_status {
+    mark(session, |m| m.step_begin())
+}
+
+/// Enters phase `phase` on the calling thread: ends the current phase, starts this one
+/// (beginning a step if none is open). Entering a phase twice in one step adds up.
+///
+/// Same cost and errors as gpuwhy_step_begin(), plus GPUWHY_UNKNOWN_PHASE for an id that
+/// is neither built in (GPUWHY_PHASE_*) nor registered.
+#[no_mangle]
+pub extern "C" fn gpuwhy_phase(
+    session: *mut gpuwhy_session,
+    phase: gpuwhy_phase_id,
+) -> gpuwhy_status {
+    let token = session as usize;
+    let run = |inner: &Arc<Inner>| -> Res {
+        if inner.fork_gen != fork_generation() {
+            return Ok(());
+        }
+        inner.usable()?;
+        let p = known_phase(inner, phase)?;
+        inner.markers.phase(p);
+        Ok(())
+    };
+    guard(
+        || match handle::cached(token, run) {
+            Some(r) => r,
+            None => run(&handle::find(token)?),
+        },
+        || poison(token),
+    )
+}
+
+/// Ends the calling thread's step and its phase. Same cost and errors as
+/// gpuwhy_step_begin(); a step end without an open step is counted in the report
+/// (`steps.ignored_markers`), not an error.
+#[no_mangle]
+pub extern "C" fn gpuwhy_step_end(session: *mut gpuwhy_session) -> gpuwhy_status {
+    mark(session, |m| m.step_end())
+}
+
+/// Attaches a GPU-measured duration of `phase` in seconds (e.g. cudaEventElapsedTime / 1000)
+/// to the calling thread's current step if it has entered `phase`, else to its last
+/// completed step. A negative or non-finite value is ignored (and counted). Same cost and
+/// errors as gpuwhy_phase().
+#[no_mangle]
+pub extern "C" fn gpuwhy_gpu_phase(
+    session: *mut gpuwhy_session,
+    phase: gpuwhy_phase_id,
+    seconds: f64,
+) -> gpuwhy_status {
+    let token = session as usize;
+    let run = |inner: &Arc<Inner>| -> Res {
+        if inner.fork_gen != fork_generation() {
+            return Ok(());
+        }
+        inner.usable()?;
+        let p = known_phase(inner, phase)?;
+        inner.markers.attach_gpu_phase(p, seconds);
+        Ok(())
+    };
+    guard(
+        || match handle::cached(token, run) {
+            Some(r) => r,
+            None => run(&handle::find(token)?),
+        },
+        || poison(token),
+    )
+}
+
+fn poison(token: usize) {
+    if let Ok(i) = handle::find(token) {
+        i.state.store(POISONED, Ordering::Release);
+    }
+}
+
+/// Refuses a session inherited through fork() for anything but markers and free.
+fn own(inner: &Inner) -> Res {
+    if inner.fork_gen != fork_generation() {
+        return Err(Fail::new(
+            GPUWHY_INVALID_HANDLE,
+            "this session belongs to the parent process: after fork() a child can only free it (markers do nothing); start a new session in the child to record there",
+        ));
+    }
+    Ok(())
+}
+
+/// Registers a custom phase named `name` (1 to 64 bytes of UTF-8, not "step") and writes its
+/// id to `*id_out`; a name already registered (built-in ones included: "data", "forward",
+/// "backward", "optimizer") gives its existing id.
+///
+/// Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_INVALID_ARGUMENT (the name),
+/// GPUWHY_TOO_MANY_PHASES (16 in all), GPUWHY_STOPPED. Takes a lock; call it before the
+/// loop, not every step. Thread-safe.
+///
+/// # Safety
+/// `name` must be NULL or NUL-terminated; `id_out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpuwhy_session_register_phase(
+    session: *mut gpuwhy_session,
+    name: *const c_char,
+    id_out: *mut u32,
+) -> gpuwhy_status {
+    with_session(session, |inner| {
+        own(inner)?;
+        if name.is_null() || id_out.is_null() {
+            return Err(Fail::new(
+                GPUWHY_NULL_ARGUMENT,
+                "name and id_out must not be NULL",
+            ));
+        }
+        // SAFETY: non-NULL and NUL-terminated by the caller's promise.
+        let name = unsafe { config::text(name, "the phase name") }?.unwrap_or_default();
+        inner.usable()?;
+        let life = inner.life();
+        let Life::Running(s) = &*life else {
+            return Err(Fail::new(GPUWHY_STOPPED, "the session is stopped"));
+        };
+        let id = s.register_phase(&name).map_err(|e| {
+            let status = if inner.phases.load(Ordering::Acquire) as usize >= MAX_PHASES {
+                GPUWHY_TOO_MANY_PHASES
+            } else {
+                GPUWHY_INVALID_ARGUMENT
+            };
+            Fail::new(status, e.to_string())
+        })?;
+        inner
+            .phases
+            .fetch_max(u32::from(id.0) + 1, Ordering::AcqRel);
+        // SAFETY: non-NULL and writable by the caller's promise.
+        unsafe { id_out.write(u32::from(id.0)) };
+        Ok(())
+    })
+}
+
+/// Marks a one-off event now, e.g. "eval" or "checkpoint"; it appears in the report's events
+/// and explains periodic stalls. Names are cut to 64 bytes; after 64 distinct names further
+/// ones are recorded as "other". Takes a short lock: for rare events, not every step.
+///
+/// Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_INVALID_ARGUMENT (not UTF-8),
+/// GPUWHY_STOPPED. Thread-safe; a no-op in a child process after fork().
+///
+/// # Safety
+/// `name` must be NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn gpuwhy_session_event(
+    session: *mut gpuwhy_session,
+    name: *const c_char,
+) -> gpuwhy_status {
+    with_session(session, |inner| {
+        if inner.fork_gen != fork_generation() {
+            return Ok(());
+        }
+        if name.is_null() {
+            return Err(Fail::new(GPUWHY_NULL_ARGUMENT, "name is NULL"));
+        }
+        // SAFETY: non-NULL and NUL-terminated by the caller's promise.
+        let name = unsafe { config::text(name, "the event name") }?.unwrap_or_default();
+        inner.usable()?;
+        inner.markers.event(&name);
+        Ok(())
+    })
+}
+
+/// The number of GPUs the session samples (0 without NVML or a GPU: the report's
+/// `gpu_absent_reason` says why) into `*count_out`. Errors: GPUWHY_NULL_ARGUMENT,
+/// GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED. Thread-safe.
+///
+/// # Safety
+/// `count_out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpuwhy_session_gpu_count(
+    session: *mut gpuwhy_session,
+    count_out: *mut u32,
+) -> gpuwhy_status {
+    with_session(session, |inner| {
+        own(inner)?;
+        if count_out.is_null() {
+            return Err(Fail::new(GPUWHY_NULL_ARGUMENT, "count_out is NULL"));
+        }
+        let life = inner.life();
+        let Life::Running(s) = &*life else {
+            return Err(Fail::new(GPUWHY_STOPPED, "the session is stopped"));
+        };
+        let n = s.recorder().devices().len() as u32;
+        // SAFETY: non-NULL and writable by the caller's promise.
+        unsafe { count_out.write(n) };
+        Ok(())
+    })
+}
+
+/// Stops sampling and markers, diagnoses the run and keeps the report in the session; with
+/// `output_path` configured, writes it there atomically and removes the crash journal.
+///
+/// Errors: GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED (already stopped; nothing changes), GPUWHY_IO
+/// (the write failed: the report is kept, retry with gpuwhy_session_write_report()).
+/// Markers racing with stop on other threads are either recorded or refused with
+/// GPUWHY_STOPPED. Thread-safe; takes as long as the final diagnosis (milliseconds).
+#[no_mangle]
+pub extern "C" fn gpuwhy_session_stop(session: *mut gpuwhy_session) -> gpuwhy_status {
+    with_session(session, |inner| {
+        own(inner)?;
+        inner.stop()
+    })
+}
+
+/// Writes the stopped session's report (JSON, the format of docs/report-format.md) to `path`
+/// atomically: a reader sees the old file or the new one, never half of one.
+///
+/// Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_INVALID_ARGUMENT (not UTF-8),
+/// GPUWHY_NOT_STOPPED, GPUWHY_IO (nothing is lost; try another path). Thread-safe.
+///
+/// # Safety
+/// `path` must be NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn gpuwhy_session_write_report(
+    session: *mut gpuwhy_session,
+    path: *const c_char,
+) -> gpuwhy_status {
+    with_session(session, |inner| {
+        own(inner)?;
+        // SAFETY: NULL or NUL-terminated by the caller's promise.
+        let path = unsafe { config::text(path, "path") }?
+            .ok_or_else(|| Fail::new(GPUWHY_NULL_ARGUMENT, "path is NULL"))?;
+        inner.write(std::path::Path::new(&path))
+    })
+}
+
+/// Copies the stopped session's report (JSON) into `buf` as a NUL-terminated string and its
+/// length (without the NUL) into `*len_out`.
+///
+/// Ask for the size first: with `buf` NULL (and any `capacity`) only `*len_out` is written and
+/// GPUWHY_OK returned. With `capacity` < length + 1, GPUWHY_BUFFER_TOO_SMALL is returned, the
+/// length is still written to `*len_out` and `buf` is left untouched. Other errors:
+/// GPUWHY_NULL_ARGUMENT (`len_out`), GPUWHY_INVALID_HANDLE, GPUWHY_NOT_STOPPED. Thread-safe.
+///
+/// # Safety
+/// `buf` must be NULL or point to `capacity` writable bytes; `len_out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpuwhy_session_report_json(
+    session: *mut gpuwhy_session,
+    buf: *mut c_char,
+    capacity: usize,
+    len_out: *mut usize,
+) -> gpuwhy_status {
+    with_session(session, |inner| {
+        own(inner)?;
+        if len_out.is_null() {
+            return Err(Fail::new(GPUWHY_NULL_ARGUMENT, "len_out is NULL"));
+        }
+        let life = inner.life();
+        let Life::Stopped(done) = &*life else {
+            return Err(not_stopped());
+        };
+        let bytes = done.json.as_bytes();
+        // SAFETY: non-NULL and writable by the caller's promise.
+        unsafe { len_out.write(bytes.len()) };
+        if buf.is_null() {
+            return Ok(());
+        }
+        if capacity < bytes.len() + 1 {
+            return Err(Fail::new(
+                GPUWHY_BUFFER_TOO_SMALL,
+                format!(
+                    "the report needs {} bytes with its NUL, the buffer has {capacity}",
+                    bytes.len() + 1
+                ),
+            ));
+        }
+        // SAFETY: `buf` has `capacity` ≥ len + 1 writable bytes, distinct from `bytes`.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), bytes.len()) };
+        // SAFETY: index len < capacity.
+        unsafe { buf.add(bytes.len()).write(0) };
+        Ok(())
+    })
+}
+
+/// Writes the stopped session's top finding to `*finding_out`: its rule id, title and
+/// confidence, or id "none" when nothing holds the GPU back. The strings belong to the
+/// session and stay valid until gpuwhy_session_free().
+///
+/// Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_NOT_STOPPED. Thread-safe.
+///
+/// # Safety
+/// `finding_out` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn gpuwhy_session_top_finding(
+    session: *mut gpuwhy_session,
+    finding_out: *mut gpuwhy_finding,
+) -> gpuwhy_status {
+    with_session(session, |inner| {
+        own(inner)?;
+        if finding_out.is_null() {
+            return Err(Fail::new(GPUWHY_NULL_ARGUMENT, "finding_out is NULL"));
+        }
+        let life = inner.life();
+        let Life::Stopped(done) = &*life else {
+            return Err(not_stopped());
+        };
+        let f = gpuwhy_finding {
+            id: done.top_id.as_ptr(),
+            title: done.top_title.as_ptr(),
+            confidence: done.top_confidence,
+        };
+        // SAFETY: non-NULL and writable by the caller's promise.
+        unsafe { finding_out.write(f) };
+        Ok(())
+    })
+}
+
+/// Frees a session. A session still recording is stopped first, and its report written to
+/// the configured `output_path` (if any). NULL is a no-op returning GPUWHY_OK.
+///
+/// Returns GPUWHY_INVALID_HANDLE for a handle already freed (double free is detected, never
+/// undefined) and GPUWHY_IO when the final write failed (the session is freed anyway; the
+/// crash journal `<output_path>.partial` keeps the recording). May be called while other
+/// threads are inside markers of the same session: they finish safely and later calls get
+/// GPUWHY_INVALID_HANDLE. In a child process after fork() it only forgets the inherited
+/// session (the parent's recording is untouched).
+#[no_mangle]
+pub extern "C" fn gpuwhy_session_free(session: *mut gpuwhy_session) -> gpuwhy_status {
+    if session.is_null() {
+        return GPUWHY_OK;
+    }
+    boundary!({
+        let inner = handle::unregister(session)?;
+        if inner.fork_gen != fork_generation() {
+            return Ok(());
+        }
+        let running = matches!(&*inner.life(), Life::Running(_));
+        if running {
+            match inner.stop() {
+                Ok(()) => {}
+                Err(f) if f.status == GPUWHY_STOPPED => {}
+                Err(f) => return Err(f),
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A test-only export (built with the `testing` feature): panics inside the boundary, to
+/// prove that a panic becomes GPUWHY_PANIC and poisons the session instead of unwinding.
+#[cfg(feature = "testing")]
+#[no_mangle]
+pub extern "C" fn gpuwhy_test_panic(session: *mut gpuwhy_session) -> gpuwhy_status {
+    with_session(session, |_| panic!("gpuwhy_test_panic was called"))
+}
