@@ -1,4 +1,4 @@
-//! The two operating-system calls gpuwhy makes outside NVML, behind safe functions.
+//! The operating-system calls gpuwhy makes outside NVML, behind safe functions.
 //!
 //! This and [`crate::nvml`] are the only modules with `unsafe` code (besides the C ABI).
 
@@ -16,6 +16,27 @@ pub fn thread_cpu_ns() -> Option<u64> {
         let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
         if rc == 0 {
             return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+        }
+    }
+    None
+}
+
+/// The monotonic clock (`CLOCK_MONOTONIC`, the clock of [`std::time::Instant`] on Linux), in
+/// nanoseconds from an arbitrary start; `None` where it cannot be read. One vDSO call, and
+/// none of `Instant`'s checked arithmetic: the step markers' clock.
+#[inline]
+pub fn monotonic_ns() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec that outlives the call; clock_gettime
+        // only writes it and reports failure by returning -1, which is checked.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        if rc == 0 {
+            return Some((ts.tv_sec as u64).wrapping_mul(1_000_000_000) + ts.tv_nsec as u64);
         }
     }
     None
@@ -50,5 +71,7 @@ mod tests {
         std::hint::black_box(x);
         assert!(thread_cpu_ns().expect("again") > a);
         assert!(clock_ticks_per_second() >= 100.0);
+        let (a, b) = (monotonic_ns(), monotonic_ns());
+        assert!(a.is_some() && b >= a);
     }
 }

@@ -13,6 +13,7 @@ mod host_rows;
 mod journal_buf;
 mod live;
 mod probe;
+mod ready;
 mod sampler;
 
 pub use clock::{ScaledClock, Stopper};

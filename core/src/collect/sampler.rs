@@ -30,6 +30,8 @@ struct Shared {
     live: Mutex<Vec<LiveGpu>>,
     /// Journal errors are reported once, not per flush.
     journal_error: Mutex<Option<String>>,
+    /// Set once the sampler has counted and opened the GPUs.
+    probed: super::ready::Ready,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -115,6 +117,7 @@ impl Recorder {
             rec: Mutex::new(rec),
             live: Mutex::new(Vec::new()),
             journal_error: Mutex::new(None),
+            probed: Default::default(),
         });
         let s2 = Arc::clone(&shared);
         // The time axis of the report: sample times and step markers both count from here.
@@ -146,6 +149,13 @@ impl Recorder {
     /// The latest values per GPU.
     pub fn live(&self) -> Vec<LiveGpu> {
         lock(&self.shared.live).clone()
+    }
+
+    /// Waits (at most `timeout`) until the sampler thread has counted and opened the GPUs,
+    /// which it does first, off the caller's thread; true once it has. After that
+    /// [`Recorder::devices`] and [`Recorder::gpu_absent_reason`] are settled.
+    pub fn wait_probed(&self, timeout: std::time::Duration) -> bool {
+        self.shared.probed.wait(timeout)
     }
 
     /// Devices probed so far.
@@ -239,6 +249,7 @@ fn run_sampler(
             }
         }
     }
+    shared.probed.set();
     let mut events = nvml.as_ref().and_then(|n| {
         let mut set = n.event_set().ok()?;
         for g in &gpus {

@@ -2,8 +2,9 @@
 //! found through a thread-local cache, so a marker is a clock read and three stores.
 
 use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Instant;
 
 use super::fold::{code, Folder, EVENT, RESET};
@@ -63,6 +64,8 @@ struct Lane {
 pub struct Markers {
     id: u64,
     origin: Instant,
+    /// `origin` in [`crate::os::monotonic_ns`]'s nanoseconds, where that clock exists.
+    origin_ns: Option<u64>,
     me: Weak<Markers>,
     lanes: [Lane; MAX_LANES + 1],
     /// Serialises the writers of the shared lane.
@@ -85,9 +88,16 @@ impl std::fmt::Debug for Markers {
 impl Markers {
     /// Shared marker state counting time from `origin`.
     pub fn new(me: Weak<Markers>, origin: Instant, folder: Folder, names: Vec<String>) -> Self {
+        // The origin on the monotonic clock that `Instant` reads, so that markers can read it
+        // directly (off by the few nanoseconds between these two reads).
+        let origin_ns = crate::os::monotonic_ns().map(|now| {
+            let since = Instant::now().saturating_duration_since(origin).as_nanos() as u64;
+            now.saturating_sub(since)
+        });
         Markers {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             origin,
+            origin_ns,
             me,
             lanes: Default::default(),
             shared: Mutex::new(()),
@@ -100,6 +110,9 @@ impl Markers {
     /// Nanoseconds since the recording's origin: the one clock read of a marker.
     #[inline]
     pub fn now_ns(&self) -> u64 {
+        if let (Some(start), Some(now)) = (self.origin_ns, crate::os::monotonic_ns()) {
+            return now.saturating_sub(start);
+        }
         let d = Instant::now().saturating_duration_since(self.origin);
         // u64 arithmetic (as_nanos is u128): 2^64 ns is 584 years.
         d.as_secs()
@@ -120,6 +133,43 @@ impl Markers {
             }
         }
         self.push_slow(id == self.id, a, b);
+    }
+
+    /// Claims a lane for the calling thread's exclusive use through the returned
+    /// [`ThreadLane`] (the shared lane when all are taken), without the thread-local cache.
+    pub fn claim_lane(self: &Arc<Self>) -> ThreadLane {
+        let lane = self.lanes[..SHARED]
+            .iter()
+            .position(|lane| {
+                lane.claimed
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            })
+            .unwrap_or(SHARED);
+        self.lanes[lane].ring.get_or_init(Ring::default);
+        ThreadLane {
+            markers: Arc::clone(self),
+            lane,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Publishes one record into `lane`, which the calling thread owns (or the shared lane).
+    #[inline]
+    fn push_lane(&self, lane: usize, a: u64, b: u64) {
+        if lane < SHARED {
+            if let Some(ring) = self.lanes[lane].ring.get() {
+                if !ring.push(a, b) {
+                    self.push_full(lane, ring, a, b);
+                }
+                return;
+            }
+        }
+        let _writer = lock(&self.shared);
+        let ring = self.lanes[SHARED].ring.get_or_init(Ring::default);
+        if !ring.push(a, b) {
+            self.push_full(SHARED, ring, a, b);
+        }
     }
 
     /// The ring is full: the sampler has not drained it for a while (a very fast loop or a
@@ -241,6 +291,55 @@ impl Markers {
     }
 }
 
+/// A lane owned by one thread, which marks through it without any thread-local lookup (the
+/// C ABI keeps one per thread and session in its own cache). It keeps the markers alive;
+/// dropping it closes the thread's open step and frees the lane. A thread should mark a
+/// session either through its `ThreadLane` or through the session's methods, not both: each
+/// has its own step sequence.
+pub struct ThreadLane {
+    markers: Arc<Markers>,
+    lane: usize,
+    /// Only the claiming thread writes the ring.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl std::fmt::Debug for ThreadLane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadLane")
+            .field("lane", &self.lane)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ThreadLane {
+    /// Nanoseconds since the recording's origin.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.markers.now_ns()
+    }
+
+    /// Publishes one record.
+    #[inline]
+    pub fn push(&self, a: u64, b: u64) {
+        self.markers.push_lane(self.lane, a, b);
+    }
+
+    /// Marks an event of kind `name` now.
+    pub fn event(&self, name: &str) {
+        let t = self.now_ns();
+        let k = self.markers.kind(name);
+        self.push(t, code(EVENT, k));
+    }
+}
+
+impl Drop for ThreadLane {
+    fn drop(&mut self) {
+        if self.lane < SHARED {
+            self.markers.release(self.lane);
+        }
+    }
+}
+
 /// `s` cut to at most `max` bytes on a character boundary.
 fn truncate(s: &str, max: usize) -> &str {
     if s.len() <= max {
@@ -274,7 +373,6 @@ impl SamplerHook for Markers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn names_are_cut_on_a_character_boundary() {

@@ -29,7 +29,7 @@ use crate::report::{Event, Report, StepsData};
 use crate::steps::{PhaseId, BUILTIN_PHASES, EXACT_STEPS, MAX_PHASES, STEP_KEY};
 use crate::{Error, Result};
 use fold::{code, Folder, GPU, PHASE, STEP_BEGIN, STEP_END};
-use lanes::Markers;
+use lanes::{Markers, ThreadLane};
 
 /// How to record a session.
 #[derive(Debug, Clone)]
@@ -136,21 +136,21 @@ impl Session {
     /// Begins a step on the calling thread (a step still open there ends first).
     #[inline]
     pub fn step_begin(&self) {
-        step_begin(&self.markers);
+        step_begin(&*self.markers);
     }
 
     /// Enters `phase` on the calling thread: ends its current phase and starts this one
     /// (begins a step first if none is open). Entering a phase twice in a step adds up.
     #[inline]
     pub fn phase(&self, phase: PhaseId) {
-        enter(&self.markers, phase);
+        enter(&*self.markers, phase);
     }
 
     /// Ends the calling thread's step (and its phase). Without an open step it is counted in
     /// `ignored_markers`.
     #[inline]
     pub fn step_end(&self) {
-        step_end(&self.markers);
+        step_end(&*self.markers);
     }
 
     /// Marks a one-off event now (`eval`, `checkpoint`, `log`, any name); it becomes a report
@@ -168,7 +168,7 @@ impl Session {
     /// number, or no step to attach to: ignored (and counted).
     #[inline]
     pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
-        attach(&self.markers, phase, seconds);
+        attach(&*self.markers, phase, seconds);
     }
 
     /// A handle to this session's markers that can be cloned and kept apart from the
@@ -207,6 +207,12 @@ impl Session {
             f.finish();
         }
         let mut rec = self.recorder.stop();
+        // Stopped on purpose, with everything recorded: a complete run (a caller that knows
+        // better, like `gpuwhy record`, says why it ended afterwards).
+        rec.run.complete = true;
+        if rec.run.ended_by.is_none() {
+            rec.run.ended_by = Some("session finished".into());
+        }
         let names = lock(&self.markers.names).clone();
         let mut f = lock(&self.markers.fold);
         self.markers.drain_all(&mut f);
@@ -235,6 +241,103 @@ impl MarkerHandle {
     /// [`Session::step_begin`].
     #[inline]
     pub fn step_begin(&self) {
+        step_begin(&*self.0);
+    }
+
+    /// [`Session::phase`].
+    #[inline]
+    pub fn phase(&self, phase: PhaseId) {
+        enter(&*self.0, phase);
+    }
+
+    /// [`Session::step_end`].
+    #[inline]
+    pub fn step_end(&self) {
+        step_end(&*self.0);
+    }
+
+    /// [`Session::event`].
+    pub fn event(&self, name: &str) {
+        self.0.event(name);
+    }
+
+    /// [`Session::attach_gpu_phase`].
+    #[inline]
+    pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
+        attach(&*self.0, phase, seconds);
+    }
+
+    /// A lane of the calling thread's own for these markers (see [`ThreadMarkers`]). Each
+    /// call claims another lane: keep one per thread.
+    pub fn for_this_thread(&self) -> ThreadMarkers {
+        ThreadMarkers(self.0.claim_lane())
+    }
+}
+
+/// Where a marker goes: the session's markers through the thread-local lane cache, or a
+/// lane the thread holds ([`ThreadMarkers`]).
+trait Sink {
+    fn now_ns(&self) -> u64;
+    fn push(&self, a: u64, b: u64);
+}
+
+impl Sink for Markers {
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        Markers::now_ns(self)
+    }
+    #[inline]
+    fn push(&self, a: u64, b: u64) {
+        Markers::push(self, a, b);
+    }
+}
+
+impl Sink for ThreadLane {
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        ThreadLane::now_ns(self)
+    }
+    #[inline]
+    fn push(&self, a: u64, b: u64) {
+        ThreadLane::push(self, a, b);
+    }
+}
+
+#[inline]
+fn step_begin(m: &impl Sink) {
+    let t = m.now_ns();
+    m.push(t, code(STEP_BEGIN, 0));
+}
+
+#[inline]
+fn enter(m: &impl Sink, phase: PhaseId) {
+    let t = m.now_ns();
+    m.push(t, code(PHASE, phase.0));
+}
+
+#[inline]
+fn step_end(m: &impl Sink) {
+    let t = m.now_ns();
+    m.push(t, code(STEP_END, 0));
+}
+
+#[inline]
+fn attach(m: &impl Sink, phase: PhaseId, seconds: f64) {
+    m.push(seconds.to_bits(), code(GPU, phase.0));
+}
+
+/// One thread's own markers of a session ([`MarkerHandle::for_this_thread`]): the same
+/// markers as the session's, through a lane this value owns, so a marker needs no
+/// thread-local lookup. Not `Send`: it belongs to the thread that made it. Dropping it ends
+/// the thread's open step and frees its lane; it keeps the session's marker state alive
+/// until then (the rings, at most [`RINGS_BOUND_BYTES`] in all).
+#[derive(Debug)]
+pub struct ThreadMarkers(ThreadLane);
+
+impl ThreadMarkers {
+    /// [`Session::step_begin`].
+    #[inline]
+    pub fn step_begin(&self) {
         step_begin(&self.0);
     }
 
@@ -260,29 +363,6 @@ impl MarkerHandle {
     pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
         attach(&self.0, phase, seconds);
     }
-}
-
-#[inline]
-fn step_begin(m: &Markers) {
-    let t = m.now_ns();
-    m.push(t, code(STEP_BEGIN, 0));
-}
-
-#[inline]
-fn enter(m: &Markers, phase: PhaseId) {
-    let t = m.now_ns();
-    m.push(t, code(PHASE, phase.0));
-}
-
-#[inline]
-fn step_end(m: &Markers) {
-    let t = m.now_ns();
-    m.push(t, code(STEP_END, 0));
-}
-
-#[inline]
-fn attach(m: &Markers, phase: PhaseId, seconds: f64) {
-    m.push(seconds.to_bits(), code(GPU, phase.0));
 }
 
 /// The report's steps: the log and the rings' memory.
@@ -321,6 +401,35 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_marks_through_its_own_lane() {
+        let cfg = RecorderConfig {
+            no_gpu: true,
+            host: false,
+            ..RecorderConfig::default()
+        };
+        let s = Session::start(cfg.into()).expect("starts without a GPU");
+        let handle = s.marker_handle();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mine = handle.for_this_thread();
+                for _ in 0..3 {
+                    mine.step_begin();
+                    mine.phase(PhaseId::FORWARD);
+                    mine.attach_gpu_phase(PhaseId::FORWARD, 0.001);
+                    mine.step_end();
+                }
+                mine.event("eval");
+                // A step left open is closed when the lane goes.
+                mine.step_begin();
+            });
+        });
+        let report = s.finish();
+        let steps = report.steps.expect("steps");
+        assert_eq!(steps.count, 3);
+        assert!(report.events.iter().any(|e| e.kind == "eval"));
+    }
+
+    #[test]
     fn steps_are_visible_before_the_end_and_in_the_report() {
         let cfg = RecorderConfig {
             no_gpu: true,
@@ -341,5 +450,6 @@ mod tests {
         assert_eq!(steps.count, 1);
         assert!(steps.memory_bytes <= steps.memory_bound_bytes);
         assert!(report.gpu_absent_reason.is_some());
+        assert!(report.run.complete, "a finished session is a complete run");
     }
 }
