@@ -6,6 +6,7 @@
 
 mod bench;
 mod bench_trace;
+mod install_ffi;
 mod scenarios;
 mod test;
 mod viewer;
@@ -23,12 +24,14 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
         Some("viewer") => viewer::run(&args[1..]),
+        Some("install-ffi") => install_ffi::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test|bench|scenarios|viewer>");
+            eprintln!("usage: cargo xtask <test|bench|scenarios|viewer|install-ffi>");
             eprintln!("  test       install what the tests need, then run every test");
             eprintln!("  bench      print benchmark ratios against same-run baselines");
             eprintln!("  scenarios  record every bundled scenario and print expected vs actual top finding");
             eprintln!("  viewer     build the report viewer (WebAssembly + page) into target/viewer/ [test|bench]");
+            eprintln!("  install-ffi --prefix DIR [--release]  install libgpuwhy, gpuwhy.h, pkg-config and CMake files");
             return ExitCode::from(2);
         }
     };

@@ -42,6 +42,13 @@ fn install() -> Result<()> {
     if !have("promtool") {
         apt_install(&["prometheus"])?;
     }
+    // The C ABI's packaging test builds the C++ example with both.
+    if !have("cmake") {
+        apt_install(&["cmake"])?;
+    }
+    if !have("pkg-config") {
+        apt_install(&["pkg-config"])?;
+    }
     Ok(())
 }
 
