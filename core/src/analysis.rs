@@ -5,7 +5,13 @@ use crate::rules::RULES;
 use crate::signals::Signals;
 
 /// Runs every rule on `report` and replaces its findings (most important first) and verdict.
+///
+/// A merged job report (one with a `ranks` section) holds per-rank summaries, not samples:
+/// its findings are re-derived from those (see [`crate::merge::diagnose_job`]).
 pub fn diagnose(report: &mut Report) {
+    if crate::merge::diagnose_job(report) {
+        return;
+    }
     let signals = Signals::from_report(report);
     diagnose_with(report, &signals);
 }
@@ -27,7 +33,7 @@ pub fn diagnose_with(report: &mut Report, signals: &Signals) {
 /// Findings that must be fixed before the others can be judged come first, whatever their
 /// score: a failing GPU (nothing else matters), then a throttled one (the guides: fix power
 /// and cooling before touching code — every other measurement is taken on slowed hardware).
-fn precedence(id: &str) -> u8 {
+pub(crate) fn precedence(id: &str) -> u8 {
     match id {
         "gpu_fault" => 0,
         "throttling" => 1,

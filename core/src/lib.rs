@@ -2,7 +2,8 @@
 //!
 //! Samples GPUs (through NVML loaded at run time) and the host, records training-step phases,
 //! and diagnoses which bottleneck holds utilization down. Data flows one way:
-//! sources → [`recording`] → [`signals`] → [`rules`] → [`report`].
+//! sources → [`recording`] → [`signals`] → [`rules`] → [`report`]; [`merge`] joins the
+//! reports of a distributed job's ranks.
 //!
 //! Everything except the `collect` feature's modules (NVML, `/proc`, the sampler thread) is
 //! plain data and analysis, and builds for `wasm32-unknown-unknown`.
@@ -16,6 +17,7 @@ pub mod collect;
 pub mod compare;
 pub mod export;
 pub mod import;
+pub mod merge;
 pub mod metric;
 pub mod recording;
 pub mod report;

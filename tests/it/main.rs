@@ -7,4 +7,5 @@ mod memory;
 mod report_io;
 mod scenarios;
 mod schema;
+mod schema_merge;
 mod steps;

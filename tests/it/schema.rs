@@ -20,17 +20,17 @@ const FORMAT_DOC: &str = include_str!("../../docs/report-format.md");
 /// Rows pushed on GPU 0: past the full-resolution window, so the report has a `coarse` part.
 const LONG_ROWS: usize = FULL_ROWS_DEFAULT + 2_500;
 
-fn schema() -> Value {
+pub(crate) fn schema() -> Value {
     serde_json::from_str(SCHEMA).expect("docs/report.schema.json is valid JSON")
 }
 
-fn validator() -> jsonschema::Validator {
+pub(crate) fn validator() -> jsonschema::Validator {
     jsonschema::draft202012::new(&schema())
         .expect("docs/report.schema.json is a valid draft 2020-12 schema")
 }
 
 /// Every way `doc` breaks the schema, one line each.
-fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+pub(crate) fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
     v.iter_errors(doc)
         .map(|e| format!("at {}: {e}", e.instance_path()))
         .collect()
@@ -228,7 +228,7 @@ fn recording() -> Recording {
 
 /// The diagnosed report of [`recording`] and its JSON, built once (diagnosing ~40 000 rows
 /// takes a moment in a debug build).
-fn report() -> &'static (Report, Value) {
+pub(crate) fn report() -> &'static (Report, Value) {
     static REPORT: OnceLock<(Report, Value)> = OnceLock::new();
     REPORT.get_or_init(|| {
         let mut report = Report::from_recording(&recording());
@@ -389,7 +389,13 @@ fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> &'a Value {
 
 /// Every object key the writer emits is described by the schema (unknown keys are allowed by
 /// the schema, so validation alone would not notice a field the schema forgot).
-fn undocumented(root: &Value, schema: &Value, doc: &Value, path: &str, out: &mut Vec<String>) {
+pub(crate) fn undocumented(
+    root: &Value,
+    schema: &Value,
+    doc: &Value,
+    path: &str,
+    out: &mut Vec<String>,
+) {
     let schema = resolve(root, schema);
     match doc {
         Value::Object(map) => {

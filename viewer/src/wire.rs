@@ -164,6 +164,8 @@ impl From<WireReport> for Report {
             events: w.events,
             faults: w.faults,
             overhead: w.overhead,
+            // The page draws no per-rank section of a merged job report (yet).
+            ranks: None,
         }
     }
 }

@@ -465,6 +465,7 @@ pub fn long_report(hours: f64, gpus: u32) -> Report {
         events: Vec::new(),
         faults: Vec::new(),
         overhead: Overhead::default(),
+        ranks: None,
     }
 }
 

@@ -104,6 +104,7 @@ impl Report {
             events,
             faults: rec.faults.clone(),
             overhead,
+            ranks: None,
         }
     }
 }

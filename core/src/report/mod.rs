@@ -11,6 +11,7 @@ mod finding;
 mod io;
 pub mod journal;
 mod model;
+mod ranks;
 mod steps;
 mod time;
 
@@ -20,6 +21,10 @@ pub use io::write_atomic;
 pub use model::{
     Capability, CoarseColumn, CoarseData, DeviceInfo, DeviceSeries, Event, Fault, HostData,
     HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
+};
+pub use ranks::{
+    Exemplar, GpuSpot, Imbalance, NodeSummary, PhaseTimes, RankFinding, RankGpu, RankSteps,
+    RankSummary, RanksData, Straggler,
 };
 pub use steps::{PhaseStats, StepsData};
 pub use time::rfc3339_utc;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::column::Column;
 use super::finding::{Finding, Verdict};
+use super::ranks::RanksData;
 use super::steps::StepsData;
 
 /// The tool that wrote a report.
@@ -343,4 +344,7 @@ pub struct Report {
     /// The recorder's own cost.
     #[serde(default)]
     pub overhead: Overhead,
+    /// Per-rank summaries, in a job report written by `gpuwhy merge` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RanksData>,
 }

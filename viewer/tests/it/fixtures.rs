@@ -53,6 +53,7 @@ pub fn one_gpu(util: Vec<f32>, temp: Vec<f32>) -> Report {
         events: Vec::new(),
         faults: Vec::new(),
         overhead: Overhead::default(),
+        ranks: None,
     }
 }
 
