@@ -1,4 +1,5 @@
-//! `gpuwhy`: why is my GPU not busy? Record a job, diagnose a report, list GPUs, run a demo.
+//! `gpuwhy`: why is my GPU not busy? Record a job, diagnose a report, merge a job's ranks,
+//! list GPUs, run a demo.
 
 mod compare;
 mod demo;
@@ -9,6 +10,7 @@ mod export;
 mod import;
 mod import_render;
 mod live;
+mod merge;
 mod record;
 mod render;
 mod view;
@@ -44,6 +46,8 @@ enum Command {
     Compare(compare::Args),
     /// Export a report as a Chrome trace or as Prometheus metrics
     Export(export::Args),
+    /// Merge the reports of a distributed job's ranks: stragglers, imbalance, a job verdict
+    Merge(merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Command::View(a) => view::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Export(a) => export::run(a),
+        Command::Merge(a) => merge::run(a),
     };
     match result {
         Ok(code) => code,

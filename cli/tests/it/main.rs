@@ -8,6 +8,7 @@ mod compare;
 mod crash;
 mod export;
 mod import;
+mod merge;
 
 /// The built `gpuwhy` binary.
 pub fn gpuwhy() -> Command {
