@@ -7,6 +7,8 @@
 //!   (goal ≤ 1.5×), and a million-step run's step storage against its documented bound.
 //! - trace: gpuwhy against HTA on a generated ≥ 500 MB profiler trace (`bench_trace`; alone:
 //!   `cargo xtask bench trace`).
+//! - merge: `gpuwhy merge` on 1 000 rank reports against diagnosing them one by one
+//!   (`bench_merge`; alone: `cargo xtask bench merge`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,6 +32,7 @@ pub fn run(_args: &[String]) -> Result<()> {
     markers()?;
     viewer()?;
     crate::bench_trace::trace()?;
+    crate::bench_merge::merge()?;
     Ok(())
 }
 

@@ -5,6 +5,7 @@
 //! table of bundled scenarios with their expected and actual top findings.
 
 mod bench;
+mod bench_merge;
 mod bench_trace;
 mod install_ffi;
 mod scenarios;
@@ -21,6 +22,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test::run(&args[1..]),
         Some("bench") if args.get(1).map(String::as_str) == Some("trace") => bench_trace::trace(),
+        Some("bench") if args.get(1).map(String::as_str) == Some("merge") => bench_merge::merge(),
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
         Some("viewer") => viewer::run(&args[1..]),
