@@ -159,11 +159,6 @@ typedef struct gpuwhy_config {
 } gpuwhy_config;
 
 /**
- * Ids of the built-in phases; custom phases get ids from gpuwhy_session_register_phase().
- */
-typedef uint32_t gpuwhy_phase_id;
-
-/**
  * The top finding of a stopped session (gpuwhy_session_top_finding()).
  */
 typedef struct gpuwhy_finding {
@@ -181,6 +176,11 @@ typedef struct gpuwhy_finding {
    */
   double confidence;
 } gpuwhy_finding;
+
+/**
+ * Ids of the built-in phases; custom phases get ids from gpuwhy_session_register_phase().
+ */
+typedef uint32_t gpuwhy_phase_id;
 
 /**
  * Waiting for the next batch (the data loader).
@@ -289,42 +289,6 @@ gpuwhy_status gpuwhy_session_new(const struct gpuwhy_config *config,
                                  struct gpuwhy_session **session_out);
 
 /**
- * Begins a step on the calling thread (a step still open on this thread ends first).
- *
- * The hot path: one clock read and a few stores, no lock, no allocation, no system call
- * after the thread's first marker. Each thread has its own step sequence. Errors:
- * GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED, GPUWHY_POISONED (nothing is
- * recorded). In a child process after fork() it does nothing and returns GPUWHY_OK.
- */
-gpuwhy_status gpuwhy_step_begin(struct gpuwhy_session *session);
-
-/**
- * Enters phase `phase` on the calling thread: ends the current phase, starts this one
- * (beginning a step if none is open). Entering a phase twice in one step adds up.
- *
- * Same cost and errors as gpuwhy_step_begin(), plus GPUWHY_UNKNOWN_PHASE for an id that
- * is neither built in (GPUWHY_PHASE_*) nor registered.
- */
-gpuwhy_status gpuwhy_phase(struct gpuwhy_session *session, gpuwhy_phase_id phase);
-
-/**
- * Ends the calling thread's step and its phase. Same cost and errors as
- * gpuwhy_step_begin(); a step end without an open step is counted in the report
- * (`steps.ignored_markers`), not an error.
- */
-gpuwhy_status gpuwhy_step_end(struct gpuwhy_session *session);
-
-/**
- * Attaches a GPU-measured duration of `phase` in seconds (e.g. cudaEventElapsedTime / 1000)
- * to the calling thread's current step if it has entered `phase`, else to its last
- * completed step. A negative or non-finite value is ignored (and counted). Same cost and
- * errors as gpuwhy_phase().
- */
-gpuwhy_status gpuwhy_gpu_phase(struct gpuwhy_session *session,
-                               gpuwhy_phase_id phase,
-                               double seconds);
-
-/**
  * Registers a custom phase named `name` (1 to 64 bytes of UTF-8, not "step") and writes its
  * id to `*id_out`; a name already registered (built-in ones included: "data", "forward",
  * "backward", "optimizer") gives its existing id.
@@ -355,8 +319,10 @@ gpuwhy_status gpuwhy_session_event(struct gpuwhy_session *session, const char *n
 
 /**
  * The number of GPUs the session samples (0 without NVML or a GPU: the report's
- * `gpu_absent_reason` says why) into `*count_out`. Errors: GPUWHY_NULL_ARGUMENT,
- * GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED. Thread-safe.
+ * `gpu_absent_reason` says why) into `*count_out`. Right after gpuwhy_session_new() it waits
+ * until the sampler thread has listed the GPUs (milliseconds; at most 10 s, after which it
+ * counts those listed so far). Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE,
+ * GPUWHY_STOPPED. Thread-safe.
  *
  * # Safety
  * `count_out` must be NULL or writable.
@@ -425,7 +391,8 @@ gpuwhy_status gpuwhy_session_top_finding(struct gpuwhy_session *session,
  * crash journal `<output_path>.partial` keeps the recording). May be called while other
  * threads are inside markers of the same session: they finish safely and later calls get
  * GPUWHY_INVALID_HANDLE. In a child process after fork() it only forgets the inherited
- * session (the parent's recording is untouched).
+ * session (the parent's recording is untouched); the child's later calls with it get
+ * GPUWHY_INVALID_HANDLE.
  */
 gpuwhy_status gpuwhy_session_free(struct gpuwhy_session *session);
 
@@ -436,6 +403,42 @@ gpuwhy_status gpuwhy_session_free(struct gpuwhy_session *session);
  */
 gpuwhy_status gpuwhy_test_panic(struct gpuwhy_session *session);
 #endif
+
+/**
+ * Begins a step on the calling thread (a step still open on this thread ends first).
+ *
+ * The hot path: one clock read and a few stores, no lock, no allocation, no system call
+ * after the thread's first marker. Each thread has its own step sequence. Errors:
+ * GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED, GPUWHY_POISONED (nothing is
+ * recorded). In a child process after fork() it does nothing and returns GPUWHY_OK.
+ */
+gpuwhy_status gpuwhy_step_begin(struct gpuwhy_session *session);
+
+/**
+ * Enters phase `phase` on the calling thread: ends the current phase, starts this one
+ * (beginning a step if none is open). Entering a phase twice in one step adds up.
+ *
+ * Same cost and errors as gpuwhy_step_begin(), plus GPUWHY_UNKNOWN_PHASE for an id that
+ * is neither built in (GPUWHY_PHASE_*) nor registered.
+ */
+gpuwhy_status gpuwhy_phase(struct gpuwhy_session *session, gpuwhy_phase_id phase);
+
+/**
+ * Ends the calling thread's step and its phase. Same cost and errors as
+ * gpuwhy_step_begin(); a step end without an open step is counted in the report
+ * (`steps.ignored_markers`), not an error.
+ */
+gpuwhy_status gpuwhy_step_end(struct gpuwhy_session *session);
+
+/**
+ * Attaches a GPU-measured duration of `phase` in seconds (e.g. cudaEventElapsedTime / 1000)
+ * to the calling thread's current step if it has entered `phase`, else to its last
+ * completed step. A negative or non-finite value is ignored (and counted). Same cost and
+ * errors as gpuwhy_phase().
+ */
+gpuwhy_status gpuwhy_gpu_phase(struct gpuwhy_session *session,
+                               gpuwhy_phase_id phase,
+                               double seconds);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -48,9 +48,12 @@ pub(crate) fn guard(body: impl FnOnce() -> Res, on_panic: impl FnOnce()) -> gpuw
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic without a message".into());
-            // Dropping the payload could itself panic (a payload with a panicking Drop);
-            // leak it rather than risk unwinding out of here.
-            std::mem::forget(payload);
+            // Dropping the payload could itself panic (a payload with a panicking Drop), so it
+            // is dropped inside another boundary; only the payload of such a second panic is
+            // leaked. Forgetting every payload would leak one allocation per panic.
+            if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+                std::mem::forget(again);
+            }
             let _ = catch_unwind(AssertUnwindSafe(on_panic));
             set_last_error(&format!(
                 "internal error in gpuwhy: {what}; the session is poisoned (free it; your process is unaffected). Please report this with the message."

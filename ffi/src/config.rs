@@ -100,18 +100,23 @@ pub(crate) struct Settings {
     pub require_gpu: bool,
 }
 
-/// Reads `cfg` (the bytes past this library's fields, from a newer header, must be zero).
+/// Reads the config at `ptr` (the bytes past this library's fields, from a newer header,
+/// must be zero).
+///
+/// A raw pointer, not a reference: the bytes of a newer header's bigger struct lie past
+/// `size_of::<gpuwhy_config>()`, where a reference's permission to read ends.
 ///
 /// # Safety
-/// `cfg` must point to `cfg.struct_size` readable bytes, and its string fields must be NULL
-/// or point to NUL-terminated strings.
-pub(crate) unsafe fn read(cfg: &gpuwhy_config) -> Result<Settings, Fail> {
+/// `ptr` must point to an initialised gpuwhy_config of `struct_size` readable bytes, and
+/// its string fields must be NULL or point to NUL-terminated strings.
+pub(crate) unsafe fn read(ptr: *const gpuwhy_config) -> Result<Settings, Fail> {
+    // SAFETY: the caller promises an initialised struct at `ptr`.
+    let cfg = unsafe { &*ptr };
     let size = cfg.struct_size as usize;
     check_size(size)?;
     if size > CONFIG_V1_SIZE {
-        let base = (cfg as *const gpuwhy_config).cast::<u8>();
-        // SAFETY: the caller promises `size` readable bytes at `cfg` (checked ≤ 4096 above).
-        let all = unsafe { std::slice::from_raw_parts(base, size) };
+        // SAFETY: the caller promises `size` readable bytes at `ptr` (checked ≤ 4096 above).
+        let all = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), size) };
         if all[CONFIG_V1_SIZE..].iter().any(|b| *b != 0) {
             return Err(Fail::new(
                 GPUWHY_STRUCT_SIZE,

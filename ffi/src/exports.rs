@@ -1,20 +1,19 @@
-//! The session functions of the C ABI.
+//! The session functions of the C ABI, but for the markers (`markers.rs`).
 
 use std::ffi::c_char;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::time::Duration;
 
-use gpuwhy_core::session::{MarkerHandle, Session, SessionConfig};
-use gpuwhy_core::steps::{PhaseId, MAX_PHASES};
+use gpuwhy_core::session::{Session, SessionConfig, MAX_NAME_BYTES};
+use gpuwhy_core::steps::STEP_KEY;
 use gpuwhy_core::Error;
 
-use crate::boundary::{boundary, guard, Fail, Res};
+use crate::boundary::{boundary, Fail, Res};
 use crate::config::{self, gpuwhy_config, CONFIG_V1_SIZE};
-use crate::gpuwhy_phase_id;
 use crate::gpuwhy_status::{self, *};
 pub use crate::handle::gpuwhy_session;
 use crate::handle::{self, fork_generation, with_session};
-use crate::state::{not_stopped, Inner, Life, POISONED};
+use crate::state::{not_stopped, Inner, Life};
 
 /// The top finding of a stopped session (gpuwhy_session_top_finding()).
 #[repr(C)]
@@ -93,12 +92,26 @@ pub unsafe extern "C" fn gpuwhy_session_new(
             config::check_size(size)?;
             // SAFETY: `config` points to `struct_size` (≥ CONFIG_V1_SIZE) readable bytes with
             // valid strings.
-            unsafe { config::read(&*config) }?
+            unsafe { config::read(config) }?
         };
         let session =
             Session::start(SessionConfig::from(settings.recorder)).map_err(start_error)?;
         if settings.require_gpu {
-            if let Some(why) = session.recorder().gpu_absent_reason() {
+            // The sampler thread probes the GPUs after the session starts: only then is it
+            // known whether there are any (NVML can load and still find none).
+            let probed = session.recorder().wait_probed(PROBE_WAIT);
+            let why = match session.recorder().gpu_absent_reason() {
+                Some(why) => Some(why),
+                None if !probed => Some(format!(
+                    "NVML did not list the GPUs within {} s",
+                    PROBE_WAIT.as_secs()
+                )),
+                None if session.recorder().devices().is_empty() => {
+                    Some("NVML reports no GPU".to_string())
+                }
+                None => None,
+            };
+            if let Some(why) = why {
                 drop(session);
                 return Err(Fail::new(GPUWHY_NO_GPU, why));
             }
@@ -116,6 +129,11 @@ pub unsafe extern "C" fn gpuwhy_session_new(
     })
 }
 
+/// How long a call that needs the GPUs listed waits for the sampler thread to list them
+/// (NVML's initialisation takes milliseconds, a few seconds on a large machine whose driver
+/// is not kept loaded).
+const PROBE_WAIT: Duration = Duration::from_secs(10);
+
 fn start_error(e: Error) -> Fail {
     let status = match &e {
         Error::InvalidArgument(_) => GPUWHY_INVALID_ARGUMENT,
@@ -123,130 +141,6 @@ fn start_error(e: Error) -> Fail {
         _ => GPUWHY_NO_GPU,
     };
     Fail::new(status, e.to_string())
-}
-
-/// Runs a marker: the thread's cached reference when it has one (no lock), else a lookup.
-/// In a child process after fork() it does nothing and succeeds.
-#[inline]
-fn mark(h: *mut gpuwhy_session, f: impl FnOnce(&MarkerHandle) + Copy) -> gpuwhy_status {
-    let token = h as usize;
-    guard(
-        || {
-            let on = |inner: &Arc<Inner>| -> Res {
-                if inner.fork_gen != fork_generation() {
-                    return Ok(());
-                }
-                inner.usable()?;
-                f(&inner.markers);
-                Ok(())
-            };
-            match handle::cached(token, on) {
-                Some(r) => r,
-                None => on(&handle::find(token)?),
-            }
-        },
-        || {
-            if let Ok(i) = handle::find(token) {
-                i.state.store(POISONED, Ordering::Release);
-            }
-        },
-    )
-}
-
-/// Checks a phase id against the session's registered phases.
-#[inline]
-fn known_phase(inner: &Inner, phase: u32) -> Result<PhaseId, Fail> {
-    if phase < inner.phases.load(Ordering::Acquire) {
-        Ok(PhaseId(phase as u16))
-    } else {
-        Err(Fail::new(
-            GPUWHY_UNKNOWN_PHASE,
-            format!("phase id {phase} was never registered in this session"),
-        ))
-    }
-}
-
-/// Begins a step on the calling thread (a step still open on this thread ends first).
-///
-/// The hot path: one clock read and a few stores, no lock, no allocation, no system call
-/// after the thread's first marker. Each thread has its own step sequence. Errors:
-/// GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED, GPUWHY_POISONED (nothing is
-/// recorded). In a child process after fork() it does nothing and returns GPUWHY_OK.
-#[no_mangle]
-pub extern "C" fn gpuwhy_step_begin(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, |m| m.step_begin())
-}
-
-/// Enters phase `phase` on the calling thread: ends the current phase, starts this one
-/// (beginning a step if none is open). Entering a phase twice in one step adds up.
-///
-/// Same cost and errors as gpuwhy_step_begin(), plus GPUWHY_UNKNOWN_PHASE for an id that
-/// is neither built in (GPUWHY_PHASE_*) nor registered.
-#[no_mangle]
-pub extern "C" fn gpuwhy_phase(
-    session: *mut gpuwhy_session,
-    phase: gpuwhy_phase_id,
-) -> gpuwhy_status {
-    let token = session as usize;
-    let run = |inner: &Arc<Inner>| -> Res {
-        if inner.fork_gen != fork_generation() {
-            return Ok(());
-        }
-        inner.usable()?;
-        let p = known_phase(inner, phase)?;
-        inner.markers.phase(p);
-        Ok(())
-    };
-    guard(
-        || match handle::cached(token, run) {
-            Some(r) => r,
-            None => run(&handle::find(token)?),
-        },
-        || poison(token),
-    )
-}
-
-/// Ends the calling thread's step and its phase. Same cost and errors as
-/// gpuwhy_step_begin(); a step end without an open step is counted in the report
-/// (`steps.ignored_markers`), not an error.
-#[no_mangle]
-pub extern "C" fn gpuwhy_step_end(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, |m| m.step_end())
-}
-
-/// Attaches a GPU-measured duration of `phase` in seconds (e.g. cudaEventElapsedTime / 1000)
-/// to the calling thread's current step if it has entered `phase`, else to its last
-/// completed step. A negative or non-finite value is ignored (and counted). Same cost and
-/// errors as gpuwhy_phase().
-#[no_mangle]
-pub extern "C" fn gpuwhy_gpu_phase(
-    session: *mut gpuwhy_session,
-    phase: gpuwhy_phase_id,
-    seconds: f64,
-) -> gpuwhy_status {
-    let token = session as usize;
-    let run = |inner: &Arc<Inner>| -> Res {
-        if inner.fork_gen != fork_generation() {
-            return Ok(());
-        }
-        inner.usable()?;
-        let p = known_phase(inner, phase)?;
-        inner.markers.attach_gpu_phase(p, seconds);
-        Ok(())
-    };
-    guard(
-        || match handle::cached(token, run) {
-            Some(r) => r,
-            None => run(&handle::find(token)?),
-        },
-        || poison(token),
-    )
-}
-
-fn poison(token: usize) {
-    if let Ok(i) = handle::find(token) {
-        i.state.store(POISONED, Ordering::Release);
-    }
 }
 
 /// Refuses a session inherited through fork() for anything but markers and free.
@@ -292,10 +186,15 @@ pub unsafe extern "C" fn gpuwhy_session_register_phase(
             return Err(Fail::new(GPUWHY_STOPPED, "the session is stopped"));
         };
         let id = s.register_phase(&name).map_err(|e| {
-            let status = if inner.phases.load(Ordering::Acquire) as usize >= MAX_PHASES {
-                GPUWHY_TOO_MANY_PHASES
-            } else {
+            // The core refuses a bad name (before counting) and a full session with the same
+            // error: tell them apart by the name. The phase count cannot decide it: a full
+            // session refuses a bad name as a bad name, and another thread's registration
+            // may not have reached `inner.phases` yet.
+            let bad_name = name.is_empty() || name == STEP_KEY || name.len() > MAX_NAME_BYTES;
+            let status = if bad_name {
                 GPUWHY_INVALID_ARGUMENT
+            } else {
+                GPUWHY_TOO_MANY_PHASES
             };
             Fail::new(status, e.to_string())
         })?;
@@ -338,8 +237,10 @@ pub unsafe extern "C" fn gpuwhy_session_event(
 }
 
 /// The number of GPUs the session samples (0 without NVML or a GPU: the report's
-/// `gpu_absent_reason` says why) into `*count_out`. Errors: GPUWHY_NULL_ARGUMENT,
-/// GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED. Thread-safe.
+/// `gpu_absent_reason` says why) into `*count_out`. Right after gpuwhy_session_new() it waits
+/// until the sampler thread has listed the GPUs (milliseconds; at most 10 s, after which it
+/// counts those listed so far). Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE,
+/// GPUWHY_STOPPED. Thread-safe.
 ///
 /// # Safety
 /// `count_out` must be NULL or writable.
@@ -357,6 +258,8 @@ pub unsafe extern "C" fn gpuwhy_session_gpu_count(
         let Life::Running(s) = &*life else {
             return Err(Fail::new(GPUWHY_STOPPED, "the session is stopped"));
         };
+        // The GPUs are listed by the sampler thread, after the session started.
+        s.recorder().wait_probed(PROBE_WAIT);
         let n = s.recorder().devices().len() as u32;
         // SAFETY: non-NULL and writable by the caller's promise.
         unsafe { count_out.write(n) };
@@ -491,7 +394,8 @@ pub unsafe extern "C" fn gpuwhy_session_top_finding(
 /// crash journal `<output_path>.partial` keeps the recording). May be called while other
 /// threads are inside markers of the same session: they finish safely and later calls get
 /// GPUWHY_INVALID_HANDLE. In a child process after fork() it only forgets the inherited
-/// session (the parent's recording is untouched).
+/// session (the parent's recording is untouched); the child's later calls with it get
+/// GPUWHY_INVALID_HANDLE.
 #[no_mangle]
 pub extern "C" fn gpuwhy_session_free(session: *mut gpuwhy_session) -> gpuwhy_status {
     if session.is_null() {
@@ -504,7 +408,7 @@ pub extern "C" fn gpuwhy_session_free(session: *mut gpuwhy_session) -> gpuwhy_st
         }
         let running = matches!(&*inner.life(), Life::Running(_));
         if running {
-            match inner.stop() {
+            match inner.stop_for_free() {
                 Ok(()) => {}
                 Err(f) if f.status == GPUWHY_STOPPED => {}
                 Err(f) => return Err(f),

@@ -125,20 +125,22 @@ pub(crate) fn unregister(h: *mut gpuwhy_session) -> Result<Arc<Inner>, Fail> {
     let token = h as usize;
     let found = find(token)?;
     if found.fork_gen != fork_generation() {
-        // An inherited session in a child: leave the parent's state alone.
+        // A session inherited by a child of fork(): its sampler thread does not exist here,
+        // so it must never be dropped (that would join the thread) nor stopped. It stays in
+        // the registry, which keeps it alive, and is marked freed in this process's copy of
+        // memory only (the parent's is untouched), so that the child's later calls with the
+        // handle are refused as after any free.
+        if found.state.swap(FREED, Ordering::AcqRel) == FREED {
+            return Err(freed());
+        }
+        forget_cached(token);
         return Ok(found);
     }
     let removed = with_registry(|r| {
         let i = r.iter().position(|s| s.token == token)?;
         Some(r.swap_remove(i))
     });
-    let _ = CACHE.try_with(|c| {
-        if let Ok(mut c) = c.try_borrow_mut() {
-            for e in c.iter_mut().filter(|e| e.0 == token) {
-                *e = (0, None);
-            }
-        }
-    });
+    forget_cached(token);
     match removed {
         Some(inner) => {
             inner.state.store(FREED, Ordering::Release);
@@ -147,6 +149,17 @@ pub(crate) fn unregister(h: *mut gpuwhy_session) -> Result<Arc<Inner>, Fail> {
         // Another thread freed it between the lookup and now.
         None => Err(freed()),
     }
+}
+
+/// Drops this thread's cached reference to session `token`.
+fn forget_cached(token: usize) {
+    let _ = CACHE.try_with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            for e in c.iter_mut().filter(|e| e.0 == token) {
+                *e = (0, None);
+            }
+        }
+    });
 }
 
 /// The session `h` names, from this thread's cache or the registry.
@@ -160,7 +173,12 @@ pub(crate) fn find(token: usize) -> Result<Arc<Inner>, Fail> {
     if let Some(inner) = cached(token, Arc::clone) {
         return Ok(inner);
     }
-    let inner = with_registry(|r| r.iter().find(|s| s.token == token).cloned());
+    // Only a child of fork() keeps freed sessions in its registry (see `unregister`).
+    let inner = with_registry(|r| {
+        r.iter()
+            .find(|s| s.token == token && s.state.load(Ordering::Acquire) != FREED)
+            .cloned()
+    });
     let Some(inner) = inner else {
         return Err(Fail::new(
             GPUWHY_INVALID_HANDLE,

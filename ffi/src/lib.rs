@@ -21,10 +21,12 @@ mod boundary;
 mod config;
 mod exports;
 mod handle;
+mod markers;
 mod state;
 
 pub use config::{gpuwhy_config, gpuwhy_flags};
 pub use exports::*;
+pub use markers::*;
 
 use std::ffi::{c_char, CStr};
 

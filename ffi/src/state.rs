@@ -98,6 +98,30 @@ impl Inner {
     /// Stops recording, keeps the diagnosed report and writes it to the configured output.
     /// A failed write keeps the report (the journal stays too) and says so.
     pub fn stop(&self) -> Result<(), Fail> {
+        match self.stop_and_save()? {
+            None => Ok(()),
+            Some(e) => Err(kept_in_memory(&e)),
+        }
+    }
+
+    /// [`Inner::stop`], for a session being freed: a failed write is reported without the
+    /// advice to retry, since nothing is kept.
+    pub fn stop_for_free(&self) -> Result<(), Fail> {
+        match self.stop_and_save()? {
+            None => Ok(()),
+            Some(e) => {
+                let journal = self.output.as_deref().map(journal_path).unwrap_or_default();
+                Err(Fail::new(
+                    GPUWHY_IO,
+                    format!("{e}; the session is freed without its report: the crash journal {} keeps the recording up to its last flush (read it with gpuwhy diagnose)", journal.display()),
+                ))
+            }
+        }
+    }
+
+    /// Stops recording and keeps the diagnosed report; writes it to the configured output.
+    /// `Ok(Some(e))`: stopped, but the write failed with `e`.
+    fn stop_and_save(&self) -> Result<Option<String>, Fail> {
         let mut life = self.life();
         let session = match std::mem::replace(&mut *life, Life::Gone) {
             Life::Running(s) => s,
@@ -111,13 +135,20 @@ impl Inner {
             .state
             .compare_exchange(RUNNING, STOPPED, Ordering::AcqRel, Ordering::Acquire);
         let report = session.finish();
-        *life = Life::Stopped(Done::new(&report));
+        let done = Done::new(&report);
+        let written = self
+            .output
+            .as_ref()
+            .map(|path| write_atomic(path, done.json.as_bytes()).map(|()| path));
+        *life = Life::Stopped(done);
         drop(life);
-        match &self.output {
-            Some(path) => self.write(path).map(|()| {
+        match written {
+            None => Ok(None),
+            Some(Ok(path)) => {
                 let _ = std::fs::remove_file(journal_path(path));
-            }),
-            None => Ok(()),
+                Ok(None)
+            }
+            Some(Err(e)) => Ok(Some(e.to_string())),
         }
     }
 
@@ -127,13 +158,15 @@ impl Inner {
         let Life::Stopped(done) = &*life else {
             return Err(not_stopped());
         };
-        write_atomic(path, done.json.as_bytes()).map_err(|e| {
-            Fail::new(
-                GPUWHY_IO,
-                format!("{e}; the report is kept in memory: retry gpuwhy_session_write_report with another path, or read it with gpuwhy_session_report_json"),
-            )
-        })
+        write_atomic(path, done.json.as_bytes()).map_err(|e| kept_in_memory(&e.to_string()))
     }
+}
+
+fn kept_in_memory(error: &str) -> Fail {
+    Fail::new(
+        GPUWHY_IO,
+        format!("{error}; the report is kept in memory: retry gpuwhy_session_write_report with another path, or read it with gpuwhy_session_report_json"),
+    )
 }
 
 pub(crate) fn not_stopped() -> Fail {
