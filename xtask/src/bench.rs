@@ -5,6 +5,8 @@
 //! - memory: the recording's heap bytes for days of simulated time against its documented bound.
 //! - markers: ns per step marker against ns per bare `Instant::now()` in the same process
 //!   (goal ≤ 1.5×), and a million-step run's step storage against its documented bound.
+//! - markers through the C ABI: a C program's marker calls against its bare clock reads
+//!   (`bench_ffi`; goal ≤ 1.5×).
 //! - trace: gpuwhy against HTA on a generated ≥ 500 MB profiler trace (`bench_trace`; alone:
 //!   `cargo xtask bench trace`).
 //! - merge: `gpuwhy merge` on 1 000 rank reports against diagnosing them one by one
@@ -30,6 +32,7 @@ pub fn run(_args: &[String]) -> Result<()> {
     sampler()?;
     memory()?;
     markers()?;
+    crate::bench_ffi::markers()?;
     viewer()?;
     crate::bench_trace::trace()?;
     crate::bench_merge::merge()?;

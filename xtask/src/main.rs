@@ -5,6 +5,7 @@
 //! table of bundled scenarios with their expected and actual top findings.
 
 mod bench;
+mod bench_ffi;
 mod bench_merge;
 mod bench_trace;
 mod install_ffi;
