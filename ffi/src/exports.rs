@@ -231,7 +231,11 @@ pub unsafe extern "C" fn gpuwhy_session_event(
         // SAFETY: non-NULL and NUL-terminated by the caller's promise.
         let name = unsafe { config::text(name, "the event name") }?.unwrap_or_default();
         inner.usable()?;
-        inner.markers.event(&name);
+        // Through this thread's own lane (the lookup above cached it), so that the event
+        // keeps its place among the thread's markers.
+        if handle::cached(inner.token, |_, lane| lane.get().event(&name)).is_none() {
+            inner.markers.event(&name);
+        }
         Ok(())
     })
 }

@@ -11,12 +11,14 @@
 //! the child (markers do nothing, free forgets) without touching any lock held by a thread
 //! that no longer exists.
 
-use std::cell::RefCell;
+use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use crate::boundary::Fail;
 use crate::gpuwhy_status::*;
+use gpuwhy_core::session::{MarkerHandle, ThreadMarkers};
+
 use crate::state::{freed, Inner, FREED, POISONED};
 
 /// An opaque session handle. Only ever used through pointers returned by
@@ -38,10 +40,49 @@ static ATFORK: Once = Once::new();
 /// Sessions a thread keeps references to.
 const CACHED: usize = 4;
 
+/// One session as a thread holds it: a reference, and the thread's own marker lane.
+struct Entry {
+    token: usize,
+    inner: Arc<Inner>,
+    lane: Lane,
+}
+
+/// A thread's marker lane in a session, claimed by its first marker (a thread that only
+/// stops or reads a session never takes a lane or allocates a ring).
+pub(crate) struct Lane {
+    markers: MarkerHandle,
+    lane: OnceCell<ThreadMarkers>,
+}
+
+impl Lane {
+    /// The thread's lane, claimed now if this is its first marker.
+    #[inline]
+    pub fn get(&self) -> &ThreadMarkers {
+        self.lane.get_or_init(|| self.markers.for_this_thread())
+    }
+}
+
+/// The sessions a thread holds. Whoever changes it clears `LAST` first, and so does its
+/// destructor, so `LAST` never points at an entry that is gone.
+struct Owned([Option<Box<Entry>>; CACHED]);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        forget_last();
+    }
+}
+
 thread_local! {
-    static CACHE: RefCell<[(usize, Option<Arc<Inner>>); CACHED]> =
-        const { RefCell::new([(0, None), (0, None), (0, None), (0, None)]) };
-    static NEXT_SLOT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static OWNED: RefCell<Owned> = const { RefCell::new(Owned([None, None, None, None])) };
+    /// The entry this thread used last: its token and a pointer into `OWNED`. It has no
+    /// destructor, so it can be read at any time, even while the thread is torn down; the
+    /// markers' hot path reads only this.
+    static LAST: Cell<(usize, *const Entry)> = const { Cell::new((0, std::ptr::null())) };
+    static NEXT_SLOT: Cell<usize> = const { Cell::new(0) };
+}
+
+fn forget_last() {
+    let _ = LAST.try_with(|l| l.set((0, std::ptr::null())));
 }
 
 /// The current fork generation (0 in the process that loaded the library).
@@ -153,10 +194,13 @@ pub(crate) fn unregister(h: *mut gpuwhy_session) -> Result<Arc<Inner>, Fail> {
 
 /// Drops this thread's cached reference to session `token`.
 fn forget_cached(token: usize) {
-    let _ = CACHE.try_with(|c| {
-        if let Ok(mut c) = c.try_borrow_mut() {
-            for e in c.iter_mut().filter(|e| e.0 == token) {
-                *e = (0, None);
+    let _ = OWNED.try_with(|o| {
+        if let Ok(mut o) = o.try_borrow_mut() {
+            forget_last();
+            for e in o.0.iter_mut() {
+                if e.as_ref().is_some_and(|e| e.token == token) {
+                    *e = None;
+                }
             }
         }
     });
@@ -170,7 +214,7 @@ pub(crate) fn find(token: usize) -> Result<Arc<Inner>, Fail> {
             "the session handle is NULL",
         ));
     }
-    if let Some(inner) = cached(token, Arc::clone) {
+    if let Some(inner) = cached(token, |i, _| Arc::clone(i)) {
         return Ok(inner);
     }
     // Only a child of fork() keeps freed sessions in its registry (see `unregister`).
@@ -189,38 +233,57 @@ pub(crate) fn find(token: usize) -> Result<Arc<Inner>, Fail> {
     Ok(inner)
 }
 
-/// Runs `f` on the cached session `token`, if this thread has it, without a lock or a
-/// reference count change; a freed session is dropped from the cache.
-#[inline]
-pub(crate) fn cached<R>(token: usize, f: impl FnOnce(&Arc<Inner>) -> R) -> Option<R> {
-    CACHE
-        .try_with(|c| {
-            let c = c.try_borrow().ok()?;
-            let inner = c.iter().find(|e| e.0 == token)?.1.as_ref()?;
-            if inner.state.load(Ordering::Relaxed) == FREED {
+/// Runs `f` on the cached session `token` and this thread's lane in it, if this thread has
+/// it, without a lock or a reference count change; `None` for a freed session.
+#[inline(always)]
+pub(crate) fn cached<R>(token: usize, f: impl FnOnce(&Arc<Inner>, &Lane) -> R) -> Option<R> {
+    let (last, ptr) = LAST.try_with(Cell::get).ok()?;
+    if last == token && !ptr.is_null() {
+        // SAFETY: `ptr` points into a box held by this thread's `OWNED`; every change to
+        // `OWNED`, and its destructor, clears `LAST` first, and only this thread changes
+        // either. The box is not touched while `f` runs (markers never reach the cache).
+        let e = unsafe { &*ptr };
+        if e.inner.state.load(Ordering::Relaxed) == FREED {
+            return None;
+        }
+        return Some(f(&e.inner, &e.lane));
+    }
+    cached_slow(token, f)
+}
+
+/// [`cached`] for a session this thread did not use last.
+#[inline(never)]
+fn cached_slow<R>(token: usize, f: impl FnOnce(&Arc<Inner>, &Lane) -> R) -> Option<R> {
+    OWNED
+        .try_with(|o| {
+            let o = o.try_borrow().ok()?;
+            let e = o.0.iter().flatten().find(|e| e.token == token)?;
+            if e.inner.state.load(Ordering::Relaxed) == FREED {
                 return None;
             }
-            Some(f(inner))
+            let _ = LAST.try_with(|l| l.set((token, &**e as *const Entry)));
+            Some(f(&e.inner, &e.lane))
         })
         .ok()
         .flatten()
 }
 
+/// Caches `inner` for this thread, with a lane of the thread's own for its markers.
 fn remember(inner: &Arc<Inner>) {
-    let _ = CACHE.try_with(|c| {
-        let Ok(mut c) = c.try_borrow_mut() else {
+    let _ = OWNED.try_with(|o| {
+        let Ok(mut o) = o.try_borrow_mut() else {
             return;
         };
+        forget_last();
         // Drop freed sessions first; they only wait for this thread to let go.
-        for e in c.iter_mut() {
-            if e.1
-                .as_ref()
-                .is_some_and(|i| i.state.load(Ordering::Relaxed) == FREED)
+        for e in o.0.iter_mut() {
+            if e.as_ref()
+                .is_some_and(|e| e.inner.state.load(Ordering::Relaxed) == FREED)
             {
-                *e = (0, None);
+                *e = None;
             }
         }
-        let slot = match c.iter().position(|e| e.0 == 0) {
+        let slot = match o.0.iter().position(Option::is_none) {
             Some(i) => i,
             None => NEXT_SLOT.with(|n| {
                 let i = n.get() % CACHED;
@@ -228,7 +291,14 @@ fn remember(inner: &Arc<Inner>) {
                 i
             }),
         };
-        c[slot] = (inner.token, Some(Arc::clone(inner)));
+        o.0[slot] = Some(Box::new(Entry {
+            token: inner.token,
+            inner: Arc::clone(inner),
+            lane: Lane {
+                markers: inner.markers.clone(),
+                lane: OnceCell::new(),
+            },
+        }));
     });
 }
 

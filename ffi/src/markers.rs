@@ -6,40 +6,48 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use gpuwhy_core::session::MarkerHandle;
+use gpuwhy_core::session::ThreadMarkers;
 use gpuwhy_core::steps::PhaseId;
 
 use crate::boundary::{guard, Fail, Res};
 use crate::gpuwhy_phase_id;
 use crate::gpuwhy_status::{self, *};
-use crate::handle::{self, fork_generation, gpuwhy_session};
+use crate::handle::{self, fork_generation, gpuwhy_session, Lane};
 use crate::state::{Inner, POISONED};
 
-/// Runs a marker: the thread's cached reference when it has one (no lock), else a lookup.
-/// In a child process after fork() it does nothing and succeeds.
-#[inline]
-fn mark(h: *mut gpuwhy_session, f: impl FnOnce(&MarkerHandle) + Copy) -> gpuwhy_status {
+/// Runs marker `f` on the calling thread's lane of session `h`: from the thread's cache when
+/// it used this session last (no lock), else after a lookup that caches it. In a child
+/// process after fork() it does nothing and succeeds.
+#[inline(always)]
+fn mark(h: *mut gpuwhy_session, f: impl Fn(&Inner, &ThreadMarkers) -> Res) -> gpuwhy_status {
     let token = h as usize;
     guard(
         || {
-            let on = |inner: &Arc<Inner>| -> Res {
+            let on = |inner: &Arc<Inner>, lane: &Lane| -> Res {
                 if inner.fork_gen != fork_generation() {
                     return Ok(());
                 }
                 inner.usable()?;
-                f(&inner.markers);
-                Ok(())
+                f(inner, lane.get())
             };
+            if let Some(r) = handle::cached(token, on) {
+                return r;
+            }
+            // The thread's first marker in this session: the lookup caches it (or fails).
+            let inner = handle::find(token)?;
             match handle::cached(token, on) {
                 Some(r) => r,
-                None => on(&handle::find(token)?),
+                // Freed in between, or the cache is unavailable (thread teardown).
+                None => {
+                    inner.usable()?;
+                    Err(Fail::new(
+                        GPUWHY_INVALID_HANDLE,
+                        "this thread can no longer mark (it is exiting)",
+                    ))
+                }
             }
         },
-        || {
-            if let Ok(i) = handle::find(token) {
-                i.state.store(POISONED, Ordering::Release);
-            }
-        },
+        || poison(token),
     )
 }
 
@@ -64,7 +72,10 @@ fn known_phase(inner: &Inner, phase: u32) -> Result<PhaseId, Fail> {
 /// recorded). In a child process after fork() it does nothing and returns GPUWHY_OK.
 #[no_mangle]
 pub extern "C" fn gpuwhy_step_begin(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, |m| m.step_begin())
+    mark(session, |_, lane| {
+        lane.step_begin();
+        Ok(())
+    })
 }
 
 /// Enters phase `phase` on the calling thread: ends the current phase, starts this one
@@ -77,23 +88,10 @@ pub extern "C" fn gpuwhy_phase(
     session: *mut gpuwhy_session,
     phase: gpuwhy_phase_id,
 ) -> gpuwhy_status {
-    let token = session as usize;
-    let run = |inner: &Arc<Inner>| -> Res {
-        if inner.fork_gen != fork_generation() {
-            return Ok(());
-        }
-        inner.usable()?;
-        let p = known_phase(inner, phase)?;
-        inner.markers.phase(p);
+    mark(session, |inner, lane| {
+        lane.phase(known_phase(inner, phase)?);
         Ok(())
-    };
-    guard(
-        || match handle::cached(token, run) {
-            Some(r) => r,
-            None => run(&handle::find(token)?),
-        },
-        || poison(token),
-    )
+    })
 }
 
 /// Ends the calling thread's step and its phase. Same cost and errors as
@@ -101,7 +99,10 @@ pub extern "C" fn gpuwhy_phase(
 /// (`steps.ignored_markers`), not an error.
 #[no_mangle]
 pub extern "C" fn gpuwhy_step_end(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, |m| m.step_end())
+    mark(session, |_, lane| {
+        lane.step_end();
+        Ok(())
+    })
 }
 
 /// Attaches a GPU-measured duration of `phase` in seconds (e.g. cudaEventElapsedTime / 1000)
@@ -114,23 +115,10 @@ pub extern "C" fn gpuwhy_gpu_phase(
     phase: gpuwhy_phase_id,
     seconds: f64,
 ) -> gpuwhy_status {
-    let token = session as usize;
-    let run = |inner: &Arc<Inner>| -> Res {
-        if inner.fork_gen != fork_generation() {
-            return Ok(());
-        }
-        inner.usable()?;
-        let p = known_phase(inner, phase)?;
-        inner.markers.attach_gpu_phase(p, seconds);
+    mark(session, |inner, lane| {
+        lane.attach_gpu_phase(known_phase(inner, phase)?, seconds);
         Ok(())
-    };
-    guard(
-        || match handle::cached(token, run) {
-            Some(r) => r,
-            None => run(&handle::find(token)?),
-        },
-        || poison(token),
-    )
+    })
 }
 
 fn poison(token: usize) {
