@@ -44,13 +44,17 @@ pub struct Args {
 /// The files to read: the arguments, with each directory replaced by its `.json` files
 /// (in name order, without the output itself).
 fn files(args: &[PathBuf], output: &Path) -> Result<Vec<PathBuf>> {
+    // The output of an earlier merge may sit in the directory, named either way.
+    let written = output.canonicalize().ok();
+    let is_output =
+        |p: &Path| p == output || (written.is_some() && p.canonicalize().ok() == written);
     let mut out = Vec::new();
     for a in args {
         if a.is_dir() {
             let mut inside: Vec<PathBuf> = std::fs::read_dir(a)
                 .with_context(|| format!("cannot list {}", a.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "json") && p != output)
+                .filter(|p| p.extension().is_some_and(|x| x == "json") && !is_output(p))
                 .collect();
             inside.sort();
             out.extend(inside);

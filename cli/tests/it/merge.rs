@@ -264,4 +264,20 @@ fn bad_inputs_get_one_line_naming_the_file_and_what_to_do() {
     ];
     let (ok, err) = merge(dir.path(), &files, &["--ranks-by-order"]);
     assert!(ok, "{err}");
+
+    // A directory stands for its reports; the job report written there before is not one.
+    let ranks = dir.path().join("ranks");
+    std::fs::create_dir(&ranks).expect("mkdir");
+    for r in 0..2 {
+        std::fs::write(ranks.join(format!("r{r}.json")), report(Some(r), 2, t0)).expect("w");
+    }
+    for _ in 0..2 {
+        let o = run(gpuwhy()
+            .arg("merge")
+            .arg(&ranks)
+            .arg("-o")
+            .arg(ranks.join(".").join("job.json")));
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(text(&o).contains("2 ranks"), "{}", text(&o));
+    }
 }

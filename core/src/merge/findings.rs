@@ -3,7 +3,7 @@
 //! finding with the measured ratios as evidence.
 
 use super::imbalance::MAX_UTIL_DISTANCE;
-use super::stragglers::{PHASE_RATIO, STEP_RATIO};
+use super::stragglers::{min_excess, PHASE_RATIO, STEP_RATIO};
 use crate::report::{Action, Cost, Evidence, Experiment, Finding, RanksData, Straggler};
 use crate::rules::{round, RankImbalance, Rule};
 
@@ -95,6 +95,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
     } else {
         PHASE_RATIO
     };
+    let min_excess = min_excess(&r.ranks);
     let mut evidence = vec![
         ev(
             format!("{who} {what} over the other ranks' median"),
@@ -107,8 +108,8 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
         ev(
             format!("{who} {what} minus the other ranks' median"),
             top.excess_s,
-            ">",
-            0.0,
+            ">=",
+            round(min_excess),
             "s",
             true,
         ),

@@ -72,6 +72,18 @@ fn against_others(values: &[(usize, f64)]) -> Vec<(usize, Against)> {
         .collect()
 }
 
+/// The least extra time per step that makes a straggler: [`MIN_EXCESS_SHARE`] of the median
+/// of the ranks' step time p50s.
+pub fn min_excess(ranks: &[RankSummary]) -> f64 {
+    let mut steps: Vec<f64> = ranks
+        .iter()
+        .filter_map(|r| r.steps.as_ref().map(|s| s.step.p50_s))
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .collect();
+    steps.sort_by(f64::total_cmp);
+    median(&steps).unwrap_or(0.0) * MIN_EXCESS_SHARE
+}
+
 /// The stragglers among `ranks`, largest excess first.
 pub fn stragglers(ranks: &[RankSummary]) -> Vec<Straggler> {
     let with_steps: Vec<(usize, &crate::report::RankSteps)> = ranks
@@ -83,9 +95,7 @@ pub fn stragglers(ranks: &[RankSummary]) -> Vec<Straggler> {
     if with_steps.len() < 2 {
         return Vec::new();
     }
-    let mut steps: Vec<f64> = with_steps.iter().map(|(_, s)| s.step.p50_s).collect();
-    steps.sort_by(f64::total_cmp);
-    let min_excess = median(&steps).unwrap_or(0.0) * MIN_EXCESS_SHARE;
+    let min_excess = min_excess(ranks);
 
     let mut by_phase: BTreeMap<&str, Vec<(usize, f64)>> = BTreeMap::new();
     for (i, s) in &with_steps {
