@@ -2,7 +2,8 @@
 //!
 //! The simulated NVML library is embedded in this binary; the demo writes it to a temporary
 //! directory as `libnvidia-ml.so.1` with the scenario beside it and records it through the
-//! very same loading path as a real driver.
+//! very same loading path as a real driver. `--install-sim DIR` only writes the two files, so
+//! that another program (scripts/gpu-check.sh's dry run) can record on the simulated GPU.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,6 +39,11 @@ pub struct Args {
     /// No live status lines
     #[arg(short, long)]
     quiet: bool,
+    /// Record nothing: write the simulated libnvidia-ml.so.1 and the scenario (scenario.json)
+    /// into DIR and print the library's path, for your own program to load through
+    /// GPUWHY_NVML_PATH
+    #[arg(long, value_name = "DIR")]
+    install_sim: Option<PathBuf>,
 }
 
 /// A scenario's name and text, from the bundle or a file.
@@ -78,6 +84,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let (name, text) = load(a.scenario.as_deref().unwrap_or(DEFAULT_SCENARIO))?;
+    if let Some(dir) = &a.install_sim {
+        let lib = nvml_sim_bundle::install(dir, Some(&text), false).with_context(|| {
+            format!(
+                "cannot write the simulated NVML library into {}",
+                dir.display()
+            )
+        })?;
+        println!("{}", lib.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let v: Value = serde_json::from_str(&text)
         .with_context(|| format!("scenario '{name}' is not valid JSON"))?;
     let speed = v["speed"].as_f64().filter(|s| *s > 0.0).unwrap_or(1.0);
