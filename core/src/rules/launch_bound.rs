@@ -61,11 +61,13 @@ impl Rule for LaunchBound {
                 None,
             );
             primary = e.agrees;
-            w.push((3.0, e.agrees));
-            ev.push(e);
-            if !primary {
-                return None;
+            if primary {
+                w.push((3.0, true));
             }
+            // A ratio near 1 does not clear the CPU: CUDA events recorded around a phase
+            // also time the gaps between its kernels, so a launch-starved stream reads as
+            // busy. The samples below can still show the storm.
+            ev.push(e);
         }
         let data_wait = steps.and_then(|st| st.data_share_p50);
         if let Some(d) = data_wait {
@@ -165,7 +167,11 @@ impl Rule for LaunchBound {
             "GPU/CPU phase ratio; step time p50",
         );
         if !primary {
-            f.unseen.push("No GPU-measured phase times were attached: attach CUDA-event durations (attach_gpu_phase) or read a profiler trace to confirm kernels are shorter than their launches.".into());
+            f.unseen.push(if steps.and_then(|st| st.gpu_cpu_ratio_p50).is_some() {
+                "The attached GPU phase times are close to the CPU's: CUDA events around a phase include the gaps between its kernels, so they cannot show launch gaps. A profiler trace (gpuwhy diagnose --trace) measures kernel time itself.".into()
+            } else {
+                "No GPU-measured phase times were attached: attach CUDA-event durations (attach_gpu_phase) or read a profiler trace to confirm kernels are shorter than their launches.".into()
+            });
         }
         Some(f)
     }

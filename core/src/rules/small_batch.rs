@@ -49,6 +49,13 @@ impl Rule for SmallBatch {
         {
             return None;
         }
+        // A saturated launching thread is the launch-bound signature: the CPU, not the
+        // batch, sets the pace (launch_bound's samples-only path reports it).
+        if s.host_proc_cpu
+            .is_some_and(|cpu| cpu.p50 >= super::launch_bound::SATURATED_THREAD)
+        {
+            return None;
+        }
         let mut devices = Vec::new();
         let mut ev = Vec::new();
         let mut w = Vec::new();

@@ -192,3 +192,36 @@ fn data_phase_share_fires_data_starvation_without_a_sawtooth() {
         "2% data wait is not starvation"
     );
 }
+
+#[test]
+fn cuda_event_times_near_the_cpu_times_do_not_hide_a_launch_storm() {
+    // Events recorded around a phase time the gaps between its kernels too, so a
+    // launch-starved loop reads GPU ≈ CPU; the samples (steady mid utilization, a saturated
+    // launching thread) still show it, and small_batch does not claim it.
+    let saturated = |cpu: f64| crate::signals::stats::Dist {
+        p5: cpu,
+        p50: cpu,
+        p95: cpu,
+        mean: cpu,
+        n: N,
+    };
+    let mut s = signals(
+        StepView {
+            gpu_cpu_ratio_p50: Some(0.97),
+            ..view()
+        },
+        55.0,
+    );
+    s.host_proc_cpu = Some(saturated(98.0));
+    let f = LaunchBound.evaluate(&s).expect("fires from the samples");
+    assert!(f.confidence < 0.7, "samples path: {}", f.confidence);
+    assert!(
+        f.unseen.iter().any(|u| u.contains("CUDA events")),
+        "{:?}",
+        f.unseen
+    );
+    assert!(SmallBatch.evaluate(&s).is_none(), "the CPU sets the pace");
+    // The same loop with an idle launching thread is not launch-bound.
+    s.host_proc_cpu = Some(saturated(40.0));
+    assert!(LaunchBound.evaluate(&s).is_none());
+}
