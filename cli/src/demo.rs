@@ -39,6 +39,9 @@ pub struct Args {
     /// No live status lines
     #[arg(short, long)]
     quiet: bool,
+    /// Also write the report as a self-contained HTML page beside it (see `gpuwhy view`)
+    #[arg(long)]
+    html: bool,
     /// Record nothing: write the simulated libnvidia-ml.so.1 and the scenario (scenario.json)
     /// into DIR and print the library's path, for your own program to load through
     /// GPUWHY_NVML_PATH
@@ -158,6 +161,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     crate::record::save(&report, &output)?;
     print!("{}", crate::render::text(&report));
     println!("\nReport written to {}", output.display());
+    if a.html {
+        crate::view::write_beside(&report, &output)?;
+    }
     if let Some(e) = expect {
         let ok = e == report.verdict.id;
         println!(

@@ -44,6 +44,9 @@ pub struct Args {
     /// values and the current verdict, for node_exporter's textfile collector
     #[arg(long, value_name = "PATH")]
     prometheus_textfile: Option<PathBuf>,
+    /// Also write the report as a self-contained HTML page beside it (see `gpuwhy view`)
+    #[arg(long)]
+    html: bool,
     /// The command to run and record, after `--`
     #[arg(last = true)]
     command: Vec<String>,
@@ -188,6 +191,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         a.output.display(),
         a.output.display()
     );
+    if a.html {
+        crate::view::write_beside(&report, &a.output)?;
+    }
     let code = match exit {
         Some(st) => exit_code_of(st),
         None => 0,

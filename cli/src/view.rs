@@ -123,24 +123,40 @@ fn open_in_browser(path: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(a: Args) -> Result<ExitCode> {
-    let report = Report::load(&a.report)?;
+/// Writes the self-contained page for `report`, read from (or written to) `report_path`,
+/// to `output` (default: the report's name with `.html`) and returns where it went.
+pub fn write_page(report: &Report, report_path: &Path, output: Option<PathBuf>) -> Result<PathBuf> {
     let template = template()?;
-    let name = a.report.file_name().map_or_else(
+    let name = report_path.file_name().map_or_else(
         || "report.json".into(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let html = page(&template, &report, &name)?;
-    let output = a.output.unwrap_or_else(|| {
-        let stem = a
-            .report
-            .file_name()
-            .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
-        let stem = stem.strip_suffix(".partial").unwrap_or(&stem);
+    let html = page(&template, report, &name)?;
+    let output = output.unwrap_or_else(|| {
+        let stem = name.strip_suffix(".partial").unwrap_or(&name);
         let stem = stem.strip_suffix(".json").unwrap_or(stem);
-        a.report.with_file_name(format!("{stem}.html"))
+        report_path.with_file_name(format!("{stem}.html"))
     });
     write_atomic(&output, html.as_bytes())?;
+    Ok(output)
+}
+
+/// `--html` of `gpuwhy record` and `gpuwhy demo`: the page beside the report just written.
+/// The report is already safe on disk, so a failure says so.
+pub fn write_beside(report: &Report, report_path: &Path) -> Result<()> {
+    let page = write_page(report, report_path, None).with_context(|| {
+        format!(
+            "cannot write the HTML page (the report itself is written: {}; `gpuwhy view` makes the page later)",
+            report_path.display()
+        )
+    })?;
+    println!("Viewer page written to {}", page.display());
+    Ok(())
+}
+
+pub fn run(a: Args) -> Result<ExitCode> {
+    let report = Report::load(&a.report)?;
+    let output = write_page(&report, &a.report, a.output)?;
     println!("Viewer page written to {}", output.display());
     if a.open {
         open_in_browser(&output)?;

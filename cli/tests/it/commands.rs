@@ -133,3 +133,58 @@ fn diagnose_gives_text_and_json_and_clear_errors_for_bad_files() {
     let t = text(&o);
     assert!(t.contains("cut short") && t.lines().count() <= 3, "{t}");
 }
+
+#[test]
+fn record_and_demo_write_the_html_page_beside_the_report_with_html() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A stand-in for the built viewer page: the two slots are all the CLI fills.
+    let page = dir.path().join("viewer.html");
+    std::fs::write(
+        &page,
+        "<html>@@GPUWHY_NAME@@<script>@@GPUWHY_REPORT@@</script>",
+    )
+    .expect("w");
+    let out = dir.path().join("run.json");
+    let o = run(gpuwhy()
+        .env("GPUWHY_NVML_PATH", "/nonexistent/libnvidia-ml.so.1")
+        .env("GPUWHY_VIEWER_PAGE", &page)
+        .args(["record", "--html", "--duration", "1s", "-o"])
+        .arg(&out));
+    assert!(o.status.success(), "{}", text(&o));
+    let html = std::fs::read_to_string(dir.path().join("run.html")).expect("run.html written");
+    assert!(html.starts_with("<html>run.json<script>{"), "{html:.80}");
+    assert!(
+        html.contains("\"gpu_absent_reason\""),
+        "the report is embedded"
+    );
+
+    let demo = dir.path().join("demo.json");
+    let o = run(gpuwhy()
+        .env("GPUWHY_VIEWER_PAGE", &page)
+        .args([
+            "demo",
+            "healthy",
+            "--duration",
+            "3s",
+            "--quiet",
+            "--html",
+            "-o",
+        ])
+        .arg(&demo));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read_to_string(dir.path().join("demo.html"))
+        .expect("demo.html written")
+        .contains("\"simulator\""));
+
+    // Without a viewer page the report is still written, and the error says so.
+    let out2 = dir.path().join("second.json");
+    let o = run(gpuwhy()
+        .env("GPUWHY_NVML_PATH", "/nonexistent/libnvidia-ml.so.1")
+        .env("GPUWHY_VIEWER_PAGE", dir.path().join("missing.html"))
+        .args(["record", "--html", "--duration", "1s", "-o"])
+        .arg(&out2));
+    let t = text(&o);
+    assert!(!o.status.success(), "{t}");
+    assert!(t.contains("the report itself is written"), "{t}");
+    assert!(out2.exists());
+}
