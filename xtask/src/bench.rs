@@ -3,6 +3,7 @@
 //! - sampler: gpuwhy's library-side CPU time per GPU per tick against `pynvml` polling the
 //!   same metrics through the same simulated library (goal: ≥ 20× cheaper).
 //! - memory: the recording's heap bytes for days of simulated time against its documented bound.
+//! - report size: a simulated week's report file against a simulated hour's.
 //! - markers: ns per step marker against ns per bare `Instant::now()` in the same process
 //!   (goal ≤ 1.5×), and a million-step run's step storage against its documented bound.
 //! - markers through the C ABI: a C program's marker calls against its bare clock reads
@@ -31,6 +32,7 @@ const DURATION_S: f64 = 4.0;
 pub fn run(_args: &[String]) -> Result<()> {
     sampler()?;
     memory()?;
+    week_report()?;
     markers()?;
     crate::bench_ffi::markers()?;
     viewer()?;
@@ -172,6 +174,48 @@ fn memory() -> Result<()> {
         r.heap_bytes(),
         r.worst_case_bytes(),
         100.0 * r.heap_bytes() as f64 / r.worst_case_bytes() as f64
+    );
+    Ok(())
+}
+
+/// The report file of a simulated week against that of a simulated hour, both recorded in
+/// this run on one GPU at a 1 s interval: long runs keep full resolution for the recent
+/// part and bounded coarse buckets before it, so a week costs far less than 168 hours.
+fn week_report() -> Result<()> {
+    let text = scenario("healthy").context("bundled scenario healthy")?;
+    let speed = 20_000.0;
+    let size = |sim_seconds: f64| -> Result<(usize, u64)> {
+        let text = patched(text, &[("speed", Value::from(speed))]);
+        let sim = install_sim(&text, false)?;
+        let cfg = RecorderConfig {
+            interval_s: 1.0,
+            nvml_path: Some(sim.lib().to_path_buf()),
+            host: false,
+            time_scale: speed,
+            ..RecorderConfig::default()
+        };
+        let rec = Recorder::start(cfg)?;
+        std::thread::sleep(Duration::from_secs_f64(sim_seconds / speed));
+        let r = rec.stop();
+        let rows = r.devices.iter().map(|d| d.series.total_rows()).sum();
+        let mut report = gpuwhy::report::Report::from_recording(&r);
+        gpuwhy::analysis::diagnose(&mut report);
+        Ok((report.to_json().len(), rows))
+    };
+    let (hour, hour_rows) = size(3_600.0)?;
+    let (week, week_rows) = size(7.0 * 86_400.0)?;
+    println!("report size: one GPU at a 1 s interval, simulated at ×20 000");
+    println!(
+        "    1 hour : {:>12} bytes ({} samples)",
+        grouped(hour as u64),
+        grouped(hour_rows)
+    );
+    println!(
+        "    1 week : {:>12} bytes ({} samples): {:.1}× the hour's file for {:.0}× its samples",
+        grouped(week as u64),
+        grouped(week_rows),
+        week as f64 / hour as f64,
+        week_rows as f64 / hour_rows.max(1) as f64
     );
     Ok(())
 }
