@@ -1,7 +1,7 @@
 //! Reading and writing report files: atomic writes, and clear errors for bad input.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::{Report, SCHEMA, SCHEMA_MAJOR, SCHEMA_PREFIX};
@@ -46,6 +46,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result
 }
 
+/// The largest report file read. A report keeps at most 36,000 full-resolution rows and
+/// 4,096 coarse buckets per GPU ([`crate::recording::FULL_ROWS_DEFAULT`]), about 20 MB of
+/// pretty JSON per GPU, so a 16-GPU host writes under 400 MB; a larger file is damaged or is
+/// not a report, and reading it would only risk running out of memory.
+pub const MAX_REPORT_BYTES: u64 = 1 << 30;
+
+/// JSON nesting serde_json accepts (its recursion limit); a report nests under ten levels.
+const MAX_DEPTH: usize = 128;
+
 #[derive(serde::Deserialize)]
 struct SchemaProbe {
     schema: Option<serde_json::Value>,
@@ -65,21 +74,38 @@ impl Report {
 
     /// Reads a report file. Gives a clear error for a missing, empty, truncated, non-JSON or
     /// non-report file, and for a report of a newer major schema.
+    /// A file larger than [`MAX_REPORT_BYTES`] is refused before it is read.
     pub fn load(path: &Path) -> Result<Report> {
-        let bytes = fs::read(path).map_err(|source| Error::Io {
+        let io = |source| Error::Io {
             action: "cannot read report",
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = fs::File::open(path).map_err(io)?;
+        if let Ok(meta) = file.metadata() {
+            if meta.len() > MAX_REPORT_BYTES {
+                return Err(too_large(path, meta.len()));
+            }
+        }
+        // The size can change after the check (or mean nothing, for a pipe): read one byte
+        // past the limit at most.
+        let mut bytes = Vec::new();
+        file.take(MAX_REPORT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
         Self::from_slice(&bytes, path)
     }
 
-    /// Parses report bytes; `path` is only used in messages.
+    /// Parses report bytes; `path` is only used in messages. More than
+    /// [`MAX_REPORT_BYTES`] is refused, and so is JSON nested deeper than serde_json reads.
     pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Report> {
         let bad = |reason: String| Error::BadReport {
             path: path.to_path_buf(),
             reason,
         };
+        if bytes.len() as u64 > MAX_REPORT_BYTES {
+            return Err(too_large(path, bytes.len() as u64));
+        }
         if bytes.iter().all(|b| b.is_ascii_whitespace()) {
             return Err(bad(
                 "the file is empty; was the recording interrupted before it wrote anything? \
@@ -119,7 +145,9 @@ impl Report {
                 supported: SCHEMA,
             });
         }
-        serde_json::from_slice(bytes).map_err(|e| bad(format!("not a valid {SCHEMA} report: {e}")))
+        serde_json::from_slice(bytes).map_err(|e| {
+            bad(too_deep(&e).unwrap_or_else(|| format!("not a valid {SCHEMA} report: {e}")))
+        })
     }
 }
 
@@ -141,9 +169,39 @@ fn at_end(e: &serde_json::Error, bytes: &[u8]) -> bool {
     e.line() == line && e.column() + 1 >= end - line_start
 }
 
+fn too_large(path: &Path, len: u64) -> Error {
+    Error::BadReport {
+        path: path.to_path_buf(),
+        reason: format!(
+            "the file is {} MiB, larger than any gpuwhy report ({} MiB at most; a report \
+             holds at most 36,000 samples per GPU, a few hundred MB for a whole host): it is \
+             damaged or not a report; check that this is the file `gpuwhy record` wrote",
+            len.div_ceil(1 << 20),
+            MAX_REPORT_BYTES >> 20
+        ),
+    }
+}
+
+/// serde_json stops at its recursion limit rather than overflowing the stack; says so.
+fn too_deep(e: &serde_json::Error) -> Option<String> {
+    e.to_string()
+        .starts_with("recursion limit exceeded")
+        .then(|| {
+            format!(
+                "the JSON is nested more than {MAX_DEPTH} levels deep (line {}, column {}), where a \
+                 gpuwhy report nests under ten: it is damaged or not a report",
+                e.line(),
+                e.column()
+            )
+        })
+}
+
 fn json_error_reason(e: &serde_json::Error, bytes: &[u8]) -> String {
     use serde_json::error::Category;
     let len = bytes.len();
+    if let Some(reason) = too_deep(e) {
+        return reason;
+    }
     match e.classify() {
         Category::Eof => format!(
             "the file ends in the middle of the JSON document (line {}, column {}, {len} bytes): it was cut short. \
@@ -180,5 +238,35 @@ mod tests {
             .expect_err("bad")
             .to_string();
         assert!(garbage.contains("not JSON"), "{garbage}");
+    }
+
+    #[test]
+    fn a_file_larger_than_any_report_is_refused_before_it_is_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("huge.json");
+        // Sparse: no disk space is used, and nothing is read.
+        let f = fs::File::create(&path).expect("create");
+        f.set_len(MAX_REPORT_BYTES + 1).expect("set_len");
+        let msg = Report::load(&path).expect_err("too large").to_string();
+        assert!(msg.contains("larger than any gpuwhy report"), "{msg}");
+        assert!(
+            msg.contains("1025 MiB") && msg.contains("1024 MiB at most"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn json_nested_deeper_than_the_parser_reads_is_refused_with_a_message() {
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        // A value buffered whole (the unknown fields next to a flattened struct) stops at
+        // serde_json's recursion limit, with a message.
+        let doc = format!("{{\"schema\": \"gpuwhy.report/1\", \"series\": [{{\"x\": {deep}}}]}}");
+        let msg = Report::from_slice(doc.as_bytes(), Path::new("deep.json"))
+            .expect_err("deep")
+            .to_string();
+        assert!(msg.contains("nested more than 128 levels deep"), "{msg}");
+        // Ignored fields are skipped without recursion: whatever the answer, no stack overflow.
+        let doc = format!("{{\"schema\": \"gpuwhy.report/1\", \"junk\": {deep}}}");
+        let _ = Report::from_slice(doc.as_bytes(), Path::new("deep.json"));
     }
 }

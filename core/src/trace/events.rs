@@ -6,6 +6,8 @@
 
 use std::collections::HashMap;
 
+use super::{MAX_KEPT_EVENTS, MAX_NAMES, MAX_NAME_BYTES};
+
 /// Kineto's event category (`cat`), for the categories gpuwhy reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cat {
@@ -104,19 +106,52 @@ pub(crate) struct StepRange {
     pub dur: f64,
 }
 
+/// How much one trace's store may hold: [`MAX_KEPT_EVENTS`], [`MAX_NAMES`] and
+/// [`MAX_NAME_BYTES`] (tests lower them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub kept: usize,
+    pub names: usize,
+    pub name_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            kept: MAX_KEPT_EVENTS,
+            names: MAX_NAMES,
+            name_bytes: MAX_NAME_BYTES,
+        }
+    }
+}
+
 /// Interned strings: each distinct name stored once.
 #[derive(Debug, Default)]
 pub(crate) struct Names {
     ids: HashMap<Box<str>, u32>,
     names: Vec<Box<str>>,
+    /// Bytes of all distinct names.
+    bytes: usize,
+    pub limits: Limits,
+    /// Set when a name could not be kept within the limits.
+    pub full: bool,
 }
+
+/// The id of a name that was not kept (the table was full): it reads as `""`.
+const NOT_KEPT: u32 = u32::MAX;
 
 impl Names {
     pub(crate) fn intern(&mut self, s: &str) -> u32 {
         if let Some(id) = self.ids.get(s) {
             return *id;
         }
+        if self.names.len() >= self.limits.names || self.bytes + s.len() > self.limits.name_bytes {
+            // The reader sees `full` after this event and stops with a message.
+            self.full = true;
+            return NOT_KEPT;
+        }
         let id = self.names.len() as u32;
+        self.bytes += s.len();
         self.names.push(s.into());
         self.ids.insert(s.into(), id);
         id
@@ -168,6 +203,27 @@ fn contains_ci(hay: &str, needle: &str) -> bool {
 }
 
 impl Store {
+    /// Why this trace cannot be read further within the memory limits, if it cannot.
+    pub(crate) fn over_limit(&self) -> Option<String> {
+        let limits = self.names.limits;
+        if self.names.full {
+            return Some(format!(
+                "it has more than {} distinct event names or {} MiB of them (real traces have thousands); \
+                 is it a profiler trace? If so, profile fewer steps (torch.profiler's schedule(active=…)) and read that trace",
+                limits.names,
+                limits.name_bytes >> 20
+            ));
+        }
+        let kept = self.ops.len() + self.calls.len() + self.steps.len();
+        (kept > limits.kept).then(|| {
+            format!(
+                "it has more than {} GPU operations and CUDA calls, more than gpuwhy holds in memory; \
+                 profile fewer steps (torch.profiler's schedule(active=…)) or one rank per file, and read that trace",
+                limits.kept
+            )
+        })
+    }
+
     /// Classifies and keeps (or drops) one event.
     pub(crate) fn push(&mut self, e: RawEvent) {
         self.events += 1;

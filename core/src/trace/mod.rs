@@ -42,6 +42,22 @@ pub const DELAY_OUTLIER_US: f64 = 100.0;
 /// Kernels listed in [`RankSummary::top_kernels`].
 pub const TOP_KERNELS: usize = 10;
 
+/// The most GPU operations, CUDA runtime/driver calls and steps kept from one trace file.
+/// Each takes about 40 bytes, so this bounds the kept events at about 1.2 GB; a real trace
+/// with that many is tens of GB of JSON (a 500 MB trace keeps about a million). Past it the
+/// trace is refused, with a message, rather than the process running out of memory.
+pub const MAX_KEPT_EVENTS: usize = 30_000_000;
+/// The most distinct event names interned from one trace (names are kept once each; a real
+/// trace has thousands of distinct kernel names, not millions).
+pub const MAX_NAMES: usize = 2_000_000;
+/// The most bytes of distinct event names from one trace (each is held twice, in the table
+/// and its index, so at most 256 MiB).
+pub const MAX_NAME_BYTES: usize = 128 << 20;
+/// The largest single JSON value read from a trace: one event, or one metadata entry such as
+/// `deviceProperties`. A real event is well under a few KB; the top-level values gpuwhy does
+/// not read are skipped without being held, whatever their size.
+pub const MAX_VALUE_BYTES: usize = 16 << 20;
+
 /// How to read one trace file.
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
@@ -91,7 +107,9 @@ fn parse<R: BufRead>(reader: R, store: &mut events::Store, opts: &ReadOptions) -
         Ok(()) => Ok(sp.bytes()),
         Err(e) => {
             let at = format!("byte {} of the (decompressed) JSON", e.byte);
-            let reason = if e.eof {
+            let reason = if e.limit {
+                format!("the trace is too large to read (at {at}): {}", e.what)
+            } else if e.eof {
                 format!(
                     "the trace ends in the middle of the JSON at {at}: the file was cut short \
                      (was the profiler stopped while writing, or the copy incomplete?); {}",
@@ -169,5 +187,7 @@ pub fn diagnose(report: &mut Report, trace: &TraceSummary) {
     }
 }
 
+#[cfg(test)]
+mod hostile;
 #[cfg(test)]
 mod tests;

@@ -13,6 +13,7 @@ use serde::de::DeserializeSeed;
 
 use super::events::Store;
 use super::read::EventSeed;
+use super::MAX_VALUE_BYTES;
 
 /// Where and why reading stopped.
 #[derive(Debug)]
@@ -23,6 +24,8 @@ pub(crate) struct SplitError {
     pub what: String,
     /// True when the input ended early.
     pub eof: bool,
+    /// True when the input is past one of the reader's memory limits.
+    pub limit: bool,
 }
 
 pub(crate) struct Splitter<R> {
@@ -52,6 +55,14 @@ impl<R: BufRead> Splitter<R> {
             byte: self.byte,
             what: what.into(),
             eof: false,
+            limit: false,
+        }
+    }
+
+    fn limit(&self, what: String) -> SplitError {
+        SplitError {
+            limit: true,
+            ..self.err(what)
         }
     }
 
@@ -104,21 +115,33 @@ impl<R: BufRead> Splitter<R> {
         }
     }
 
-    /// Cuts the next JSON value out into the scratch buffer and returns it. Objects and
-    /// arrays are matched by counting their own brackets outside strings (the other kind
-    /// cannot unbalance them in valid JSON), found with `memchr`; strings skip to the next
-    /// quote or backslash.
+    /// Cuts the next JSON value out into the scratch buffer and returns it; at most
+    /// [`MAX_VALUE_BYTES`], so one absurd value cannot exhaust memory.
     fn value(&mut self) -> Res<&[u8]> {
+        self.cut(true)
+    }
+
+    /// Reads past the next JSON value without holding it, whatever its size.
+    fn skip(&mut self) -> Res<()> {
+        self.cut(false).map(|_| ())
+    }
+
+    /// Finds the end of the next JSON value, copying it to the scratch buffer when `keep`.
+    /// Objects and arrays are matched by counting their own brackets outside strings (the
+    /// other kind cannot unbalance them in valid JSON), found with `memchr`; strings skip to
+    /// the next quote or backslash. Nesting costs no stack here: serde_json, which parses
+    /// the kept values, refuses more than 128 levels.
+    fn cut(&mut self, keep: bool) -> Res<&[u8]> {
         self.scratch.clear();
         let first = self.peek()?.ok_or_else(|| self.eof("a value"))?;
         let (open, close) = match first {
             b'{' => (b'{', b'}'),
             b'[' => (b'[', b']'),
             b'"' => (0, 0),
-            _ => return self.scalar(),
+            _ => return self.scalar(keep),
         };
         let string_only = open == 0;
-        let (mut depth, mut in_str, mut esc) = (0i32, false, false);
+        let (mut depth, mut in_str, mut esc) = (0u64, false, false);
         loop {
             let buf = match self.r.fill_buf() {
                 Ok(b) => b,
@@ -169,16 +192,30 @@ impl<R: BufRead> Splitter<R> {
                 i += 1;
             }
             let n = end.unwrap_or(buf.len());
-            self.scratch.extend_from_slice(&buf[..n]);
+            if keep {
+                self.scratch.extend_from_slice(&buf[..n]);
+            }
             self.consume(n);
+            self.check_size()?;
             if end.is_some() {
                 return Ok(&self.scratch);
             }
         }
     }
 
+    fn check_size(&self) -> Res<()> {
+        if self.scratch.len() > MAX_VALUE_BYTES {
+            return Err(self.limit(format!(
+                "one JSON value (an event or a metadata entry) is larger than {} MiB, where a real \
+                 event is a few KB; the file is damaged or not a profiler trace",
+                MAX_VALUE_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+
     /// A number, `true`, `false` or `null`: up to the next delimiter.
-    fn scalar(&mut self) -> Res<&[u8]> {
+    fn scalar(&mut self, keep: bool) -> Res<&[u8]> {
         loop {
             let buf = match self.r.fill_buf() {
                 Ok(b) => b,
@@ -191,8 +228,11 @@ impl<R: BufRead> Splitter<R> {
                 .iter()
                 .position(|b| matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace());
             let n = end.unwrap_or(buf.len());
-            self.scratch.extend_from_slice(&buf[..n]);
+            if keep {
+                self.scratch.extend_from_slice(&buf[..n]);
+            }
             self.consume(n);
+            self.check_size()?;
             if end.is_some() {
                 return Ok(&self.scratch);
             }
@@ -261,9 +301,7 @@ impl<R: BufRead> Splitter<R> {
                         }
                     }
                 }
-                _ => {
-                    self.value()?;
-                }
+                _ => self.skip()?,
             }
             match self.peek()? {
                 Some(b',') => self.consume(1),
@@ -284,8 +322,9 @@ impl<R: BufRead> Splitter<R> {
         let v = self.value()?;
         serde_json::from_slice(v).map_err(|e| SplitError {
             byte,
-            what: format!("unexpected JSON: {e}"),
+            what: format!("unexpected JSON: {}", nesting(&e)),
             eof: false,
+            limit: false,
         })
     }
 
@@ -311,10 +350,14 @@ impl<R: BufRead> Splitter<R> {
                     .deserialize(&mut de)
                     .map_err(|e| SplitError {
                         byte,
-                        what: format!("expected a trace event object: {e}"),
+                        what: format!("expected a trace event object: {}", nesting(&e)),
                         eof: false,
+                        limit: false,
                     })?;
                 store.push(ev);
+                if let Some(why) = store.over_limit() {
+                    return Err(self.limit(why));
+                }
             }
             match self.peek()? {
                 Some(b',') => self.consume(1),
@@ -328,6 +371,16 @@ impl<R: BufRead> Splitter<R> {
                 None => return Err(self.eof("`,` or `]`")),
             }
         }
+    }
+}
+
+/// serde_json's error, with its recursion limit said in the trace's terms.
+fn nesting(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.starts_with("recursion limit exceeded") {
+        format!("{text}: nested more than 128 levels deep, which no trace event is (is the file damaged?)")
+    } else {
+        text
     }
 }
 
