@@ -19,5 +19,7 @@ mod pattern;
 mod scenario;
 mod state;
 
+pub use scenario::check as check_scenario;
+
 #[cfg(test)]
 mod tests;

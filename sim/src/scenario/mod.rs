@@ -86,6 +86,14 @@ impl Scenario {
     }
 }
 
+/// Parses and validates scenario text exactly as `nvmlInit*` does before it plays a file,
+/// without playing it: `Err` is the message the simulator would report (the line and
+/// column, or the path of the offending entry). For tools that check scenario files and for
+/// the fuzz target; the `Scenario` type itself stays private to the simulator.
+pub fn check(text: &str) -> Result<(), String> {
+    Scenario::from_json(text).map(|_| ())
+}
+
 impl ScenarioFile {
     fn resolve(self) -> Result<Scenario, String> {
         let speed = self.speed.unwrap_or(1.0);
