@@ -8,6 +8,7 @@ mod bench;
 mod bench_ffi;
 mod bench_merge;
 mod bench_trace;
+mod fuzz;
 mod install_ffi;
 mod scenarios;
 mod test;
@@ -28,13 +29,15 @@ fn main() -> ExitCode {
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
         Some("viewer") => viewer::run(&args[1..]),
         Some("install-ffi") => install_ffi::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test|bench|scenarios|viewer|install-ffi>");
+            eprintln!("usage: cargo xtask <test|bench|scenarios|viewer|install-ffi|fuzz>");
             eprintln!("  test       install what the tests need, then run every test");
             eprintln!("  bench      print benchmark ratios against same-run baselines");
             eprintln!("  scenarios  record every bundled scenario and print expected vs actual top finding");
             eprintln!("  viewer     build the report viewer (WebAssembly + page) into target/viewer/ [test|bench]");
             eprintln!("  install-ffi --prefix DIR [--release]  install libgpuwhy, gpuwhy.h, pkg-config and CMake files");
+            eprintln!("  fuzz --seconds N [TARGET]  run the fuzz targets (fuzz/) N seconds each; fails on any crash");
             return ExitCode::from(2);
         }
     };

@@ -29,6 +29,8 @@ pub fn run(_args: &[String]) -> Result<()> {
     }
     // The viewer: its WebAssembly build and its tests in a real browser.
     crate::viewer::test()?;
+    // The readers of untrusted files under libFuzzer, a few seconds each (issue 8).
+    crate::fuzz::smoke()?;
     eprintln!("xtask: all tests passed");
     Ok(())
 }
