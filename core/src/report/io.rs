@@ -74,7 +74,8 @@ impl Report {
 
     /// Reads a report file. Gives a clear error for a missing, empty, truncated, non-JSON or
     /// non-report file, and for a report of a newer major schema.
-    /// A file larger than [`MAX_REPORT_BYTES`] is refused before it is read.
+    /// A file larger than any report can be (1 GiB, `MAX_REPORT_BYTES`) is refused before it
+    /// is read.
     pub fn load(path: &Path) -> Result<Report> {
         let io = |source| Error::Io {
             action: "cannot read report",
@@ -96,8 +97,8 @@ impl Report {
         Self::from_slice(&bytes, path)
     }
 
-    /// Parses report bytes; `path` is only used in messages. More than
-    /// [`MAX_REPORT_BYTES`] is refused, and so is JSON nested deeper than serde_json reads.
+    /// Parses report bytes; `path` is only used in messages. More than 1 GiB
+    /// (`MAX_REPORT_BYTES`) is refused, and so is JSON nested deeper than serde_json reads.
     pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Report> {
         let bad = |reason: String| Error::BadReport {
             path: path.to_path_buf(),
