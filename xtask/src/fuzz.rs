@@ -6,7 +6,8 @@
 //! The targets need nightly Rust and cargo-fuzz; cargo-fuzz is installed when missing, and
 //! either one missing is an error, never a silent skip. Each run starts from the committed
 //! seed corpus (`fuzz/corpus/TARGET`, only read) and grows a working corpus under
-//! `target/fuzz-corpus/TARGET` that later runs start from too. Crash inputs land in
+//! `target/fuzz-corpus/TARGET` that later runs start from too (the smoke keeps what it
+//! finds only for its own run, so its time stays the same). Crash inputs land in
 //! `fuzz/artifacts/TARGET/`; libFuzzer's output is kept in `target/fuzz-logs/TARGET.log`.
 
 use std::fs;
@@ -32,13 +33,16 @@ const TIMEOUT_S: u64 = 10;
 /// is how a missing size limit in a reader shows up.
 const RSS_LIMIT_MB: u64 = 2048;
 
-/// `cargo xtask fuzz --seconds N [TARGET]`.
+/// `cargo xtask fuzz --seconds N [--fresh] [TARGET]`; `--fresh` runs as the smoke does,
+/// from the seeds alone, keeping nothing it finds.
 pub fn run(args: &[String]) -> Result<()> {
     let mut seconds = None;
     let mut only = None;
+    let mut corpus = Corpus::Kept;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--fresh" => corpus = Corpus::Fresh,
             "--seconds" => {
                 let v = it.next().context("--seconds needs a number")?;
                 seconds = Some(
@@ -49,7 +53,7 @@ pub fn run(args: &[String]) -> Result<()> {
             t => match TARGETS.iter().find(|k| **k == t) {
                 Some(k) => only = Some(*k),
                 None => bail!(
-                    "unknown argument `{t}`; usage: cargo xtask fuzz --seconds N [{}]",
+                    "unknown argument `{t}`; usage: cargo xtask fuzz --seconds N [--fresh] [{}]",
                     TARGETS.join("|")
                 ),
             },
@@ -62,12 +66,23 @@ pub fn run(args: &[String]) -> Result<()> {
         Some(t) => vec![t],
         None => TARGETS.to_vec(),
     };
-    fuzz(&targets, seconds)
+    fuzz(&targets, seconds, corpus)
 }
 
 /// The fuzz smoke of `cargo xtask test`: every target for [`SMOKE_SECONDS`].
 pub fn smoke() -> Result<()> {
-    fuzz(TARGETS, SMOKE_SECONDS)
+    fuzz(TARGETS, SMOKE_SECONDS, Corpus::Fresh)
+}
+
+/// Where a run keeps the inputs it finds.
+#[derive(Clone, Copy, PartialEq)]
+enum Corpus {
+    /// In `target/fuzz-corpus/TARGET`, which the next run starts from.
+    Kept,
+    /// In a temporary directory: the smoke starts from the seeds alone every time, so the
+    /// corpus long runs grew (thousands of inputs, each run once at start-up) does not
+    /// lengthen `cargo xtask test`.
+    Fresh,
 }
 
 /// What one target's run reached.
@@ -78,7 +93,7 @@ struct Outcome {
     failure: Option<String>,
 }
 
-fn fuzz(targets: &[&'static str], seconds: u64) -> Result<()> {
+fn fuzz(targets: &[&'static str], seconds: u64, corpus: Corpus) -> Result<()> {
     install()?;
     let dir = root().join("fuzz");
     // One build of every target up front, with the flags `cargo fuzz run` uses below, so
@@ -91,7 +106,7 @@ fn fuzz(targets: &[&'static str], seconds: u64) -> Result<()> {
     )?;
     let mut outcomes = Vec::new();
     for &target in targets {
-        outcomes.push(run_target(&dir, target, seconds)?);
+        outcomes.push(run_target(&dir, target, seconds, corpus)?);
     }
     eprintln!("xtask: fuzz results ({seconds} s per target):");
     for o in &outcomes {
@@ -125,8 +140,15 @@ fn fuzz(targets: &[&'static str], seconds: u64) -> Result<()> {
 /// integer overflow panics as it does in tests.
 const BUILD_FLAGS: &[&str] = &["--sanitizer", "none", "--debug-assertions"];
 
-fn run_target(dir: &Path, target: &'static str, seconds: u64) -> Result<Outcome> {
-    let work = root().join("target").join("fuzz-corpus").join(target);
+fn run_target(dir: &Path, target: &'static str, seconds: u64, corpus: Corpus) -> Result<Outcome> {
+    let fresh = match corpus {
+        Corpus::Kept => None,
+        Corpus::Fresh => Some(tempfile::tempdir_in(root().join("target"))?),
+    };
+    let work = match &fresh {
+        Some(t) => t.path().to_path_buf(),
+        None => root().join("target").join("fuzz-corpus").join(target),
+    };
     let logs = root().join("target").join("fuzz-logs");
     fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
