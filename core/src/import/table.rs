@@ -174,7 +174,8 @@ pub(crate) fn parse_clock(s: &str) -> Option<f64> {
 }
 
 /// Seconds since the Unix epoch of a date (`YYYYMMDD`, `YYYY/MM/DD` or `YYYY-MM-DD`), taken as
-/// UTC: nvidia-smi prints local time without a zone.
+/// UTC: nvidia-smi prints local time without a zone. Years outside 1..=9999 are not dates
+/// nvidia-smi prints (and would overflow the day count), so they are not dates.
 pub(crate) fn parse_date(s: &str) -> Option<f64> {
     let (y, m, d) = if s.len() == 8 && s.bytes().all(|b| b.is_ascii_digit()) {
         (
@@ -192,7 +193,7 @@ pub(crate) fn parse_date(s: &str) -> Option<f64> {
         }
         (y, m, d)
     };
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+    if !(1..=9999).contains(&y) || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return None;
     }
     Some(days_from_civil(y, m, d) as f64 * 86_400.0)
@@ -210,5 +211,9 @@ mod tests {
         assert_eq!(parse_date("2000/02/29"), parse_date("2000-02-29"));
         assert_eq!(parse_clock("01:02:03.5"), Some(3723.5));
         assert!(parse_clock("25:00:00").is_none() && parse_date("2000/13/01").is_none());
+        // Found by the csv fuzz target: the day count overflowed i64.
+        assert!(parse_date("49999999999999926/1/1").is_none());
+        assert!(parse_date("-5/1/1").is_none() && parse_date("0000/01/01").is_none());
+        assert!(parse_date("9999-12-31").is_some());
     }
 }

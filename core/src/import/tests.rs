@@ -69,3 +69,19 @@ fn a_long_sawtooth_log_goes_through_the_usual_rules() {
     assert!(!r.verdict.summary.contains("Only"), "{}", r.verdict.summary);
     assert_eq!(r.verdict.id, "data_starvation", "{:#?}", r.findings);
 }
+
+/// Inputs on which the fuzz targets (`fuzz/`, targets `dmon` and `csv`) once crashed: each
+/// is read as a log or refused with a message, as both kinds.
+#[test]
+fn inputs_the_fuzzers_crashed_on_are_read_or_refused() {
+    let found: &[&[u8]] = &[
+        // A date whose year overflowed the day count (csv).
+        b"49999999999999926/1/1",
+        b"timestamp, utilization.gpu [%]\n49999999999999926/11/29 11:22:00.000, 50 %\n",
+    ];
+    for input in found {
+        for kind in [Kind::Dmon, Kind::Csv] {
+            let _ = import(kind, input, &ImportOptions::default());
+        }
+    }
+}
