@@ -22,6 +22,11 @@ pub const OUTLIER_MADS: f64 = 3.0;
 /// See [`OUTLIER_MADS`].
 pub const OUTLIER_MIN_EXCESS: f64 = 0.5;
 
+/// Outliers whose excess over the median step is at least this share of the median
+/// outlier's excess count as the same stall when reading its period; smaller ones are
+/// incidental hiccups.
+pub const SAME_STALL_SIZE: f64 = 0.5;
+
 /// One phase's share of step time.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PhaseShare {
@@ -284,7 +289,17 @@ fn outliers(t: &[f64], cycles: &[f64], events: &[Event]) -> StepOutliers {
     if total > 0.0 {
         out.excess_share = idx.iter().map(|i| cycles[*i] - p50).sum::<f64>() / total;
     }
-    let gaps: Vec<f64> = idx.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    // The period is read from the outliers of the stall's own size: a stall repeats with
+    // about the same cost (an eval, a checkpoint), while a few much smaller hiccups (the
+    // scheduler, a page fault) between them must not break its spacing.
+    let big =
+        median(idx.iter().map(|i| cycles[*i] - p50).collect()).map_or(0.0, |m| m * SAME_STALL_SIZE);
+    let main: Vec<usize> = idx
+        .iter()
+        .copied()
+        .filter(|i| cycles[*i] - p50 >= big)
+        .collect();
+    let gaps: Vec<f64> = main.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
     if gaps.len() >= 2 {
         out.period_steps = median(gaps.clone());
         let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;

@@ -169,3 +169,32 @@ fn a_report_without_steps_has_no_step_signals() {
     let r = Report::from_recording(&crate::recording::Recording::new(Default::default()));
     assert!(StepSignals::from_report(&r).is_none());
 }
+
+#[test]
+fn small_hiccups_between_stalls_do_not_break_their_period() {
+    // An eval every 10 steps costing 4.5 steps, plus three scheduler hiccups of 0.7 of a
+    // step at odd places: the period is still 10, regular.
+    let hiccups = [13, 37, 61];
+    let d = run(
+        100,
+        |i| {
+            let base = steady(i);
+            if i % 10 == 9 {
+                base * 5.5
+            } else if hiccups.contains(&i) {
+                base * 1.7
+            } else {
+                base
+            }
+        },
+        |_| 0.0,
+    );
+    let s = StepSignals::compute(&d, &[], &[]);
+    assert_eq!(s.outliers.count, 13, "every spike is an outlier");
+    assert_eq!(s.outliers.period_steps, Some(10.0));
+    assert!(
+        s.outliers.spacing_cv.is_some_and(|cv| cv < 0.05),
+        "{:?}",
+        s.outliers.spacing_cv
+    );
+}
