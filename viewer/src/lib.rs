@@ -17,13 +17,14 @@
 pub mod chart;
 pub mod escape;
 pub mod format;
+pub mod json;
 pub mod page;
+pub mod read;
 pub mod theme;
 pub mod trace;
 pub mod view;
 #[cfg(target_arch = "wasm32")]
 mod web;
-mod wire;
 
 pub use theme::Theme;
 pub use trace::{Sample, Stats, Trace};

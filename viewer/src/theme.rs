@@ -3,6 +3,10 @@
 
 use plotters::style::RGBColor;
 
+/// Shades of a heatmap: more than the eye tells apart in a cell a few pixels wide, few
+/// enough that neighbouring cells of nearly equal value share one (and one SVG element).
+pub const HEAT_STEPS: f64 = 32.0;
+
 /// The colours a chart is drawn with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
@@ -84,10 +88,10 @@ impl Theme {
         }
     }
 
-    /// Colour between `heat_low` (at 0) and `heat_high` (at 1).
+    /// Colour between `heat_low` (at 0) and `heat_high` (at 1), in [`HEAT_STEPS`] steps.
     pub fn heat(&self, x: f64) -> RGBColor {
         let x = if x.is_finite() {
-            x.clamp(0.0, 1.0)
+            (x.clamp(0.0, 1.0) * HEAT_STEPS).round() / HEAT_STEPS
         } else {
             0.0
         };

@@ -191,8 +191,10 @@ impl<'a> Trace<'a> {
                 line.push((tc, z as f64));
             }
         };
+        let last_col = columns.max(1) as i64 - 1;
         self.visit(t0, t1, |s, brk| {
-            let col = (((s.t - t0) / span) * cols).floor().clamp(0.0, cols - 1.0) as i64;
+            // `as` truncates: the floor for the non-negative, and 0 for what is clamped to 0.
+            let col = ((((s.t - t0) / span) * cols) as i64).clamp(0, last_col);
             if brk || col != cur.col {
                 if let Some(line) = lines.last_mut() {
                     flush(&cur, line);
@@ -218,18 +220,6 @@ impl<'a> Trace<'a> {
         let mut n = 0;
         self.visit(t0, t1, |_, _| n += 1);
         n
-    }
-
-    /// Lowest and highest value in `t0..=t1`.
-    pub fn range(&self, t0: f64, t1: f64) -> Option<(f64, f64)> {
-        let mut r: Option<(f32, f32)> = None;
-        self.visit(t0, t1, |s, _| {
-            r = Some(match r {
-                None => (s.lo, s.hi),
-                Some((a, b)) => (a.min(s.lo), b.max(s.hi)),
-            });
-        });
-        r.map(|(a, b)| (a as f64, b as f64))
     }
 
     /// Statistics of the samples in `t0..=t1`.

@@ -1,15 +1,14 @@
 //! A loaded report and what the page needs to know about it: the GPUs in display order,
 //! the time range all charts share, and why a file could not be opened.
 
+use crate::json::{self, Obj};
+use crate::read::{self, ReadError};
 use gpuwhy::report::{
     journal, DeviceInfo, DeviceSeries, Event, Report, SCHEMA, SCHEMA_MAJOR, SCHEMA_PREFIX,
 };
-use serde::Serialize;
-
-use crate::wire::WireReport;
 
 /// Why a file could not be shown, for the page's message box.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LoadError {
     /// `invalid` (not JSON, cut short, empty), `not_report` (JSON but no gpuwhy schema),
     /// `newer_schema` (a later major version), `damaged` (a report whose fields do not fit)
@@ -22,7 +21,7 @@ pub struct LoadError {
 }
 
 /// One GPU as the page shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Gpu {
     /// Position in [`View::gpus`] (what the page passes back to ask for its charts).
     pub pos: usize,
@@ -31,15 +30,24 @@ pub struct Gpu {
     /// `GPU 0 · NVIDIA H100` (plain text from the report: escape it before use in HTML).
     pub label: String,
     /// Index into `report.series`.
-    #[serde(skip)]
     pub series: usize,
     /// Index into `report.devices`, when the report has the device's facts.
-    #[serde(skip)]
     pub device: Option<usize>,
 }
 
-/// What the page needs to lay itself out (sent to JavaScript as an object).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+impl LoadError {
+    /// `{kind, title, message}` as JSON, for the page.
+    pub fn to_json(&self) -> String {
+        Obj::new()
+            .str("kind", self.kind)
+            .str("title", &self.title)
+            .str("message", &self.message)
+            .end()
+    }
+}
+
+/// What the page needs to lay itself out (sent to JavaScript as JSON, [`Info::to_json`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Info {
     /// The GPUs with samples, in index order.
     pub gpus: Vec<Gpu>,
@@ -57,6 +65,29 @@ pub struct Info {
     pub verdict: String,
 }
 
+impl Info {
+    /// The facts as JSON: `gpus` (`pos`, `index`, `label`), `t0`, `t1`, `has_steps`,
+    /// `has_host`, `findings`, `verdict`.
+    pub fn to_json(&self) -> String {
+        let gpus = self.gpus.iter().map(|g| {
+            Obj::new()
+                .num("pos", g.pos as f64)
+                .num("index", g.index as f64)
+                .str("label", &g.label)
+                .end()
+        });
+        Obj::new()
+            .raw("gpus", &json::array(gpus))
+            .num("t0", self.t0)
+            .num("t1", self.t1)
+            .bool("has_steps", self.has_steps)
+            .bool("has_host", self.has_host)
+            .num("findings", self.findings as f64)
+            .str("verdict", &self.verdict)
+            .end()
+    }
+}
+
 /// A report ready to draw.
 pub struct View {
     /// The report as read.
@@ -70,12 +101,18 @@ pub struct View {
 impl View {
     /// Reads report bytes; `name` is used in messages.
     ///
-    /// The document is parsed once when it is a good report; only a failure parses it again
+    /// The document is read once when it is a good report; only a failure reads it again
     /// to say what is wrong. Crash journals are not read here (replaying one runs the rules,
     /// which would double the page's WebAssembly): `gpuwhy view` converts them.
     pub fn load(bytes: &[u8], name: &str) -> Result<View, LoadError> {
-        if journal::looks_like_journal(bytes) {
-            return Err(LoadError {
+        let read = read::report(bytes)
+            .map_err(|e| explain(bytes, name, &e))
+            .and_then(|report| check_schema(Some(&report.schema), name).map(|_| report));
+        match read {
+            Ok(report) => Ok(View::new(report)),
+            // Only a file that is no report can be a journal (its first line has the journal
+            // schema): checking after, not before, keeps a long report's one line unscanned.
+            Err(_) if journal::looks_like_journal(bytes) => Err(LoadError {
                 kind: "journal",
                 title: "This is a crash journal, not a report".into(),
                 message: format!(
@@ -83,15 +120,8 @@ impl View {
                      report. Turn it into a page with `gpuwhy view {name}` (or read it with \
                      `gpuwhy diagnose {name}`)."
                 ),
-            });
-        }
-        match serde_json::from_slice::<WireReport>(bytes) {
-            Ok(wire) => {
-                let report = Report::from(wire);
-                check_schema(Some(&report.schema), name)?;
-                Ok(View::new(report))
-            }
-            Err(e) => Err(explain(bytes, name, &e)),
+            }),
+            Err(e) => Err(e),
         }
     }
 
@@ -180,12 +210,6 @@ impl View {
     }
 }
 
-#[derive(serde::Deserialize)]
-struct SchemaProbe {
-    #[serde(default)]
-    schema: Option<serde_json::Value>,
-}
-
 /// Refuses anything but a `gpuwhy.report/1[.x]` schema, with the message core gives.
 fn check_schema(schema: Option<&str>, name: &str) -> Result<(), LoadError> {
     let not_report = |msg: String| LoadError {
@@ -222,9 +246,9 @@ fn check_schema(schema: Option<&str>, name: &str) -> Result<(), LoadError> {
     }
 }
 
-/// Why `bytes` did not parse as a report: not JSON, not a report, a newer schema, or a
-/// report whose fields do not fit.
-fn explain(bytes: &[u8], name: &str, e: &serde_json::Error) -> LoadError {
+/// Why `bytes` did not read as a report: not JSON, not a report, a newer schema, or a
+/// report whose fields do not fit (`e` says which).
+fn explain(bytes: &[u8], name: &str, e: &ReadError) -> LoadError {
     use serde_json::error::Category;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return LoadError {
@@ -241,36 +265,29 @@ fn explain(bytes: &[u8], name: &str, e: &serde_json::Error) -> LoadError {
         title: "This file is not valid JSON".into(),
         message,
     };
-    match e.classify() {
-        Category::Eof => invalid(format!(
-            "{name} ends in the middle of the JSON document (line {}, column {}): it was cut \
-             short. If a recording was interrupted, open its `.partial` journal with \
-             `gpuwhy view` instead",
-            e.line(),
-            e.column()
-        )),
-        Category::Syntax | Category::Io => invalid(format!(
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+        if e.classify() == Category::Eof {
+            return invalid(format!(
+                "{name} ends in the middle of the JSON document (line {}, column {}): it was \
+                 cut short. If a recording was interrupted, open its `.partial` journal with \
+                 `gpuwhy view` instead",
+                e.line(),
+                e.column()
+            ));
+        }
+        return invalid(format!(
             "{name} is not JSON (syntax error at line {}, column {}): is this a gpuwhy report?",
             e.line(),
             e.column()
-        )),
-        Category::Data => {
-            let probe = serde_json::from_slice::<SchemaProbe>(bytes)
-                .ok()
-                .and_then(|p| p.schema);
-            let schema = match &probe {
-                Some(serde_json::Value::String(s)) => Some(s.as_str()),
-                _ => None,
-            };
-            if let Err(refused) = check_schema(schema, name) {
-                return refused;
-            }
-            LoadError {
-                kind: "damaged",
-                title: "This report is damaged".into(),
-                message: format!("{name}: not a valid {SCHEMA} report: {e}"),
-            }
-        }
+        ));
+    }
+    if let Err(refused) = check_schema(read::schema(bytes).as_deref(), name) {
+        return refused;
+    }
+    LoadError {
+        kind: "damaged",
+        title: "This report is damaged".into(),
+        message: format!("{name}: not a valid {SCHEMA} report: {}", e.0),
     }
 }
 

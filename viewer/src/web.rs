@@ -1,6 +1,6 @@
 //! The browser facade: a thin `#[wasm_bindgen]` layer over [`View`] and the chart and page
-//! functions. Strings cross as strings (HTML and SVG fragments, already escaped), structured
-//! data through `serde-wasm-bindgen`.
+//! functions. Strings cross as strings (HTML and SVG fragments, already escaped), the few
+//! structured answers as JSON text (`JSON.parse` on the page; see `crate::json`).
 
 use std::fmt::Display;
 
@@ -23,18 +23,17 @@ pub struct Viewer {
 
 #[wasm_bindgen]
 impl Viewer {
-    /// Reads a report from its bytes; throws `{kind, title, message}` when it cannot.
+    /// Reads a report from its bytes; throws `{kind, title, message}` as JSON text when it
+    /// cannot.
     pub fn load(bytes: &[u8], name: &str) -> Result<Viewer, JsValue> {
         View::load(bytes, name)
             .map(|view| Viewer { view })
-            .map_err(|e| {
-                serde_wasm_bindgen::to_value(&e).unwrap_or_else(|_| JsValue::from_str(&e.message))
-            })
+            .map_err(|e| JsValue::from_str(&e.to_json()))
     }
 
-    /// Layout facts: GPUs, time range, which sections exist.
-    pub fn info(&self) -> Result<JsValue, JsValue> {
-        serde_wasm_bindgen::to_value(&self.view.info()).map_err(js_err)
+    /// Layout facts as JSON: GPUs, time range, which sections exist.
+    pub fn info(&self) -> String {
+        self.view.info().to_json()
     }
 
     fn frame(&self, t0: f64, t1: f64, width: u32) -> Frame {
@@ -115,9 +114,14 @@ impl Viewer {
         numbers::timeline_html(&self.view, pos, &self.frame(t0, t1, 0))
     }
 
-    /// Values under the pointer at time `t` on the timeline at `pos`.
-    pub fn readout(&self, pos: usize, t: f64) -> Result<JsValue, JsValue> {
-        serde_wasm_bindgen::to_value(&timeline::readout(&self.view, pos, t)).map_err(js_err)
+    /// Values under the pointer at time `t` on the timeline at `pos`, as a JSON array of
+    /// `{series, value}`.
+    pub fn readout(&self, pos: usize, t: f64) -> String {
+        crate::json::array(
+            timeline::readout(&self.view, pos, t)
+                .iter()
+                .map(|r| r.to_json()),
+        )
     }
 
     /// The GPU × time heatmap as SVG.

@@ -117,12 +117,39 @@ function makeFigure(kind, pos, caption) {
   const svg = document.createElement('div');
   svg.className = 'svg';
   plot.append(svg, brush, cursor);
-  const numbers = document.createElement('div');
-  numbers.className = 'numbers-slot';
-  fig.append(cap, plot, numbers);
+  const chart = { el: fig, kind, pos, stale: true };
+  fig.append(cap, plot);
+  if (kind !== 'steps-stacked') {
+    // The numbers (min, median, max over the visible range) are asked for when opened.
+    const numbers = document.createElement('details');
+    numbers.className = 'numbers';
+    const summary = document.createElement('summary');
+    summary.textContent = 'Numbers';
+    const body = document.createElement('div');
+    body.className = 'numbers-body';
+    numbers.append(summary, body);
+    numbers.addEventListener('toggle', () => fillNumbers(chart));
+    fig.append(numbers);
+  }
   wireChart(fig);
-  state.charts.push({ el: fig, kind, pos });
+  state.charts.push(chart);
   return fig;
+}
+
+// Fills a chart's numbers table for the visible range, if it is open and out of date.
+function fillNumbers(c) {
+  const details = c.el.querySelector('details.numbers');
+  if (!details || !details.open || !c.stale) return;
+  const v = state.viewer;
+  const { t0, t1 } = state;
+  const html = {
+    'gpu-timeline': () => v.timelineNumbers(c.pos, t0, t1),
+    heatmap: () => v.heatmapNumbers(t0, t1, false),
+    'host-timeline': () => v.hostNumbers(t0, t1),
+    cores: () => v.heatmapNumbers(t0, t1, true),
+  }[c.kind];
+  details.querySelector('.numbers-body').innerHTML = html ? html() : '';
+  c.stale = false;
 }
 
 function renderCharts() {
@@ -135,28 +162,23 @@ function renderCharts() {
   for (const c of state.charts) {
     const svg = c.el.querySelector('.svg');
     const plot = c.el.querySelector('.plot');
-    const slot = c.el.querySelector('.numbers-slot');
     let markup;
     switch (c.kind) {
       case 'gpu-timeline':
         markup = v.timeline(c.pos, t0, t1, width, dark);
         plot.setAttribute('aria-label', v.timelineLabel(c.pos, t0, t1));
-        slot.innerHTML = v.timelineNumbers(c.pos, t0, t1);
         break;
       case 'heatmap':
         markup = v.heatmap(t0, t1, width, dark);
-        plot.setAttribute('aria-label', 'GPU busy share per GPU over time; the table below has the numbers');
-        slot.innerHTML = v.heatmapNumbers(t0, t1, false);
+        plot.setAttribute('aria-label', 'GPU busy share per GPU over time; its Numbers table has the values');
         break;
       case 'host-timeline':
         markup = v.host(t0, t1, width, dark) || '';
-        plot.setAttribute('aria-label', 'Host CPU, disk, memory and pressure over time; the table below has the numbers');
-        slot.innerHTML = v.hostNumbers(t0, t1);
+        plot.setAttribute('aria-label', 'Host CPU, disk, memory and pressure over time; its Numbers table has the values');
         break;
       case 'cores':
         markup = v.cores(t0, t1, width, dark) || '';
-        plot.setAttribute('aria-label', 'CPU busy share per core over time; the table below has the numbers');
-        slot.innerHTML = v.heatmapNumbers(t0, t1, true);
+        plot.setAttribute('aria-label', 'CPU busy share per core over time; its Numbers table has the values');
         break;
       case 'steps-stacked':
         markup = v.stepsStacked(t0, t1, width, dark) || '';
@@ -168,6 +190,8 @@ function renderCharts() {
     svg.innerHTML = markup;
     c.el.dataset.t0 = String(t0);
     c.el.dataset.t1 = String(t1);
+    c.stale = true;
+    fillNumbers(c);
   }
   const hist = $('steps-hist');
   if (state.info.has_steps) {
@@ -233,7 +257,7 @@ function showReadout(pos, t) {
   const box = $('readout');
   const gpu = state.info.gpus[pos];
   if (!gpu) return;
-  const rows = state.viewer.readout(pos, t);
+  const rows = JSON.parse(state.viewer.readout(pos, t));
   box.replaceChildren();
   const h = document.createElement('strong');
   h.textContent = `${gpu.label} at ${timeText(t, state.t1 - state.t0)}`;
@@ -380,14 +404,20 @@ function openBytes(bytes, name) {
   try {
     v = Viewer.load(bytes, name);
   } catch (e) {
-    const err = typeof e === 'object' && e ? e : { title: 'This file cannot be opened', message: String(e) };
+    // The module throws `{kind, title, message}` as JSON text.
+    let err;
+    try {
+      err = JSON.parse(e);
+    } catch (_) {
+      err = { title: 'This file cannot be opened', message: String(e) };
+    }
     showMessage(err.title || 'This file cannot be opened', err.message || String(e), err.kind);
     return;
   }
   performance.mark('gpuwhy-parsed');
   if (state.viewer) state.viewer.free();
   state.viewer = v;
-  state.info = v.info();
+  state.info = JSON.parse(v.info());
   $('welcome').hidden = true;
   $('report').hidden = false;
   try {

@@ -81,14 +81,25 @@ pub fn draw<DB: DrawingBackend>(
     for (i, row) in rows.iter().enumerate() {
         // Row 0 on top.
         let y = (n - 1 - i) as f64;
-        let means = row.trace.slice_means(t0, t1, cells);
-        chart.draw_series(means.iter().enumerate().filter_map(|(c, m)| {
-            let v = (*m)?;
-            let a = t0 + c as f64 * cell_t;
-            Some(Rectangle::new(
-                [(a, y), (a + cell_t, y + 1.0)],
-                theme.heat(v / max).filled(),
-            ))
+        // Neighbouring cells of one colour are one rectangle: the same picture in far
+        // fewer elements (a steady GPU is one rectangle, not hundreds).
+        let mut runs: Vec<(usize, usize, RGBColor)> = Vec::new();
+        for (c, m) in row.trace.slice_means(t0, t1, cells).into_iter().enumerate() {
+            let Some(v) = m else { continue };
+            let color = theme.heat(v / max);
+            match runs.last_mut() {
+                Some((_, end, last)) if *end == c && *last == color => *end = c + 1,
+                _ => runs.push((c, c + 1, color)),
+            }
+        }
+        chart.draw_series(runs.into_iter().map(|(a, b, color)| {
+            Rectangle::new(
+                [
+                    (t0 + a as f64 * cell_t, y),
+                    (t0 + b as f64 * cell_t, y + 1.0),
+                ],
+                color.filled(),
+            )
         }))?;
         if i % label_every == 0 {
             chart.draw_series(std::iter::once(Text::new(
@@ -114,7 +125,7 @@ pub fn gpu_svg(view: &View, frame: &Frame, theme: &Theme) -> Result<String, Char
             })
         })
         .collect();
-    to_svg(frame.width, height(rows.len()), |a| {
+    to_svg(frame.width, height(rows.len()), |a, _| {
         draw(a, "GPU busy (%) per GPU", &rows, 100.0, frame, theme)
     })
 }

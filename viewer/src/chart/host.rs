@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::heatmap::{self, Row};
-use super::{draw_panel, to_svg, ChartError, Frame, Line, Panel, Reference, Scale};
+use super::{draw_panel, to_svg, ChartError, Frame, Line, Overlay, Panel, Reference, Scale};
 use super::{PANEL_H, X_AXIS_H};
 use crate::theme::Theme;
 use crate::trace::Trace;
@@ -106,13 +106,25 @@ pub fn draw<DB: DrawingBackend>(
     frame: &Frame,
     theme: &Theme,
 ) -> Result<(), ChartError> {
+    let mut overlay = Overlay::default();
+    draw_with(area, host, frame, theme, &mut overlay)?;
+    overlay.draw_on(area)
+}
+
+fn draw_with<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    host: &HostData,
+    frame: &Frame,
+    theme: &Theme,
+    overlay: &mut Overlay,
+) -> Result<(), ChartError> {
     let panels = panels(host);
     let n = panels.len();
     let mut rest = area.clone();
     for (k, p) in panels.iter().enumerate() {
         let last = k + 1 == n;
         let (top, bottom) = rest.split_vertically(PANEL_H + if last { X_AXIS_H } else { 0 });
-        draw_panel(&top, p, frame, theme, last, &[])?;
+        draw_panel(&top, p, frame, theme, last, &[], overlay)?;
         rest = bottom;
     }
     Ok(())
@@ -128,7 +140,7 @@ pub fn svg(view: &View, frame: &Frame, theme: &Theme) -> Result<Option<String>, 
         return Ok(None);
     }
     let h = n as u32 * PANEL_H + X_AXIS_H;
-    to_svg(frame.width, h, |a| draw(a, host, frame, theme)).map(Some)
+    to_svg(frame.width, h, |a, d| draw_with(a, host, frame, theme, d)).map(Some)
 }
 
 /// Core × time heatmap of CPU busy share as SVG, `None` without per-core samples.
@@ -147,7 +159,7 @@ pub fn cores_svg(view: &View, frame: &Frame, theme: &Theme) -> Result<Option<Str
         return Ok(None);
     }
     let h = heatmap::height(rows.len());
-    to_svg(frame.width, h, |a| {
+    to_svg(frame.width, h, |a, _| {
         heatmap::draw(a, "CPU busy (%) per core", &rows, 100.0, frame, theme)
     })
     .map(Some)

@@ -7,6 +7,7 @@
 
 pub mod heatmap;
 pub mod host;
+mod overlay;
 pub mod steps;
 pub mod timeline;
 
@@ -14,6 +15,8 @@ use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+pub use overlay::Overlay;
 
 use crate::format::{axis_number, time_label};
 use crate::theme::Theme;
@@ -136,11 +139,14 @@ impl Panel<'_> {
 
 /// Text style for chart labels.
 pub(crate) fn font(size: f64, color: RGBColor) -> TextStyle<'static> {
-    ("sans-serif", size).into_font().color(&color)
+    // The family by name, not by string: plotters lower-cases a string to look it up,
+    // which brings Unicode case tables into the module.
+    (FontFamily::SansSerif, size).into_font().color(&color)
 }
 
 /// Draws one panel into `area` (which is [`PANEL_H`] high, plus [`X_AXIS_H`] when
-/// `x_axis`): title and legend, grid, reference lines, markers, then the decimated series.
+/// `x_axis`): title and legend, grid and markers; its decimated series and its reference
+/// lines go to `overlay`, for the caller to draw over it.
 pub fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
@@ -148,16 +154,26 @@ pub fn draw_panel<DB: DrawingBackend>(
     theme: &Theme,
     x_axis: bool,
     markers: &[Marker],
+    overlay: &mut Overlay,
 ) -> Result<(), ChartError> {
     let Frame { t0, t1, .. } = *frame;
     draw_title(area, panel, theme)?;
 
+    // Decimated first: each pixel column keeps its lowest and highest value, so the
+    // decimated points span the same range as the samples, found without another pass.
+    let runs: Vec<_> = panel
+        .lines
+        .iter()
+        .map(|l| l.trace.decimate(t0, t1, frame.plot_width()))
+        .collect();
     let mut hi = f64::NEG_INFINITY;
     let mut lo: f64 = 0.0;
-    for l in &panel.lines {
-        if let Some((a, b)) = l.trace.range(t0, t1) {
-            lo = lo.min(a);
-            hi = hi.max(b);
+    for line in &runs {
+        for run in line {
+            for &(_, v) in run {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
         }
     }
     for r in &panel.refs {
@@ -191,25 +207,20 @@ pub fn draw_panel<DB: DrawingBackend>(
         .draw()?;
 
     for r in &panel.refs {
-        chart.draw_series(DashedLineSeries::new(
-            [(t0, r.value), (t1, r.value)],
-            5,
-            4,
-            theme.reference.stroke_width(1),
-        ))?;
+        let (x0, y) = chart.backend_coord(&(t0, r.value));
+        let (x1, _) = chart.backend_coord(&(t1, r.value));
+        overlay.dashes.push((x0, x1, y, theme.reference));
     }
     chart.draw_series(markers.iter().filter(|m| m.t >= t0 && m.t <= t1).map(|m| {
         let c = if m.fault { theme.fault } else { theme.event };
         PathElement::new([(m.t, y0), (m.t, y1)], c.stroke_width(1))
     }))?;
-    for (i, l) in panel.lines.iter().enumerate() {
+    for (i, line_runs) in runs.into_iter().enumerate() {
         let color = theme.series[i % theme.series.len()];
-        for run in l.trace.decimate(t0, t1, frame.plot_width()) {
+        for run in line_runs {
             if run.len() >= 2 {
-                chart.draw_series(std::iter::once(PathElement::new(
-                    run,
-                    color.stroke_width(1),
-                )))?;
+                let points = run.iter().map(|p| chart.backend_coord(p)).collect();
+                overlay.lines.push((points, color));
             } else if let Some(&p) = run.first() {
                 chart.draw_series(std::iter::once(Circle::new(p, 2, color.filled())))?;
             }
@@ -274,17 +285,20 @@ pub(crate) fn text_width(s: &str, size: f64) -> i32 {
     (s.chars().count() as f64 * size * 0.58).ceil() as i32
 }
 
-/// Renders `draw` onto an SVG string `width` × `height` pixels.
+/// Renders `draw` onto an SVG string `width` × `height` pixels, with the [`Overlay`] it
+/// fills on top.
 pub fn to_svg(
     width: u32,
     height: u32,
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), ChartError>,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>, &mut Overlay) -> Result<(), ChartError>,
 ) -> Result<String, ChartError> {
     let mut out = String::new();
+    let mut overlay = Overlay::default();
     {
         let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
-        draw(&root)?;
+        draw(&root, &mut overlay)?;
         root.present()?;
     }
+    overlay.write_svg(&mut out);
     Ok(out)
 }

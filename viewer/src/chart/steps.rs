@@ -253,9 +253,10 @@ pub fn stacked_svg(
     theme: &Theme,
 ) -> Result<Option<String>, ChartError> {
     match &view.report.steps {
-        Some(s) if !s.t.is_empty() => {
-            to_svg(frame.width, STACK_H, |a| draw_stacked(a, s, frame, theme)).map(Some)
-        }
+        Some(s) if !s.t.is_empty() => to_svg(frame.width, STACK_H, |a, _| {
+            draw_stacked(a, s, frame, theme)
+        })
+        .map(Some),
         _ => Ok(None),
     }
 }
@@ -264,7 +265,7 @@ pub fn stacked_svg(
 pub fn histogram_svg(view: &View, width: u32, theme: &Theme) -> Result<Option<String>, ChartError> {
     match &view.report.steps {
         Some(s) if s.duration.present().next().is_some() => {
-            to_svg(width.max(super::MIN_WIDTH), HIST_H, |a| {
+            to_svg(width.max(super::MIN_WIDTH), HIST_H, |a, _| {
                 draw_histogram(a, s, theme)
             })
             .map(Some)

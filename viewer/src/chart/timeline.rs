@@ -6,7 +6,8 @@ use gpuwhy::report::DeviceInfo;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{draw_panel, to_svg, ChartError, Frame, Line, Marker, Panel, Reference, Scale};
+use super::Scale;
+use super::{draw_panel, to_svg, ChartError, Frame, Line, Marker, Overlay, Panel, Reference};
 use super::{PANEL_H, X_AXIS_H};
 use crate::theme::Theme;
 use crate::trace::Trace;
@@ -173,7 +174,16 @@ pub fn draw<DB: DrawingBackend>(
     frame: &Frame,
     theme: &Theme,
 ) -> Result<(), ChartError> {
-    draw_panels(area, &panels(view, pos), &markers(view, pos), frame, theme)
+    let mut overlay = Overlay::default();
+    draw_panels(
+        area,
+        &panels(view, pos),
+        &markers(view, pos),
+        frame,
+        theme,
+        &mut overlay,
+    )?;
+    overlay.draw_on(area)
 }
 
 fn draw_panels<DB: DrawingBackend>(
@@ -182,6 +192,7 @@ fn draw_panels<DB: DrawingBackend>(
     marks: &[Marker],
     frame: &Frame,
     theme: &Theme,
+    overlay: &mut Overlay,
 ) -> Result<(), ChartError> {
     let n = panels.len();
     let mut rest = area.clone();
@@ -189,7 +200,7 @@ fn draw_panels<DB: DrawingBackend>(
         let last = k + 1 == n;
         let h = PANEL_H + if last { X_AXIS_H } else { 0 };
         let (top, bottom) = rest.split_vertically(h);
-        draw_panel(&top, p, frame, theme, last, marks)?;
+        draw_panel(&top, p, frame, theme, last, marks, overlay)?;
         rest = bottom;
     }
     Ok(())
@@ -199,18 +210,28 @@ fn draw_panels<DB: DrawingBackend>(
 pub fn svg(view: &View, pos: usize, frame: &Frame, theme: &Theme) -> Result<String, ChartError> {
     let panels = panels(view, pos);
     let marks = markers(view, pos);
-    to_svg(frame.width, height(panels.len()), |a| {
-        draw_panels(a, &panels, &marks, frame, theme)
+    to_svg(frame.width, height(panels.len()), |a, d| {
+        draw_panels(a, &panels, &marks, frame, theme, d)
     })
 }
 
 /// One value under the pointer, formatted for the read-out.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Reading {
     /// `Power: power`.
     pub series: String,
     /// `312 W`, or `58 % (0–99)` for a bucket of a long run; `—` when there is none near.
     pub value: String,
+}
+
+impl Reading {
+    /// `{series, value}` as JSON, for the page.
+    pub fn to_json(&self) -> String {
+        crate::json::Obj::new()
+            .str("series", &self.series)
+            .str("value", &self.value)
+            .end()
+    }
 }
 
 /// The value of every series of the GPU at `pos` nearest to `t`.

@@ -1,5 +1,6 @@
 //! Text alternatives of the charts: the numbers each chart shows over the visible range, as
-//! a short label for assistive technology and a table a person can open.
+//! a short label for assistive technology and a table a person can open (the page asks for
+//! the table when it is opened: the medians of a long run are not free).
 
 use super::{row, Html};
 use crate::chart::host;
@@ -61,12 +62,13 @@ pub fn timeline_label(view: &View, pos: usize, frame: &Frame) -> String {
     out
 }
 
-/// The numbers behind the GPU timeline at `pos` over the visible range.
+/// The numbers behind the GPU timeline at `pos` over the visible range: the range, a table
+/// and the panels that could not be drawn.
 pub fn timeline_html(view: &View, pos: usize, frame: &Frame) -> String {
     let mut h = Html::new();
-    h.raw("<details class=\"numbers\"><summary>");
-    h.text(&format!("Numbers, {}", range_text(frame)));
-    h.raw("</summary>");
+    h.raw("<p class=\"range\">");
+    h.text(&format!("From {}", range_text(frame)));
+    h.raw("</p>");
     let panels = timeline::panels(view, pos);
     let rows = panels.iter().flat_map(|(_, p)| {
         p.lines
@@ -82,7 +84,6 @@ pub fn timeline_html(view: &View, pos: usize, frame: &Frame) -> String {
         }
         h.raw("</ul>");
     }
-    h.raw("</details>");
     h.finish()
 }
 
@@ -92,9 +93,9 @@ pub fn host_html(view: &View, frame: &Frame) -> String {
     let Some(hd) = &view.report.host else {
         return h.finish();
     };
-    h.raw("<details class=\"numbers\"><summary>");
-    h.text(&format!("Numbers, {}", range_text(frame)));
-    h.raw("</summary>");
+    h.raw("<p class=\"range\">");
+    h.text(&format!("From {}", range_text(frame)));
+    h.raw("</p>");
     let panels = host::panels(hd);
     let rows = panels.iter().flat_map(|p| {
         p.lines
@@ -102,16 +103,15 @@ pub fn host_html(view: &View, frame: &Frame) -> String {
             .map(move |l| (format!("{}: {}", p.title, l.label), p.unit, &l.trace))
     });
     table(&mut h, rows, frame);
-    h.raw("</details>");
     h.finish()
 }
 
 /// The numbers behind a heatmap: one row per GPU (or core when `cores`).
 pub fn heatmap_html(view: &View, frame: &Frame, cores: bool) -> String {
     let mut h = Html::new();
-    h.raw("<details class=\"numbers\"><summary>");
-    h.text(&format!("Numbers, {}", range_text(frame)));
-    h.raw("</summary>");
+    h.raw("<p class=\"range\">");
+    h.text(&format!("From {}", range_text(frame)));
+    h.raw("</p>");
     let traces: Vec<(String, Trace)> = if cores {
         view.report.host.as_ref().map_or_else(Vec::new, |hd| {
             host::core_columns(hd)
@@ -133,6 +133,5 @@ pub fn heatmap_html(view: &View, frame: &Frame, cores: bool) -> String {
         traces.iter().map(|(l, t)| (l.clone(), "%", t)),
         frame,
     );
-    h.raw("</details>");
     h.finish()
 }

@@ -51,8 +51,10 @@ fn timeline_draws_each_panel_with_its_title_and_time_axis() {
     assert!(missing
         .iter()
         .any(|(t, why)| *t == "PCIe" && why.contains("NOT_SUPPORTED")));
-    // The power limit is a reference line with its value in the legend.
+    // The power limit is a reference line with its value in the legend, drawn as one
+    // dashed element (not one element per dash).
     assert!(svg.contains("limit 400"));
+    assert_eq!(svg.matches("stroke-dasharray=\"5 4\"").count(), 1);
     // Time labels along the bottom axis, in seconds for a 10 s run.
     assert!(
         svg.contains(">\n0 s\n<") || svg.contains("0 s"),
@@ -143,16 +145,30 @@ fn zooming_draws_only_the_visible_range() {
 
 #[test]
 fn heatmap_has_one_labelled_row_per_gpu() {
-    let mut r = one_gpu(vec![50.0; 50], vec![f32::NAN; 50]);
+    // GPU 0 flips between idle and busy (a new colour in every cell), GPU 1 stays at 50%.
+    let flips = (0..50).map(|i| (i % 2) as f32 * 100.0).collect();
+    let mut r = one_gpu(flips, vec![f32::NAN; 50]);
     let mut second = r.series[0].clone();
     second.device = 1;
+    second.data.metrics.get_mut("util_gpu").expect("util").0 = vec![50.0; 50];
     r.series.push(second);
     let view = View::new(r);
     let f = Frame::new(700, 0.0, 5.0);
     let svg = heatmap::gpu_svg(&view, &f, &Theme::dark()).expect("renders");
     assert!(svg.contains("GPU 0") && svg.contains("GPU 1"));
-    let cells = svg.matches("<rect").count();
-    assert!(cells >= 2 * 40, "{cells} cells");
+    let widths: Vec<i32> = svg
+        .split("<rect")
+        .skip(1)
+        .filter_map(|r| r.split("width=\"").nth(1)?.split('"').next()?.parse().ok())
+        .collect();
+    assert!(widths.len() >= 40, "{} cells", widths.len());
+    // A steady GPU is one cell across the whole plot, not a row of equal cells.
+    let plot = (700 - LEFT - RIGHT) as i32;
+    assert_eq!(
+        widths.iter().filter(|&&w| w >= plot - 2).count(),
+        1,
+        "{widths:?}"
+    );
 }
 
 #[test]

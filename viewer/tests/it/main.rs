@@ -4,4 +4,5 @@
 mod charts;
 mod fixtures;
 mod load;
+mod read;
 mod text;

@@ -43,3 +43,18 @@ fn the_verdict_comes_with_its_lost_share_and_confidence() {
     assert!(v.contains("0.5"));
     assert!(v.contains("sev-high"));
 }
+
+#[test]
+fn facts_for_the_page_are_json_that_keeps_report_text_as_text() {
+    let view = View::new(every_text(HOSTILE));
+    let info: serde_json::Value = serde_json::from_str(&view.info().to_json()).expect("JSON");
+    assert_eq!(info["gpus"][0]["label"], format!("GPU 0 · {HOSTILE}"));
+    assert_eq!(info["verdict"], HOSTILE);
+    assert_eq!(info["t1"], view.t_range.1);
+    let e = View::load(b"{\"schema\": \"gpuwhy.report/9\"}", "a\"\\\n.json")
+        .err()
+        .expect("refused");
+    let back: serde_json::Value = serde_json::from_str(&e.to_json()).expect("JSON");
+    assert_eq!(back["kind"], "newer_schema");
+    assert_eq!(back["message"], e.message.as_str());
+}

@@ -1,0 +1,171 @@
+//! Numbers at byte speed: the columns' fast path and the search for a column's end.
+//!
+//! A number is read as serde_json reads it without `float_roundtrip`: a significand of at
+//! most 18 digits, scaled by an exact power of ten up to 10²², gives the same `f64`. A
+//! longer number is handed to serde_json alone; anything that is no number sends the whole
+//! array to serde_json, which says what is wrong.
+
+use super::scan::ws;
+
+/// Exact powers of ten, as serde_json's table has them.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The first `c` in `b` from `from` on, eight bytes at a time.
+pub(super) fn find(b: &[u8], from: usize, c: u8) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let pattern = LO * c as u64;
+    let mut i = from.min(b.len());
+    for w in b[i..].chunks_exact(8) {
+        let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) ^ pattern;
+        // A zero byte in `x` (the classic test) is a `c` in this word.
+        if x.wrapping_sub(LO) & !x & HI != 0 {
+            break;
+        }
+        i += 8;
+    }
+    b[i..].iter().position(|&x| x == c).map(|p| i + p)
+}
+
+/// Skips whitespace from `i` on.
+#[inline(always)]
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    // Reports are written without whitespace inside columns: one test, usually.
+    while i < b.len() && b[i] <= b' ' && ws(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Reads the decimal digits at `b[i..]` into `m`; the index after them.
+#[inline(always)]
+fn digits(b: &[u8], i: usize, m: &mut u64) -> usize {
+    let mut n = 0;
+    for &c in &b[i..] {
+        let d = c.wrapping_sub(b'0');
+        if d >= 10 {
+            break;
+        }
+        *m = m.wrapping_mul(10).wrapping_add(d as u64);
+        n += 1;
+    }
+    i + n
+}
+
+/// The fast path of a numeric array from `i` (just after its `[`): its values and the
+/// index after its `]`, with `null` read as `null` where one is allowed. A number too long
+/// for [`number`] is read by serde_json alone; `None` sends the whole array to serde_json
+/// (to say what is wrong with it).
+#[inline(never)]
+pub(super) fn numbers<T: Copy + Default>(
+    b: &[u8],
+    i: usize,
+    rows: usize,
+    null: Option<T>,
+    conv: impl Fn(f64) -> T,
+) -> Option<(Vec<T>, usize)> {
+    let mut i = skip_ws(b, i);
+    if b.get(i) == Some(&b']') {
+        return Some((Vec::new(), i + 1));
+    }
+    // Written by index into a vector of the expected length: `push` is a call per value
+    // in a size-optimised build.
+    let mut out = vec![T::default(); rows.max(16)];
+    let mut k = 0;
+    loop {
+        i = skip_ws(b, i);
+        let v = if let [b'n', b'u', b'l', b'l', ..] = b[i..] {
+            i += 4;
+            null?
+        } else {
+            let (x, j) = match number(b, i) {
+                Some(xj) => xj,
+                None => long_number(b, i)?,
+            };
+            i = j;
+            conv(x)
+        };
+        if k == out.len() {
+            out.resize(k * 2, T::default());
+        }
+        out[k] = v;
+        k += 1;
+        i = skip_ws(b, i);
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b']') => {
+                out.truncate(k);
+                return Some((out, i + 1));
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A number [`number`] does not read exactly (more than 18 digits, a large exponent), read
+/// by serde_json; `None` when it is no number.
+#[cold]
+pub(super) fn long_number(b: &[u8], i: usize) -> Option<(f64, usize)> {
+    let len = b[i..]
+        .iter()
+        .position(|&c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+        .unwrap_or(b.len() - i);
+    let x = serde_json::from_slice::<f64>(&b[i..i + len]).ok()?;
+    Some((x, i + len))
+}
+
+/// The JSON number at `b[i..]` as serde_json reads it, and the index after it, when it is
+/// short enough to be exact that way.
+#[inline(always)]
+pub(super) fn number(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
+    let n = b.len();
+    let neg = i < n && b[i] == b'-';
+    i += neg as usize;
+    let first = i;
+    let mut m: u64 = 0;
+    i = digits(b, i, &mut m);
+    let int = i - first;
+    if int == 0 || (int > 1 && b[first] == b'0') {
+        return None;
+    }
+    let mut exp: i32 = 0;
+    if i < n && b[i] == b'.' {
+        i += 1;
+        let dot = i;
+        i = digits(b, i, &mut m);
+        if i == dot {
+            return None;
+        }
+        exp = -((i - dot) as i32);
+    }
+    if int + exp.unsigned_abs() as usize > 18 {
+        return None;
+    }
+    if i < n && (b[i] | 0x20) == b'e' {
+        exp += exponent(b, &mut i)?;
+    }
+    let scale = *POW10.get(exp.unsigned_abs() as usize)?;
+    let f = m as f64;
+    let f = if exp >= 0 { f * scale } else { f / scale };
+    Some((if neg { -f } else { f }, i))
+}
+
+/// The exponent after the `e` at `b[*i]` (at most four digits), moving `i` past it.
+fn exponent(b: &[u8], i: &mut usize) -> Option<i32> {
+    *i += 1;
+    let neg = b.get(*i) == Some(&b'-');
+    if neg || b.get(*i) == Some(&b'+') {
+        *i += 1;
+    }
+    let start = *i;
+    let mut e: i32 = 0;
+    while let Some(&c @ b'0'..=b'9') = b.get(*i) {
+        e = e.saturating_mul(10).saturating_add((c - b'0') as i32);
+        *i += 1;
+    }
+    let n = *i - start;
+    (n > 0 && n <= 4).then_some(if neg { -e } else { e })
+}
