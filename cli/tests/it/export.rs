@@ -73,6 +73,11 @@ fn exports_a_report_as_chrome_trace_and_prometheus_text() {
         .filter(|e| e["ph"] == "M" && e["pid"].as_u64().is_some_and(|p| p >= 1000))
         .count();
     assert_eq!(gpu_tracks, 8, "one counter process per GPU");
+    // gpuwhy's own trace reader, the one that reads PyTorch profiler traces, reads it too.
+    let bytes = std::fs::read(&trace).expect("trace");
+    let summary = gpuwhy::trace::read_slice(&bytes, &gpuwhy::trace::ReadOptions::default())
+        .expect("gpuwhy's trace reader reads the export");
+    assert_eq!(summary.events, ev.len() as u64, "every event read back");
     let util_points = ev
         .iter()
         .filter(|e| e["ph"] == "C" && e["name"] == "util_gpu (%)")
