@@ -70,12 +70,13 @@ pub fn draw<DB: DrawingBackend>(
         .x_label_formatter(&fmt_t)
         .draw()?;
     // No more cells than samples, so a short run is not drawn as stripes with gaps.
+    let most = (frame.plot_width() / CELL_W) as usize;
     let samples = rows
         .iter()
-        .map(|r| r.trace.count(t0, t1))
+        .map(|r| r.trace.count(t0, t1, most))
         .max()
         .unwrap_or(0);
-    let cells = ((frame.plot_width() / CELL_W) as usize).min(samples).max(1);
+    let cells = most.min(samples).max(1);
     let cell_t = span / cells as f64;
     let label_every = (14 / row_height(n)).max(1) as usize;
     for (i, row) in rows.iter().enumerate() {

@@ -52,53 +52,67 @@ impl Overlay {
     pub fn write_svg(&self, svg: &mut String) {
         let end = svg.rfind("</svg>").unwrap_or(svg.len());
         let tail = svg.split_off(end);
+        let mut out = Vec::with_capacity(self.lines.iter().map(|(p, _)| p.len() * 9).sum());
         for (points, c) in &self.lines {
-            svg.push_str("<polyline fill=\"none\" stroke=\"");
-            svg.push_str(&Theme::hex(*c));
-            svg.push_str("\" stroke-width=\"1\" points=\"");
+            out.extend_from_slice(b"<polyline fill=\"none\" stroke=\"");
+            out.extend_from_slice(Theme::hex(*c).as_bytes());
+            out.extend_from_slice(b"\" stroke-width=\"1\" points=\"");
             for &(x, y) in points {
-                push_int(svg, x);
-                svg.push(',');
-                push_int(svg, y);
-                svg.push(' ');
+                // "x,y " in one piece: this runs for every point of every line.
+                let mut buf = [0u8; 24];
+                let mut k = put_int(&mut buf, 0, x);
+                buf[k] = b',';
+                k = put_int(&mut buf, k + 1, y);
+                buf[k] = b' ';
+                out.extend_from_slice(&buf[..=k]);
             }
-            svg.push_str("\"/>\n");
+            out.extend_from_slice(b"\"/>\n");
         }
         for &(x0, x1, y, c) in &self.dashes {
-            svg.push_str("<line x1=\"");
-            push_int(svg, x0);
-            svg.push_str("\" y1=\"");
-            push_int(svg, y);
-            svg.push_str("\" x2=\"");
-            push_int(svg, x1);
-            svg.push_str("\" y2=\"");
-            push_int(svg, y);
-            svg.push_str("\" stroke=\"");
-            svg.push_str(&Theme::hex(c));
-            svg.push_str("\" stroke-width=\"1\" stroke-dasharray=\"5 4\"/>\n");
+            let attrs: [(&[u8], i32); 4] = [
+                (b"<line x1=\"", x0),
+                (b"\" y1=\"", y),
+                (b"\" x2=\"", x1),
+                (b"\" y2=\"", y),
+            ];
+            for (attr, v) in attrs {
+                let mut b = [0u8; 24];
+                let k = put_int(&mut b, 0, v);
+                out.extend_from_slice(attr);
+                out.extend_from_slice(&b[..k]);
+            }
+            out.extend_from_slice(b"\" stroke=\"");
+            out.extend_from_slice(Theme::hex(c).as_bytes());
+            out.extend_from_slice(b"\" stroke-width=\"1\" stroke-dasharray=\"5 4\"/>\n");
         }
+        // Only ASCII was written.
+        svg.push_str(std::str::from_utf8(&out).unwrap_or_default());
         svg.push_str(&tail);
     }
 }
 
-/// Appends `v` in decimal (what `write!` does, without its machinery: this runs for every
-/// point of every line).
-fn push_int(out: &mut String, v: i32) {
+/// Writes `v` in decimal into `buf` at `at`; the index after it.
+#[inline(always)]
+fn put_int(buf: &mut [u8; 24], at: usize, v: i32) -> usize {
+    let mut k = at;
     if v < 0 {
-        out.push('-');
+        buf[k] = b'-';
+        k += 1;
     }
     let mut n = v.unsigned_abs();
     let mut digits = [0u8; 10];
-    let mut k = digits.len();
+    let mut d = digits.len();
     loop {
-        k -= 1;
-        digits[k] = b'0' + (n % 10) as u8;
+        d -= 1;
+        digits[d] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    for &d in &digits[k..] {
-        out.push(d as char);
+    for &c in &digits[d..] {
+        buf[k] = c;
+        k += 1;
     }
+    k
 }

@@ -30,45 +30,24 @@ pub(super) fn find(b: &[u8], from: usize, c: u8) -> Option<usize> {
     b[i..].iter().position(|&x| x == c).map(|p| i + p)
 }
 
-/// Skips whitespace from `i` on.
-#[inline(always)]
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    // Reports are written without whitespace inside columns: one test, usually.
-    while i < b.len() && b[i] <= b' ' && ws(b[i]) {
-        i += 1;
-    }
-    i
-}
-
-/// Reads the decimal digits at `b[i..]` into `m`; the index after them.
-#[inline(always)]
-fn digits(b: &[u8], i: usize, m: &mut u64) -> usize {
-    let mut n = 0;
-    for &c in &b[i..] {
-        let d = c.wrapping_sub(b'0');
-        if d >= 10 {
-            break;
-        }
-        *m = m.wrapping_mul(10).wrapping_add(d as u64);
-        n += 1;
-    }
-    i + n
-}
-
 /// The fast path of a numeric array from `i` (just after its `[`): its values and the
-/// index after its `]`, with `null` read as `null` where one is allowed. A number too long
-/// for [`number`] is read by serde_json alone; `None` sends the whole array to serde_json
-/// (to say what is wrong with it).
+/// index after its `]`, with `null` read as `null` where one is allowed. A number written
+/// simply (`-12.5`: at most 18 digits, no exponent) is read right here, in one loop with no
+/// calls; any other goes to [`number`], then to serde_json alone. `None` sends the whole
+/// array to serde_json (to say what is wrong with it).
 #[inline(never)]
 pub(super) fn numbers<T: Copy + Default>(
     b: &[u8],
-    i: usize,
+    mut i: usize,
     rows: usize,
     null: Option<T>,
     conv: impl Fn(f64) -> T,
 ) -> Option<(Vec<T>, usize)> {
-    let mut i = skip_ws(b, i);
-    if b.get(i) == Some(&b']') {
+    let n = b.len();
+    while i < n && ws(b[i]) {
+        i += 1;
+    }
+    if i < n && b[i] == b']' {
         return Some((Vec::new(), i + 1));
     }
     // Written by index into a vector of the expected length: `push` is a call per value
@@ -76,16 +55,66 @@ pub(super) fn numbers<T: Copy + Default>(
     let mut out = vec![T::default(); rows.max(16)];
     let mut k = 0;
     loop {
-        i = skip_ws(b, i);
-        let v = if let [b'n', b'u', b'l', b'l', ..] = b[i..] {
+        while i < n && ws(b[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return None;
+        }
+        let v = if b[i] == b'n' {
+            if i + 4 > n || b[i + 1] != b'u' || b[i + 2] != b'l' || b[i + 3] != b'l' {
+                return None;
+            }
             i += 4;
             null?
         } else {
-            let (x, j) = match number(b, i) {
-                Some(xj) => xj,
-                None => long_number(b, i)?,
+            let start = i;
+            let neg = b[i] == b'-';
+            i += neg as usize;
+            let first = i;
+            let mut m: u64 = 0;
+            while i < n {
+                let d = b[i].wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                m = m.wrapping_mul(10).wrapping_add(d as u64);
+                i += 1;
+            }
+            let int = i - first;
+            let mut frac = 0;
+            if i < n && b[i] == b'.' {
+                i += 1;
+                let dot = i;
+                while i < n {
+                    let d = b[i].wrapping_sub(b'0');
+                    if d > 9 {
+                        break;
+                    }
+                    m = m.wrapping_mul(10).wrapping_add(d as u64);
+                    i += 1;
+                }
+                frac = i - dot;
+            }
+            let simple = int > 0
+                && (int == 1 || b[first] != b'0')
+                && (frac > 0 || i == first + int)
+                && int + frac <= 18
+                && !(i < n && (b[i] | 0x20) == b'e');
+            let x = if simple {
+                // As serde_json: the significand, divided by an exact power of ten.
+                let f = m as f64;
+                let f = if frac > 0 { f / POW10[frac] } else { f };
+                if neg {
+                    -f
+                } else {
+                    f
+                }
+            } else {
+                let (x, end) = number(b, start).or_else(|| long_number(b, start))?;
+                i = end;
+                x
             };
-            i = j;
             conv(x)
         };
         if k == out.len() {
@@ -93,16 +122,30 @@ pub(super) fn numbers<T: Copy + Default>(
         }
         out[k] = v;
         k += 1;
-        i = skip_ws(b, i);
-        match b.get(i) {
-            Some(b',') => i += 1,
-            Some(b']') => {
+        while i < n && ws(b[i]) {
+            i += 1;
+        }
+        if i >= n {
+            return None;
+        }
+        match b[i] {
+            b',' => i += 1,
+            b']' => {
                 out.truncate(k);
                 return Some((out, i + 1));
             }
             _ => return None,
         }
     }
+}
+
+/// Reads the decimal digits at `b[i..]` into `m`; the index after them.
+fn digits(b: &[u8], mut i: usize, m: &mut u64) -> usize {
+    while i < b.len() && b[i].is_ascii_digit() {
+        *m = m.wrapping_mul(10).wrapping_add((b[i] - b'0') as u64);
+        i += 1;
+    }
+    i
 }
 
 /// A number [`number`] does not read exactly (more than 18 digits, a large exponent), read
@@ -119,7 +162,6 @@ pub(super) fn long_number(b: &[u8], i: usize) -> Option<(f64, usize)> {
 
 /// The JSON number at `b[i..]` as serde_json reads it, and the index after it, when it is
 /// short enough to be exact that way.
-#[inline(always)]
 pub(super) fn number(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
     let n = b.len();
     let neg = i < n && b[i] == b'-';

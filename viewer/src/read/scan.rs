@@ -11,6 +11,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 pub struct ReadError(pub String);
 
 /// JSON whitespace.
+#[inline(always)]
 pub(super) fn ws(c: u8) -> bool {
     matches!(c, b' ' | b'\n' | b'\r' | b'\t')
 }

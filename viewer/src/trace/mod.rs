@@ -6,7 +6,12 @@
 //! every k-th), or a stretch of time with no rows at all. Gaps are drawn as gaps, never as
 //! zeros. Slow metrics' regular `null`s between reads are not gaps.
 
+mod decimate;
+mod samples;
+
 use gpuwhy::report::{CoarseColumn, CoarseData, SeriesData};
+
+use samples::Samples;
 
 /// One value to draw: a full-resolution sample (`lo == hi == mean`) or a coarse bucket.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,157 +85,39 @@ impl<'a> Trace<'a> {
 
     /// True when the trace has no value anywhere.
     pub fn is_empty(&self) -> bool {
-        self.v.iter().all(|x| x.is_nan())
-            && self
-                .coarse
-                .as_ref()
-                .is_none_or(|c| c.col.mean.0.iter().all(|x| x.is_nan()))
+        all_nan(self.v) && self.coarse.as_ref().is_none_or(|c| all_nan(&c.col.mean.0))
     }
 
     /// Calls `f(sample, starts_new_run)` for each present sample with `t0 <= t <= t1`, in time
     /// order. `starts_new_run` is true for the first sample and after each gap.
     pub fn visit(&self, t0: f64, t1: f64, mut f: impl FnMut(Sample, bool)) {
-        let mut first = true;
-        let mut last: Option<(usize, f64)> = None;
-        let start = self.t.partition_point(|&t| t < t0);
-        for i in start..self.t.len() {
-            let t = self.t[i];
-            if t > t1 {
-                return;
-            }
-            let v = self.v[i];
-            if v.is_nan() || !t.is_finite() {
-                continue;
-            }
-            let brk = match last {
-                None => true,
-                Some((li, lt)) => i - li > self.step_rows || t - lt > self.hole_s,
-            };
-            last = Some((i, t));
-            let v = v * self.scale;
-            f(
-                Sample {
-                    t,
-                    lo: v,
-                    hi: v,
-                    mean: v,
-                },
-                brk || first,
-            );
-            first = false;
-        }
-        let Some(c) = &self.coarse else { return };
-        // The full-resolution part ended with a value only if its last rows were not a gap.
-        let mut prev_end = match last {
-            Some((li, lt)) if self.t.len() - 1 - li < self.step_rows => Some((usize::MAX, lt)),
-            _ => None,
-        };
-        let n = c
-            .t_start
-            .len()
-            .min(c.t_end.len())
-            .min(c.col.mean.0.len())
-            .min(c.col.min.0.len())
-            .min(c.col.max.0.len());
-        let start = c.t_end[..n].partition_point(|&t| t < t0);
-        for j in start..n {
-            let (ts, te) = (c.t_start[j], c.t_end[j]);
-            if ts > t1 {
-                return;
-            }
-            let mean = c.col.mean.0[j];
-            if mean.is_nan() {
-                prev_end = None;
-                continue;
-            }
-            let brk = match prev_end {
-                None => true,
-                Some((pj, pt)) => (pj != usize::MAX && pj + 1 != j) || ts - pt > self.hole_s,
-            };
-            prev_end = Some((j, te));
-            let lo = c.col.min.0[j];
-            let hi = c.col.max.0[j];
-            f(
-                Sample {
-                    t: (ts + te) / 2.0,
-                    lo: if lo.is_nan() { mean } else { lo } * self.scale,
-                    hi: if hi.is_nan() { mean } else { hi } * self.scale,
-                    mean: mean * self.scale,
-                },
-                brk || first,
-            );
-            first = false;
+        let mut it = Samples::new(self, t0, t1);
+        while let Some((s, brk)) = it.step() {
+            f(s, brk);
         }
     }
 
-    /// The polylines to draw for `t0..=t1` on a plot `columns` pixels wide: one polyline per
-    /// run between gaps, at most two points (the minimum and maximum, in the order they came)
-    /// per pixel column.
-    pub fn decimate(&self, t0: f64, t1: f64, columns: u32) -> Vec<Vec<(f64, f64)>> {
-        let cols = columns.max(1) as f64;
-        let span = (t1 - t0).max(f64::MIN_POSITIVE);
-        let col_w = span / cols;
-        let mut lines: Vec<Vec<(f64, f64)>> = Vec::new();
-        let mut cur = Bucket::default();
-        let flush = |b: &Bucket, line: &mut Vec<(f64, f64)>| {
-            if b.count == 0 {
-                return;
-            }
-            if b.count == 1 && b.single_exact {
-                line.push((b.t_first, b.lo as f64));
-                return;
-            }
-            let tc = t0 + (b.col as f64 + 0.5) * col_w;
-            let (a, z) = if b.lo_first {
-                (b.lo, b.hi)
-            } else {
-                (b.hi, b.lo)
-            };
-            line.push((tc, a as f64));
-            if z != a {
-                line.push((tc, z as f64));
-            }
-        };
-        let last_col = columns.max(1) as i64 - 1;
-        self.visit(t0, t1, |s, brk| {
-            // `as` truncates: the floor for the non-negative, and 0 for what is clamped to 0.
-            let col = ((((s.t - t0) / span) * cols) as i64).clamp(0, last_col);
-            if brk || col != cur.col {
-                if let Some(line) = lines.last_mut() {
-                    flush(&cur, line);
-                }
-                if brk {
-                    lines.push(Vec::new());
-                }
-                cur = Bucket {
-                    col,
-                    ..Bucket::default()
-                };
-            }
-            cur.add(s);
-        });
-        if let Some(line) = lines.last_mut() {
-            flush(&cur, line);
-        }
-        lines
-    }
-
-    /// Number of samples in `t0..=t1`.
-    pub fn count(&self, t0: f64, t1: f64) -> usize {
+    /// Number of samples in `t0..=t1`, counting no further than `limit`.
+    pub fn count(&self, t0: f64, t1: f64, limit: usize) -> usize {
+        let mut it = Samples::new(self, t0, t1);
         let mut n = 0;
-        self.visit(t0, t1, |_, _| n += 1);
+        while n < limit && it.step().is_some() {
+            n += 1;
+        }
         n
     }
 
     /// Statistics of the samples in `t0..=t1`.
     pub fn stats(&self, t0: f64, t1: f64) -> Option<Stats> {
-        let mut means = Vec::new();
+        let most = self.t.len() + self.coarse.as_ref().map_or(0, |c| c.t_start.len());
+        let mut means = Vec::with_capacity(most);
         let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-        self.visit(t0, t1, |s, _| {
+        let mut it = Samples::new(self, t0, t1);
+        while let Some((s, _)) = it.step() {
             means.push(s.mean);
             lo = lo.min(s.lo);
             hi = hi.max(s.hi);
-        });
+        }
         if means.is_empty() {
             return None;
         }
@@ -259,50 +146,28 @@ impl<'a> Trace<'a> {
     pub fn slice_means(&self, t0: f64, t1: f64, n: usize) -> Vec<Option<f64>> {
         let mut sums = vec![(0.0f64, 0u32); n];
         let span = (t1 - t0).max(f64::MIN_POSITIVE);
-        self.visit(t0, t1, |s, _| {
-            let i = (((s.t - t0) / span) * n as f64)
-                .floor()
-                .clamp(0.0, n as f64 - 1.0) as usize;
+        let mut it = Samples::new(self, t0, t1);
+        while let Some((s, _)) = it.step() {
+            // `as` truncates: the floor for the non-negative, and 0 for what is clamped to 0.
+            let i = ((((s.t - t0) / span) * n as f64) as usize).min(n.saturating_sub(1));
             sums[i].0 += s.mean as f64;
             sums[i].1 += 1;
-        });
+        }
         sums.into_iter()
             .map(|(s, c)| (c > 0).then(|| s / c as f64))
             .collect()
     }
 }
 
-#[derive(Default)]
-struct Bucket {
-    col: i64,
-    count: u32,
-    lo: f32,
-    hi: f32,
-    lo_first: bool,
-    t_first: f64,
-    single_exact: bool,
-}
-
-impl Bucket {
-    fn add(&mut self, s: Sample) {
-        if self.count == 0 {
-            self.lo = s.lo;
-            self.hi = s.hi;
-            self.lo_first = true;
-            self.t_first = s.t;
-            self.single_exact = s.lo == s.hi;
-        } else {
-            if s.lo < self.lo {
-                self.lo = s.lo;
-                self.lo_first = false;
-            }
-            if s.hi > self.hi {
-                self.hi = s.hi;
-                self.lo_first = true;
-            }
+/// True when no value is present (a plain loop: GPUs without GPM metrics have whole
+/// columns of `null` to look through on every redraw).
+fn all_nan(v: &[f32]) -> bool {
+    for &x in v {
+        if !x.is_nan() {
+            return false;
         }
-        self.count += 1;
     }
+    true
 }
 
 fn coarse_part<'a>(c: Option<&'a CoarseData>, metric: &str) -> Option<Coarse<'a>> {
@@ -315,8 +180,9 @@ fn coarse_part<'a>(c: Option<&'a CoarseData>, metric: &str) -> Option<Coarse<'a>
 }
 
 /// Values looked at to find a series' cadence: the sampler's rhythm shows in its first
-/// seconds, and scanning a whole day on every redraw would dominate drawing time.
-const CADENCE_VALUES: usize = 4096;
+/// seconds (about a minute and a half of 100 ms samples), and scanning more on every
+/// redraw would be a good share of drawing time.
+const CADENCE_VALUES: usize = 1024;
 
 /// The usual number of rows between two values, and the usual time between them: the
 /// medians over the first [`CADENCE_VALUES`] values. `None` for the time when fewer than two.
