@@ -14,6 +14,7 @@
 //! Not for reading reports: see [`crate::report`] and [`crate::signals`].
 
 mod fold;
+mod handles;
 mod lanes;
 mod ring;
 
@@ -28,8 +29,10 @@ use crate::report::journal::JournalLine;
 use crate::report::{Event, Report, StepsData};
 use crate::steps::{PhaseId, BUILTIN_PHASES, EXACT_STEPS, MAX_PHASES, STEP_KEY};
 use crate::{Error, Result};
-use fold::{code, Folder, GPU, PHASE, STEP_BEGIN, STEP_END};
-use lanes::{Markers, ThreadLane};
+use fold::Folder;
+use handles::{attach, enter, step_begin, step_end};
+pub use handles::{MarkerHandle, ThreadMarkers};
+use lanes::Markers;
 
 /// How to record a session.
 #[derive(Debug, Clone)]
@@ -230,138 +233,6 @@ impl Session {
         let mut report = Report::from_recording(&rec);
         diagnose(&mut report);
         report
-    }
-}
-
-/// A cloneable handle to a session's markers ([`Session::marker_handle`]).
-#[derive(Debug, Clone)]
-pub struct MarkerHandle(Arc<Markers>);
-
-impl MarkerHandle {
-    /// [`Session::step_begin`].
-    #[inline]
-    pub fn step_begin(&self) {
-        step_begin(&*self.0);
-    }
-
-    /// [`Session::phase`].
-    #[inline]
-    pub fn phase(&self, phase: PhaseId) {
-        enter(&*self.0, phase);
-    }
-
-    /// [`Session::step_end`].
-    #[inline]
-    pub fn step_end(&self) {
-        step_end(&*self.0);
-    }
-
-    /// [`Session::event`].
-    pub fn event(&self, name: &str) {
-        self.0.event(name);
-    }
-
-    /// [`Session::attach_gpu_phase`].
-    #[inline]
-    pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
-        attach(&*self.0, phase, seconds);
-    }
-
-    /// A lane of the calling thread's own for these markers (see [`ThreadMarkers`]). Each
-    /// call claims another lane: keep one per thread.
-    pub fn for_this_thread(&self) -> ThreadMarkers {
-        ThreadMarkers(self.0.claim_lane())
-    }
-}
-
-/// Where a marker goes: the session's markers through the thread-local lane cache, or a
-/// lane the thread holds ([`ThreadMarkers`]).
-trait Sink {
-    fn now_ns(&self) -> u64;
-    fn push(&self, a: u64, b: u64);
-}
-
-impl Sink for Markers {
-    #[inline]
-    fn now_ns(&self) -> u64 {
-        Markers::now_ns(self)
-    }
-    #[inline]
-    fn push(&self, a: u64, b: u64) {
-        Markers::push(self, a, b);
-    }
-}
-
-impl Sink for ThreadLane {
-    #[inline]
-    fn now_ns(&self) -> u64 {
-        ThreadLane::now_ns(self)
-    }
-    #[inline]
-    fn push(&self, a: u64, b: u64) {
-        ThreadLane::push(self, a, b);
-    }
-}
-
-#[inline]
-fn step_begin(m: &impl Sink) {
-    let t = m.now_ns();
-    m.push(t, code(STEP_BEGIN, 0));
-}
-
-#[inline]
-fn enter(m: &impl Sink, phase: PhaseId) {
-    let t = m.now_ns();
-    m.push(t, code(PHASE, phase.0));
-}
-
-#[inline]
-fn step_end(m: &impl Sink) {
-    let t = m.now_ns();
-    m.push(t, code(STEP_END, 0));
-}
-
-#[inline]
-fn attach(m: &impl Sink, phase: PhaseId, seconds: f64) {
-    m.push(seconds.to_bits(), code(GPU, phase.0));
-}
-
-/// One thread's own markers of a session ([`MarkerHandle::for_this_thread`]): the same
-/// markers as the session's, through a lane this value owns, so a marker needs no
-/// thread-local lookup. Not `Send`: it belongs to the thread that made it. Dropping it ends
-/// the thread's open step and frees its lane; it keeps the session's marker state alive
-/// until then (the rings, at most [`RINGS_BOUND_BYTES`] in all).
-#[derive(Debug)]
-pub struct ThreadMarkers(ThreadLane);
-
-impl ThreadMarkers {
-    /// [`Session::step_begin`].
-    #[inline]
-    pub fn step_begin(&self) {
-        step_begin(&self.0);
-    }
-
-    /// [`Session::phase`].
-    #[inline]
-    pub fn phase(&self, phase: PhaseId) {
-        enter(&self.0, phase);
-    }
-
-    /// [`Session::step_end`].
-    #[inline]
-    pub fn step_end(&self) {
-        step_end(&self.0);
-    }
-
-    /// [`Session::event`].
-    pub fn event(&self, name: &str) {
-        self.0.event(name);
-    }
-
-    /// [`Session::attach_gpu_phase`].
-    #[inline]
-    pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
-        attach(&self.0, phase, seconds);
     }
 }
 
