@@ -2,7 +2,7 @@
 //! the time range all charts share, and why a file could not be opened.
 
 use crate::json::{self, Obj};
-use crate::read::{self, ReadError};
+use crate::read::{self, InMemory, ReadError, Source};
 use gpuwhy::report::{
     journal, DeviceInfo, DeviceSeries, Event, Report, SCHEMA, SCHEMA_MAJOR, SCHEMA_PREFIX,
 };
@@ -100,19 +100,30 @@ pub struct View {
 
 impl View {
     /// Reads report bytes; `name` is used in messages.
-    ///
-    /// The document is read once when it is a good report; only a failure reads it again
-    /// to say what is wrong. Crash journals are not read here (replaying one runs the rules,
-    /// which would double the page's WebAssembly): `gpuwhy view` converts them.
     pub fn load(bytes: &[u8], name: &str) -> Result<View, LoadError> {
-        let read = read::report(bytes)
-            .map_err(|e| explain(bytes, name, &e))
-            .and_then(|report| check_schema(Some(&report.schema), name).map(|_| report));
-        match read {
-            Ok(report) => Ok(View::new(report)),
-            // Only a file that is no report can be a journal (its first line has the journal
-            // schema): checking after, not before, keeps a long report's one line unscanned.
-            Err(_) if journal::looks_like_journal(bytes) => Err(LoadError {
+        Self::load_from(&InMemory(bytes), name)
+    }
+
+    /// Reads a report from `src`, copying only what it reads; `name` is used in messages.
+    ///
+    /// The document is read once when it is a good report; only a failure reads all of it
+    /// again to say what is wrong. Crash journals are not read here (replaying one runs the
+    /// rules, which would double the page's WebAssembly): `gpuwhy view` converts them.
+    pub fn load_from(src: &dyn Source, name: &str) -> Result<View, LoadError> {
+        // Why it is refused: its schema (a message already), or what did not read.
+        let refused: Result<LoadError, ReadError> = match read::report(src) {
+            Ok(report) => match check_schema(Some(&report.schema), name) {
+                Ok(()) => return Ok(View::new(report)),
+                Err(e) => Ok(e),
+            },
+            Err(e) => Err(e),
+        };
+        // Not a report this viewer reads: saying why takes all of it. Only a file that is no
+        // report can be a journal (its first line has the journal schema): checking here,
+        // not first, keeps a long report's one line unscanned.
+        let bytes = src.to_vec();
+        if journal::looks_like_journal(&bytes) {
+            return Err(LoadError {
                 kind: "journal",
                 title: "This is a crash journal, not a report".into(),
                 message: format!(
@@ -120,9 +131,9 @@ impl View {
                      report. Turn it into a page with `gpuwhy view {name}` (or read it with \
                      `gpuwhy diagnose {name}`)."
                 ),
-            }),
-            Err(e) => Err(e),
+            });
         }
+        Err(refused.unwrap_or_else(|e| explain(&bytes, name, &e)))
     }
 
     /// Prepares a report for drawing.

@@ -8,11 +8,49 @@ use wasm_bindgen::prelude::*;
 
 use crate::chart::{heatmap, host, steps, timeline, Frame};
 use crate::page::{numbers, overview, tables};
+use crate::read::Source;
 use crate::theme::Theme;
 use crate::view::View;
 
 fn js_err(e: impl Display) -> JsValue {
     JsValue::from_str(&e.to_string())
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// A report's bytes in the page's memory: a `Uint8Array`.
+    pub type Bytes;
+    #[wasm_bindgen(method, getter)]
+    fn length(this: &Bytes) -> u32;
+    #[wasm_bindgen(method, js_name = indexOf)]
+    fn index_of(this: &Bytes, byte: u8, from: u32) -> i32;
+    #[wasm_bindgen(method)]
+    fn subarray(this: &Bytes, begin: u32, end: u32) -> Bytes;
+    /// `Uint8Array.prototype.set.call(dst, src)`: copies `src` into `dst`.
+    #[wasm_bindgen(js_namespace = ["Uint8Array", "prototype", "set"], js_name = call)]
+    fn copy_into(dst: &mut [u8], src: &Bytes);
+}
+
+/// The report where the page holds it: copied in piece by piece as the walk reads it, the
+/// columns it skips found by the page's own `indexOf` and never copied.
+struct PageBytes {
+    bytes: Bytes,
+    len: usize,
+}
+
+impl Source for PageBytes {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn copy(&self, at: usize, dst: &mut [u8]) {
+        let part = self.bytes.subarray(at as u32, (at + dst.len()) as u32);
+        copy_into(dst, &part);
+    }
+
+    fn find(&self, at: usize, c: u8) -> Option<usize> {
+        usize::try_from(self.bytes.index_of(c, at as u32)).ok()
+    }
 }
 
 /// A loaded report, held in WebAssembly memory while the page shows it.
@@ -23,10 +61,14 @@ pub struct Viewer {
 
 #[wasm_bindgen]
 impl Viewer {
-    /// Reads a report from its bytes; throws `{kind, title, message}` as JSON text when it
-    /// cannot.
-    pub fn load(bytes: &[u8], name: &str) -> Result<Viewer, JsValue> {
-        View::load(bytes, name)
+    /// Reads a report from its bytes (a `Uint8Array`, left where it is: only what is read
+    /// is copied in); throws `{kind, title, message}` as JSON text when it cannot.
+    pub fn open(bytes: Bytes, name: &str) -> Result<Viewer, JsValue> {
+        let src = PageBytes {
+            len: bytes.length() as usize,
+            bytes,
+        };
+        View::load_from(&src, name)
             .map(|view| Viewer { view })
             .map_err(|e| JsValue::from_str(&e.to_json()))
     }

@@ -152,12 +152,13 @@ function fillNumbers(c) {
   c.stale = false;
 }
 
-function renderCharts() {
+// Draws every time chart for the current range. `width` is measured when not given (a
+// forced layout: buildReport measures before it fills the page instead).
+function renderCharts(width = chartWidth()) {
   const v = state.viewer;
   if (!v) return;
   const { t0, t1 } = state;
   const dark = darkQuery.matches;
-  const width = chartWidth();
   state.width = width;
   for (const c of state.charts) {
     const svg = c.el.querySelector('.svg');
@@ -348,6 +349,8 @@ function wireChart(fig) {
 function buildReport() {
   const v = state.viewer;
   const info = state.info;
+  // Measured while the report is still empty: cheap now, a full layout once it is filled.
+  const width = chartWidth();
   state.charts = [];
   $('run').innerHTML = v.runHtml();
   $('verdict').innerHTML = v.verdictHtml();
@@ -392,7 +395,7 @@ function buildReport() {
   state.t1 = info.t1;
   state.cursor = null;
   $('readout').hidden = true;
-  renderCharts();
+  renderCharts(width);
 }
 
 function openBytes(bytes, name) {
@@ -402,7 +405,7 @@ function openBytes(bytes, name) {
   performance.mark('gpuwhy-open');
   let v;
   try {
-    v = Viewer.load(bytes, name);
+    v = Viewer.open(bytes, name);
   } catch (e) {
     // The module throws `{kind, title, message}` as JSON text.
     let err;

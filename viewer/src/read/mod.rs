@@ -16,6 +16,7 @@ mod finding;
 mod number;
 mod parts;
 mod scan;
+mod source;
 mod value;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,7 @@ use gpuwhy::report::{
 use crate::chart::timeline::PANELS;
 pub use scan::ReadError;
 use scan::Scan;
+pub use source::{InMemory, Source};
 
 /// Which columns of a stream to parse.
 type Keep = fn(&str) -> bool;
@@ -44,8 +46,8 @@ fn every(_: &str) -> bool {
 
 /// Reads a report. A document without a `schema` is refused here too (the caller finds out
 /// why: not JSON, not a report, or a newer one).
-pub fn report(bytes: &[u8]) -> Result<Report, ReadError> {
-    let mut s = Scan::new(bytes);
+pub fn report(src: &dyn Source) -> Result<Report, ReadError> {
+    let mut s = Scan::new(src);
     let mut schema = None;
     let mut r = Report {
         schema: String::new(),
@@ -112,7 +114,8 @@ pub fn report(bytes: &[u8]) -> Result<Report, ReadError> {
 /// The `schema` string of a JSON object, if it has one (to say why a file that is valid JSON
 /// is not a report this viewer reads).
 pub fn schema(bytes: &[u8]) -> Option<String> {
-    let mut s = Scan::new(bytes);
+    let src = InMemory(bytes);
+    let mut s = Scan::new(&src);
     let mut schema = None;
     s.object(&mut |s, key| match key {
         "schema" => s.string().map(|v| schema = Some(v)),

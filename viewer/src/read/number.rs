@@ -13,23 +13,6 @@ const POW10: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// The first `c` in `b` from `from` on, eight bytes at a time.
-pub(super) fn find(b: &[u8], from: usize, c: u8) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let pattern = LO * c as u64;
-    let mut i = from.min(b.len());
-    for w in b[i..].chunks_exact(8) {
-        let x = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) ^ pattern;
-        // A zero byte in `x` (the classic test) is a `c` in this word.
-        if x.wrapping_sub(LO) & !x & HI != 0 {
-            break;
-        }
-        i += 8;
-    }
-    b[i..].iter().position(|&x| x == c).map(|p| i + p)
-}
-
 /// The fast path of a numeric array from `i` (just after its `[`): its values and the
 /// index after its `]`, with `null` read as `null` where one is allowed. A number written
 /// simply (`-12.5`: at most 18 digits, no exponent) is read right here, in one loop with no
@@ -55,7 +38,7 @@ pub(super) fn numbers<T: Copy + Default>(
     let mut out = vec![T::default(); rows.max(16)];
     let mut k = 0;
     loop {
-        while i < n && ws(b[i]) {
+        while i < n && b[i] <= b' ' && ws(b[i]) {
             i += 1;
         }
         if i >= n {
@@ -122,6 +105,11 @@ pub(super) fn numbers<T: Copy + Default>(
         }
         out[k] = v;
         k += 1;
+        // A comma right after the value is the usual case: one test.
+        if i < n && b[i] == b',' {
+            i += 1;
+            continue;
+        }
         while i < n && ws(b[i]) {
             i += 1;
         }

@@ -1,10 +1,13 @@
 //! A cursor over report bytes: the JSON structure (objects, arrays, keys, `null`), with
 //! serde_json at hand for what the fast paths leave: a string with escapes, a value to skip,
 //! and the exact message when something is not what it should be.
-
-use std::borrow::Cow;
+//!
+//! The cursor reads through a window: the bytes it is looking at, copied from the
+//! [`Source`] as it moves on. Positions are offsets in the whole report.
 
 use serde::de::{DeserializeOwned, IgnoredAny};
+
+use super::source::Source;
 
 /// Why a report could not be read: what was wrong, and where in the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,41 +19,96 @@ pub(super) fn ws(c: u8) -> bool {
     matches!(c, b' ' | b'\n' | b'\r' | b'\t')
 }
 
+/// Bytes the window takes at least: the small parts of a report (run, findings, devices)
+/// are read from one or two windows.
+const WINDOW: usize = 64 * 1024;
+
 /// What reads each member of an object, given its key.
-pub type Member<'f, 'a> = &'f mut dyn FnMut(&mut Scan<'a>, &str) -> Result<(), ReadError>;
+pub type Member<'f, 's> = &'f mut dyn FnMut(&mut Scan<'s>, &str) -> Result<(), ReadError>;
 
 /// What reads each element of an array.
-pub type Element<'f, 'a> = &'f mut dyn FnMut(&mut Scan<'a>) -> Result<(), ReadError>;
+pub type Element<'f, 's> = &'f mut dyn FnMut(&mut Scan<'s>) -> Result<(), ReadError>;
 
 /// A position in report bytes.
-pub struct Scan<'a> {
-    pub(super) b: &'a [u8],
+pub struct Scan<'s> {
+    src: &'s dyn Source,
+    len: usize,
+    /// Bytes `base..base + win.len()` of the source.
+    win: Vec<u8>,
+    base: usize,
+    /// The cursor, an offset in the whole source.
     pub(super) pos: usize,
 }
 
-impl<'a> Scan<'a> {
-    /// A cursor at the start of `b`.
-    pub fn new(b: &'a [u8]) -> Self {
-        Scan { b, pos: 0 }
+impl<'s> Scan<'s> {
+    /// A cursor at the start of `src`.
+    pub fn new(src: &'s dyn Source) -> Self {
+        Scan {
+            src,
+            len: src.len(),
+            win: Vec::new(),
+            base: 0,
+            pos: 0,
+        }
+    }
+
+    /// Makes the window hold the bytes from `from` to `from + need` (or to the end), and
+    /// returns them from `from` on (at least [`WINDOW`] of them where there are).
+    pub(super) fn bytes(&mut self, from: usize, need: usize) -> &[u8] {
+        let from = from.min(self.len);
+        let end = (from + need.max(WINDOW)).min(self.len);
+        let have = self.base + self.win.len();
+        if from < self.base || from + need.min(self.len - from) > have {
+            if (self.base..have).contains(&from) {
+                // Keep what the window already holds from `from` on; copy only the rest.
+                self.win.drain(..from - self.base);
+                let kept = self.win.len();
+                self.win.resize(end - from, 0);
+                self.src.copy(have, &mut self.win[kept..]);
+            } else {
+                self.win.resize(end - from, 0);
+                self.src.copy(from, &mut self.win);
+            }
+            self.base = from;
+        }
+        &self.win[from - self.base..]
+    }
+
+    /// Bytes from the cursor to the end of the source.
+    pub(super) fn len_left(&self) -> usize {
+        self.len.saturating_sub(self.pos)
+    }
+
+    /// True when the window reaches the end of the source.
+    fn at_source_end(&self) -> bool {
+        self.base + self.win.len() >= self.len
+    }
+
+    /// The byte at `i`.
+    fn byte(&mut self, i: usize) -> Option<u8> {
+        if i >= self.len {
+            return None;
+        }
+        if i < self.base || i >= self.base + self.win.len() {
+            self.bytes(i, 1);
+        }
+        Some(self.win[i - self.base])
     }
 
     /// Skips whitespace.
-    #[inline(always)]
     pub fn ws(&mut self) {
-        while self.b.get(self.pos).is_some_and(|&c| ws(c)) {
+        while self.byte(self.pos).is_some_and(ws) {
             self.pos += 1;
         }
     }
 
     /// The next byte after whitespace.
-    #[inline(always)]
     pub(super) fn peek(&mut self) -> Option<u8> {
         self.ws();
-        self.b.get(self.pos).copied()
+        self.byte(self.pos)
     }
 
     /// Moves past `c` if it comes next.
-    #[inline(always)]
     pub(super) fn eat(&mut self, c: u8) -> bool {
         let hit = self.peek() == Some(c);
         if hit {
@@ -59,13 +117,26 @@ impl<'a> Scan<'a> {
         hit
     }
 
-    /// Moves past a `null` if one comes next.
-    pub(super) fn null(&mut self) -> bool {
-        let hit = self.peek() == Some(b'n') && self.b[self.pos..].starts_with(b"null");
+    /// Moves past `word` if it comes next.
+    pub(super) fn eat_word(&mut self, word: &[u8]) -> bool {
+        if self.peek() != word.first().copied() {
+            return false;
+        }
+        let hit = self.bytes(self.pos, word.len()).starts_with(word);
         if hit {
-            self.pos += 4;
+            self.pos += word.len();
         }
         hit
+    }
+
+    /// Moves past a `null` if one comes next.
+    pub(super) fn null(&mut self) -> bool {
+        self.eat_word(b"null")
+    }
+
+    /// The first `c` at `at` or after, searched in the source itself (not copied).
+    pub(super) fn find(&self, at: usize, c: u8) -> Option<usize> {
+        self.src.find(at, c)
     }
 
     /// "expected `what` at line … column …", at the cursor.
@@ -73,15 +144,25 @@ impl<'a> Scan<'a> {
         self.error_at(self.pos, &format!("expected {what}"))
     }
 
-    /// `msg` with the line and column of byte `pos`.
+    /// `msg` with the line and column of byte `pos` (counted through the source in pieces:
+    /// this runs only for a file that cannot be read).
     pub(super) fn error_at(&self, pos: usize, msg: &str) -> ReadError {
-        let before = &self.b[..pos.min(self.b.len())];
-        let line = before.iter().filter(|&&c| c == b'\n').count() + 1;
-        let col = 1 + pos
-            - before
-                .iter()
-                .rposition(|&c| c == b'\n')
-                .map_or(0, |i| i + 1);
+        let pos = pos.min(self.len);
+        let (mut line, mut line_start) = (1, 0);
+        let mut buf = vec![0; WINDOW];
+        let mut at = 0;
+        while at < pos {
+            let n = WINDOW.min(pos - at);
+            self.src.copy(at, &mut buf[..n]);
+            for (k, &c) in buf[..n].iter().enumerate() {
+                if c == b'\n' {
+                    line += 1;
+                    line_start = at + k + 1;
+                }
+            }
+            at += n;
+        }
+        let col = 1 + pos - line_start;
         ReadError(format!("{msg} at line {line} column {col}"))
     }
 
@@ -90,31 +171,41 @@ impl<'a> Scan<'a> {
         self.peek().is_none()
     }
 
-    /// Reads one value with serde_json straight from the bytes.
+    /// Reads one value with serde_json straight from the bytes, widening the window until
+    /// the value is in it.
     pub(super) fn direct<T: DeserializeOwned>(&mut self) -> Result<T, ReadError> {
+        self.ws();
         let start = self.pos;
-        let mut it = serde_json::Deserializer::from_slice(&self.b[start..]).into_iter::<T>();
-        match it.next() {
-            Some(Ok(v)) => {
-                self.pos = start + it.byte_offset();
-                Ok(v)
-            }
-            Some(Err(e)) => {
-                // serde counts lines and columns from `start`: say where in the whole file.
-                let msg = e.to_string();
-                let msg = msg.rfind(" at line ").map_or(&msg[..], |i| &msg[..i]);
-                let mut at = start;
-                let mut line = 1;
-                while line < e.line() {
-                    match self.b[at..].iter().position(|&c| c == b'\n') {
-                        Some(i) => at += i + 1,
-                        None => break,
-                    }
-                    line += 1;
+        let mut need = WINDOW;
+        loop {
+            let b = self.bytes(start, need);
+            let seen = b.len();
+            let mut it = serde_json::Deserializer::from_slice(b).into_iter::<T>();
+            let (got, used) = (it.next(), it.byte_offset());
+            let whole = self.at_source_end();
+            match got {
+                // A value that ends where the window does may go on past it.
+                Some(Ok(v)) if whole || used < seen => {
+                    self.pos = start + used;
+                    return Ok(v);
                 }
-                Err(self.error_at(at + e.column().saturating_sub(1), msg))
+                Some(Err(e)) if whole || !e.is_eof() => {
+                    // serde counts lines and columns from `start`: say where in the file.
+                    let msg = e.to_string();
+                    let msg = msg.rfind(" at line ").map_or(&msg[..], |i| &msg[..i]);
+                    let b = &self.win[start - self.base..];
+                    let mut at = 0;
+                    for _ in 1..e.line() {
+                        match b[at..].iter().position(|&c| c == b'\n') {
+                            Some(i) => at += i + 1,
+                            None => break,
+                        }
+                    }
+                    return Err(self.error_at(start + at + e.column().saturating_sub(1), msg));
+                }
+                None if whole => return Err(self.expected("a value")),
+                _ => need = seen * 2,
             }
-            None => Err(self.expected("a value")),
         }
     }
 
@@ -136,7 +227,7 @@ impl<'a> Scan<'a> {
 
     /// Walks an object, calling `f` with each key; `f` must read the value. (`f` is a
     /// trait object: one copy of this walk serves every kind of object.)
-    pub fn object(&mut self, f: Member<'_, 'a>) -> Result<(), ReadError> {
+    pub fn object(&mut self, f: Member<'_, 's>) -> Result<(), ReadError> {
         if !self.eat(b'{') {
             return Err(self.expected("an object"));
         }
@@ -144,7 +235,7 @@ impl<'a> Scan<'a> {
             return Ok(());
         }
         loop {
-            let key = self.key()?;
+            let key = self.string()?;
             if !self.eat(b':') {
                 return Err(self.expected("`:`"));
             }
@@ -159,7 +250,7 @@ impl<'a> Scan<'a> {
     }
 
     /// Walks an array, calling `f` for each element; `f` must read it.
-    pub fn array(&mut self, f: Element<'_, 'a>) -> Result<(), ReadError> {
+    pub fn array(&mut self, f: Element<'_, 's>) -> Result<(), ReadError> {
         if !self.eat(b'[') {
             return Err(self.expected("an array"));
         }
@@ -177,38 +268,28 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// A string without escapes, borrowed; `None` (the cursor unmoved) for anything else.
-    fn plain_str(&mut self) -> Option<&'a str> {
-        if self.peek() != Some(b'"') {
-            return None;
-        }
-        let rest = &self.b[self.pos + 1..];
-        let end = rest
-            .iter()
-            .position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
-        if rest[end] != b'"' {
-            return None;
-        }
-        let s = std::str::from_utf8(&rest[..end]).ok()?;
-        self.pos += end + 2;
-        Some(s)
-    }
-
-    /// An object key; borrowed when it has no escapes.
-    fn key(&mut self) -> Result<Cow<'a, str>, ReadError> {
-        match self.plain_str() {
-            Some(s) => Ok(Cow::Borrowed(s)),
-            None if self.peek() == Some(b'"') => self.direct::<String>().map(Cow::Owned),
-            None => Err(self.expected("a key")),
-        }
-    }
-
     /// A string.
     #[inline(never)]
     pub fn string(&mut self) -> Result<String, ReadError> {
-        match self.plain_str() {
-            Some(s) => Ok(s.to_owned()),
-            None => self.direct(),
+        if self.peek() == Some(b'"') {
+            // Without escapes, up to its closing quote; anything else goes to serde_json.
+            let start = self.pos + 1;
+            let near = self.bytes(start, 0).iter().position(|&c| c == b'"');
+            let end = match near {
+                Some(i) => Some(start + i),
+                None => self.find(start, b'"'),
+            };
+            if let Some(end) = end {
+                let b = &self.bytes(start, end - start)[..end - start];
+                if !b.iter().any(|&c| c == b'\\' || c < 0x20) {
+                    if let Ok(s) = std::str::from_utf8(b) {
+                        let s = s.to_owned();
+                        self.pos = end + 1;
+                        return Ok(s);
+                    }
+                }
+            }
         }
+        self.direct()
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gpuwhy::report::Column;
 
-use super::number::{find, long_number, number, numbers};
+use super::number::{long_number, number, numbers};
 use super::scan::{Member, ReadError, Scan};
 
 /// What a reader of one value is.
@@ -16,47 +16,44 @@ impl<'a> Scan<'a> {
     /// A column of samples: numbers, `null` for a missing one (`NaN`). `rows` is how many
     /// to expect (the length of the stream's times, read before its columns).
     pub fn column(&mut self, rows: usize) -> Result<Column, ReadError> {
-        let start = self.pos;
-        let fast = self
-            .eat(b'[')
-            .then(|| numbers(self.b, self.pos, rows, Some(f32::NAN), |x| x as f32));
-        match fast {
-            Some(Some((v, end))) => {
-                self.pos = end;
-                Ok(Column(v))
-            }
-            _ => {
-                self.pos = start;
-                self.direct()
-            }
-        }
+        self.numeric(rows, Some(f32::NAN), |x| x as f32).map(Column)
     }
 
     /// An array of times (numbers, no `null`).
     pub fn times(&mut self) -> Result<Vec<f64>, ReadError> {
+        self.numeric(0, None, |x| x)
+    }
+
+    /// A numeric array: found whole (up to its first `]`), read by the fast path, or by
+    /// serde_json when that gives up.
+    fn numeric<T: Copy + Default + serde::de::DeserializeOwned>(
+        &mut self,
+        rows: usize,
+        null: Option<T>,
+        conv: impl Fn(f64) -> T,
+    ) -> Result<Vec<T>, ReadError> {
+        self.ws();
         let start = self.pos;
-        match self
-            .eat(b'[')
-            .then(|| numbers(self.b, self.pos, 0, None, |x| x))
-        {
-            Some(Some((v, end))) => {
-                self.pos = end;
-                Ok(v)
-            }
-            _ => {
-                self.pos = start;
-                self.direct()
+        if self.peek() == Some(b'[') {
+            if let Some(end) = self.find(start + 1, b']') {
+                let b = self.bytes(start, end + 1 - start);
+                if let Some((v, used)) = numbers(b, 1, rows, null, conv) {
+                    self.pos = start + used;
+                    return Ok(v);
+                }
             }
         }
+        self.direct()
     }
 
     /// Skips a column the page does not read, up to its closing bracket, without looking
-    /// at what is in it: an array of numbers and `null`s holds no other bracket, and
-    /// anything that does (a nested array, a string) ends it early, which the walk then
-    /// refuses. Junk with no bracket in a column no chart reads goes unnoticed.
+    /// at what is in it (or copying it: the source finds the bracket). An array of numbers
+    /// and `null`s holds no other bracket, and anything that does (a nested array, a
+    /// string) ends it early, which the walk then refuses. Junk with no bracket in a column
+    /// no chart reads goes unnoticed.
     pub fn skip_column(&mut self) -> Result<(), ReadError> {
         if self.peek() == Some(b'[') {
-            if let Some(end) = find(self.b, self.pos + 1, b']') {
+            if let Some(end) = self.find(self.pos + 1, b']') {
                 self.pos = end + 1;
                 return Ok(());
             }
@@ -68,12 +65,15 @@ impl<'a> Scan<'a> {
     #[inline(never)]
     pub fn f64(&mut self) -> Result<f64, ReadError> {
         self.ws();
-        match number(self.b, self.pos).or_else(|| long_number(self.b, self.pos)) {
-            Some((x, end)) => {
-                self.pos = end;
+        let whole = self.len_left() <= 64;
+        let b = self.bytes(self.pos, 64);
+        match number(b, 0).or_else(|| long_number(b, 0)) {
+            // A number that ends where the window does may go on past it.
+            Some((x, used)) if used < b.len() || whole => {
+                self.pos += used;
                 Ok(x)
             }
-            None => self.direct(),
+            _ => self.direct(),
         }
     }
 
@@ -108,7 +108,7 @@ impl<'a> Scan<'a> {
     #[inline(never)]
     fn whole(&mut self) -> Result<i128, ReadError> {
         self.ws();
-        let b = &self.b[self.pos..];
+        let b = self.bytes(self.pos, 32);
         let neg = b.first() == Some(&b'-');
         let digits = b[neg as usize..]
             .iter()
@@ -141,11 +141,11 @@ impl<'a> Scan<'a> {
     /// `true` or `false`.
     #[inline(never)]
     pub fn bool(&mut self) -> Result<bool, ReadError> {
-        for (word, v) in [(&b"true"[..], true), (b"false", false)] {
-            if self.peek() == Some(word[0]) && self.b[self.pos..].starts_with(word) {
-                self.pos += word.len();
-                return Ok(v);
-            }
+        if self.eat_word(b"true") {
+            return Ok(true);
+        }
+        if self.eat_word(b"false") {
+            return Ok(false);
         }
         self.direct()
     }

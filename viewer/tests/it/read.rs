@@ -6,6 +6,7 @@ use gpuwhy::report::{
     CoarseColumn, CoarseData, Column, Fault, HostData, HostFacts, NvmlInfo, Overhead, PhaseStats,
     Report, SeriesData, StepsData, Tool,
 };
+use gpuwhy_viewer::read::Source;
 use gpuwhy_viewer::View;
 
 use crate::fixtures::{every_text, one_gpu};
@@ -261,4 +262,84 @@ fn a_column_that_does_not_fit_says_where() {
     assert_eq!(e.kind, "invalid", "{}", e.message);
     let one = one_gpu(vec![1.0, 2.0], vec![3.0, 4.0]).to_json();
     assert!(View::load(format!("{one} x").as_bytes(), "r.json").is_err());
+}
+
+/// Bytes handed out as the page hands them to the module: counted as they are copied.
+struct Counted {
+    bytes: Vec<u8>,
+    copied: std::cell::Cell<usize>,
+}
+
+impl Source for Counted {
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn copy(&self, at: usize, dst: &mut [u8]) {
+        self.copied.set(self.copied.get() + dst.len());
+        dst.copy_from_slice(&self.bytes[at..at + dst.len()]);
+    }
+
+    fn find(&self, at: usize, c: u8) -> Option<usize> {
+        self.bytes[at..]
+            .iter()
+            .position(|&x| x == c)
+            .map(|i| at + i)
+    }
+}
+
+#[test]
+fn a_long_report_reads_through_a_window_without_copying_what_no_chart_draws() {
+    let mut r = rich();
+    // Text longer than the window, and columns of every length around it.
+    r.findings[0].summary = "a long summary. ".repeat(20_000);
+    let s = &mut r.series[0].data;
+    let n = 20_000;
+    s.t = (0..n).map(|i| i as f64 * 0.1).collect();
+    for (k, m) in ["util_gpu", "power", "pstate", "nvlink_rx", "nvlink_tx"]
+        .iter()
+        .enumerate()
+    {
+        let col = (0..n).map(|i| ((i * (k + 3)) % 977) as f32 / 7.0).collect();
+        s.metrics.insert(m.to_string(), Column(col));
+    }
+    for m in ["temp", "gpm_sm_util", "clock_reasons", "mem_clock"] {
+        s.metrics.insert(m.into(), Column(vec![f32::NAN; n]));
+    }
+    let json = r.to_json();
+    let src = Counted {
+        bytes: json.clone().into_bytes(),
+        copied: Default::default(),
+    };
+    let windowed = View::load_from(&src, "r.json")
+        .map_err(|e| e.message)
+        .expect("opens");
+    let whole = View::load(json.as_bytes(), "r.json")
+        .map_err(|e| e.message)
+        .expect("opens");
+    assert_eq!(windowed.report.to_json(), whole.report.to_json());
+    assert_eq!(windowed.report.findings[0].summary.len(), 320_000);
+    assert_eq!(windowed.report.series[0].data.metrics["power"].len(), n);
+    // The drawn columns, the text and the times are copied; of the other columns at most
+    // what a window reaches into past the key before the column is skipped.
+    let skipped: usize = [
+        "pstate",
+        "nvlink_rx",
+        "nvlink_tx",
+        "clock_reasons",
+        "mem_clock",
+    ]
+    .iter()
+    .map(|m| {
+        serde_json::to_string(&r.series[0].data.metrics[*m])
+            .expect("json")
+            .len()
+    })
+    .sum();
+    assert!(
+        src.copied.get() + skipped <= json.len() + 5 * 65_536,
+        "copied {} of {} bytes, {skipped} of them never needed",
+        src.copied.get(),
+        json.len()
+    );
 }
