@@ -1,5 +1,6 @@
 // Assembles the viewer from the wasm-bindgen output and viewer/www:
-//   OUT/www/                 the static page (index.html, app.js, style.css, glue, wasm)
+//   OUT/www/                 the static page (index.html, app.js, charts.js, style.css, glue,
+//                            wasm)
 //   OUT/gpuwhy-viewer.html   one self-contained page for `gpuwhy view`: CSS and JS inline,
 //                            the wasm as base64, and placeholders for the report
 // Usage: node bundle.mjs PKG_DIR WWW_DIR OUT_DIR
@@ -19,6 +20,7 @@ const read = (p) => readFileSync(p, 'utf8');
 const html = read(join(www, 'index.html'));
 const css = read(join(www, 'style.css'));
 const app = read(join(www, 'app.js'));
+const charts = read(join(www, 'charts.js'));
 const glue = read(join(pkg, 'gpuwhy_viewer.js'));
 const wasm = readFileSync(join(pkg, 'gpuwhy_viewer_bg.wasm'));
 
@@ -35,14 +37,18 @@ const site = join(out, 'www');
 mkdirSync(site, { recursive: true });
 writeFileSync(join(site, 'index.html'), unmark(html));
 writeFileSync(join(site, 'app.js'), app);
+writeFileSync(join(site, 'charts.js'), charts);
 writeFileSync(join(site, 'style.css'), css);
 writeFileSync(join(site, 'gpuwhy_viewer.js'), glue);
 copyFileSync(join(pkg, 'gpuwhy_viewer_bg.wasm'), join(site, 'gpuwhy_viewer_bg.wasm'));
 
-// The single file.
+// The single file: one module script, the glue, then charts.js without its exports, then
+// app.js without its imports.
 const stripped = app.replace(/\/\/ @inline-strip-begin[\s\S]*?\/\/ @inline-strip-end\n/, '');
 if (stripped === app) throw new Error('app.js has no @inline-strip block');
-const script = `\n${glue}\n${stripped}\n`;
+const local = charts.replace(/^export /gm, '');
+if (/^\s*(import|export)\b/m.test(local)) throw new Error('charts.js imports or exports more than declarations');
+const script = `\n${glue}\n${local}\n${stripped}\n`;
 if (/<\/script/i.test(script)) throw new Error('inline script contains </script');
 const hash = createHash('sha256').update(script, 'utf8').digest('base64');
 const csp = [

@@ -96,6 +96,21 @@ describe('the static page', () => {
     await page.close();
   });
 
+  test('computes a chart\'s numbers when they are opened, and again after a zoom', async () => {
+    const { page, state } = await open(`${srv.base}/index.html?url=/fixtures/demo.json`);
+    assert.equal(state, 'ready');
+    const numbers = page.locator('figure.gpu-timeline details.numbers').first();
+    assert.equal(await numbers.locator('table').count(), 0, 'not computed while closed');
+    await numbers.locator('summary').click();
+    const rows = numbers.locator('tbody tr');
+    assert.ok(await rows.count() >= 2, 'a row per series');
+    assert.match(await numbers.textContent(), /Utilization: GPU busy/);
+    const before = await numbers.locator('.range').textContent();
+    await page.click('#zoom-in');
+    assert.notEqual(await numbers.locator('.range').textContent(), before, 'follows the zoom');
+    await page.close();
+  });
+
   test('opens a report from the file picker', async () => {
     const { page } = await open(`${srv.base}/index.html`);
     await page.setInputFiles('#file', join(FIX, 'demo.json'));
