@@ -22,8 +22,6 @@ extern "C" {
     pub type Bytes;
     #[wasm_bindgen(method, getter)]
     fn length(this: &Bytes) -> u32;
-    #[wasm_bindgen(method, js_name = indexOf)]
-    fn index_of(this: &Bytes, byte: u8, from: u32) -> i32;
     #[wasm_bindgen(method)]
     fn subarray(this: &Bytes, begin: u32, end: u32) -> Bytes;
     /// `Uint8Array.prototype.set.call(dst, src)`: copies `src` into `dst`.
@@ -31,8 +29,7 @@ extern "C" {
     fn copy_into(dst: &mut [u8], src: &Bytes);
 }
 
-/// The report where the page holds it: copied in piece by piece as the walk reads it, the
-/// columns it skips found by the page's own `indexOf` and never copied.
+/// The report where the page holds it: copied in a window at a time as the walk reads it.
 struct PageBytes {
     bytes: Bytes,
     len: usize,
@@ -46,10 +43,6 @@ impl Source for PageBytes {
     fn copy(&self, at: usize, dst: &mut [u8]) {
         let part = self.bytes.subarray(at as u32, (at + dst.len()) as u32);
         copy_into(dst, &part);
-    }
-
-    fn find(&self, at: usize, c: u8) -> Option<usize> {
-        usize::try_from(self.bytes.index_of(c, at as u32)).ok()
     }
 }
 

@@ -7,7 +7,7 @@
 
 use serde::de::{DeserializeOwned, IgnoredAny};
 
-use super::source::Source;
+use super::source::{find, Source};
 
 /// Why a report could not be read: what was wrong, and where in the file.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +23,9 @@ pub(super) fn ws(c: u8) -> bool {
 /// are read from one or two windows.
 const WINDOW: usize = 64 * 1024;
 
+/// Bytes copied at a time while skipping a column (into the same memory each time).
+const SKIP: usize = 256 * 1024;
+
 /// What reads each member of an object, given its key.
 pub type Member<'f, 's> = &'f mut dyn FnMut(&mut Scan<'s>, &str) -> Result<(), ReadError>;
 
@@ -33,8 +36,10 @@ pub type Element<'f, 's> = &'f mut dyn FnMut(&mut Scan<'s>) -> Result<(), ReadEr
 pub struct Scan<'s> {
     src: &'s dyn Source,
     len: usize,
-    /// Bytes `base..base + win.len()` of the source.
+    /// Bytes `base..base + filled` of the source, in `win[..filled]` (the rest of `win` is
+    /// room kept from earlier, so that refilling it needs no fresh memory).
     win: Vec<u8>,
+    filled: usize,
     base: usize,
     /// The cursor, an offset in the whole source.
     pub(super) pos: usize,
@@ -47,6 +52,7 @@ impl<'s> Scan<'s> {
             src,
             len: src.len(),
             win: Vec::new(),
+            filled: 0,
             base: 0,
             pos: 0,
         }
@@ -57,21 +63,59 @@ impl<'s> Scan<'s> {
     pub(super) fn bytes(&mut self, from: usize, need: usize) -> &[u8] {
         let from = from.min(self.len);
         let end = (from + need.max(WINDOW)).min(self.len);
-        let have = self.base + self.win.len();
+        let have = self.base + self.filled;
         if from < self.base || from + need.min(self.len - from) > have {
+            let n = end - from;
+            if n > self.win.len() {
+                self.win.resize(n, 0);
+            }
             if (self.base..have).contains(&from) {
                 // Keep what the window already holds from `from` on; copy only the rest.
-                self.win.drain(..from - self.base);
-                let kept = self.win.len();
-                self.win.resize(end - from, 0);
-                self.src.copy(have, &mut self.win[kept..]);
+                let kept = have - from;
+                self.win.copy_within(from - self.base..self.filled, 0);
+                self.src.copy(have, &mut self.win[kept..n]);
             } else {
-                self.win.resize(end - from, 0);
-                self.src.copy(from, &mut self.win);
+                self.src.copy(from, &mut self.win[..n]);
             }
             self.base = from;
+            self.filled = n;
         }
-        &self.win[from - self.base..]
+        &self.win[from - self.base..self.filled]
+    }
+
+    /// The first `c` after `keep`, with the window holding everything from `keep` to it
+    /// (for a value read whole: a drawn column from its `[`, a string from its quote).
+    pub(super) fn find_keep(&mut self, keep: usize, c: u8) -> Option<usize> {
+        let (mut need, mut searched) = (WINDOW, 1);
+        loop {
+            let b = self.bytes(keep, need);
+            if let Some(i) = find(b, searched, c) {
+                return Some(keep + i);
+            }
+            let seen = b.len();
+            if self.at_source_end() {
+                return None;
+            }
+            searched = seen;
+            need = seen * 2;
+        }
+    }
+
+    /// The first `c` at `from` or after, looked for a piece at a time through the same
+    /// memory (for what is skipped: a column no chart draws).
+    pub(super) fn find_skip(&mut self, from: usize, c: u8) -> Option<usize> {
+        let mut at = from;
+        loop {
+            let b = self.bytes(at, SKIP);
+            if let Some(i) = find(b, 0, c) {
+                return Some(at + i);
+            }
+            let seen = b.len();
+            if seen == 0 || self.at_source_end() {
+                return None;
+            }
+            at += seen;
+        }
     }
 
     /// Bytes from the cursor to the end of the source.
@@ -81,7 +125,7 @@ impl<'s> Scan<'s> {
 
     /// True when the window reaches the end of the source.
     fn at_source_end(&self) -> bool {
-        self.base + self.win.len() >= self.len
+        self.base + self.filled >= self.len
     }
 
     /// The byte at `i`.
@@ -89,7 +133,7 @@ impl<'s> Scan<'s> {
         if i >= self.len {
             return None;
         }
-        if i < self.base || i >= self.base + self.win.len() {
+        if i < self.base || i >= self.base + self.filled {
             self.bytes(i, 1);
         }
         Some(self.win[i - self.base])
@@ -132,11 +176,6 @@ impl<'s> Scan<'s> {
     /// Moves past a `null` if one comes next.
     pub(super) fn null(&mut self) -> bool {
         self.eat_word(b"null")
-    }
-
-    /// The first `c` at `at` or after, searched in the source itself (not copied).
-    pub(super) fn find(&self, at: usize, c: u8) -> Option<usize> {
-        self.src.find(at, c)
     }
 
     /// "expected `what` at line … column …", at the cursor.
@@ -193,7 +232,7 @@ impl<'s> Scan<'s> {
                     // serde counts lines and columns from `start`: say where in the file.
                     let msg = e.to_string();
                     let msg = msg.rfind(" at line ").map_or(&msg[..], |i| &msg[..i]);
-                    let b = &self.win[start - self.base..];
+                    let b = &self.win[start - self.base..self.filled];
                     let mut at = 0;
                     for _ in 1..e.line() {
                         match b[at..].iter().position(|&c| c == b'\n') {
@@ -274,12 +313,7 @@ impl<'s> Scan<'s> {
         if self.peek() == Some(b'"') {
             // Without escapes, up to its closing quote; anything else goes to serde_json.
             let start = self.pos + 1;
-            let near = self.bytes(start, 0).iter().position(|&c| c == b'"');
-            let end = match near {
-                Some(i) => Some(start + i),
-                None => self.find(start, b'"'),
-            };
-            if let Some(end) = end {
+            if let Some(end) = self.find_keep(self.pos, b'"') {
                 let b = &self.bytes(start, end - start)[..end - start];
                 if !b.iter().any(|&c| c == b'\\' || c < 0x20) {
                     if let Ok(s) = std::str::from_utf8(b) {

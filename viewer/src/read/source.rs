@@ -3,8 +3,8 @@
 //!
 //! A day of eight GPUs is 51 MB of JSON, three quarters of it columns no chart draws.
 //! Copying all of it into fresh WebAssembly memory cost the page about as much as reading
-//! the columns it draws; now the columns it skips are found by the page's own search for
-//! their closing bracket, and never copied.
+//! the columns it draws (the memory is new: every page of it is touched for the first
+//! time); now it is copied a window at a time into memory used over and over.
 
 /// Report bytes the walk can copy from and search.
 pub trait Source {
@@ -18,9 +18,6 @@ pub trait Source {
 
     /// Copies the bytes from `at` into all of `dst` (`at + dst.len() <= len()`).
     fn copy(&self, at: usize, dst: &mut [u8]);
-
-    /// The first `c` at `at` or after.
-    fn find(&self, at: usize, c: u8) -> Option<usize>;
 
     /// All the bytes (to say what is wrong with a file that is not a report).
     fn to_vec(&self) -> Vec<u8> {
@@ -40,10 +37,6 @@ impl Source for InMemory<'_> {
 
     fn copy(&self, at: usize, dst: &mut [u8]) {
         dst.copy_from_slice(&self.0[at..at + dst.len()]);
-    }
-
-    fn find(&self, at: usize, c: u8) -> Option<usize> {
-        find(self.0, at, c)
     }
 }
 

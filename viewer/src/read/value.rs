@@ -35,7 +35,7 @@ impl<'a> Scan<'a> {
         self.ws();
         let start = self.pos;
         if self.peek() == Some(b'[') {
-            if let Some(end) = self.find(start + 1, b']') {
+            if let Some(end) = self.find_keep(start, b']') {
                 let b = self.bytes(start, end + 1 - start);
                 if let Some((v, used)) = numbers(b, 1, rows, null, conv) {
                     self.pos = start + used;
@@ -47,13 +47,13 @@ impl<'a> Scan<'a> {
     }
 
     /// Skips a column the page does not read, up to its closing bracket, without looking
-    /// at what is in it (or copying it: the source finds the bracket). An array of numbers
+    /// at what is in it (copied a piece at a time through the same memory). An array of numbers
     /// and `null`s holds no other bracket, and anything that does (a nested array, a
     /// string) ends it early, which the walk then refuses. Junk with no bracket in a column
     /// no chart reads goes unnoticed.
     pub fn skip_column(&mut self) -> Result<(), ReadError> {
         if self.peek() == Some(b'[') {
-            if let Some(end) = self.find(self.pos + 1, b']') {
+            if let Some(end) = self.find_skip(self.pos + 1, b']') {
                 self.pos = end + 1;
                 return Ok(());
             }
