@@ -1,4 +1,4 @@
-//! Numbers at byte speed: the columns' fast path and the search for a column's end.
+//! Numbers at byte speed: the fast path of a column, and single numbers.
 //!
 //! A number is read as serde_json reads it without `float_roundtrip`: a significand of at
 //! most 18 digits, scaled by an exact power of ten up to 10²², gives the same `f64`. A

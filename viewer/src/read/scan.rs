@@ -72,7 +72,9 @@ impl<'s> Scan<'s> {
             if (self.base..have).contains(&from) {
                 // Keep what the window already holds from `from` on; copy only the rest.
                 let kept = have - from;
-                self.win.copy_within(from - self.base..self.filled, 0);
+                if from > self.base {
+                    self.win.copy_within(from - self.base..self.filled, 0);
+                }
                 self.src.copy(have, &mut self.win[kept..n]);
             } else {
                 self.src.copy(from, &mut self.win[..n]);
