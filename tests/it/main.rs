@@ -6,6 +6,8 @@ mod loader;
 mod memory;
 mod report_io;
 mod scenarios;
+mod slow_init;
 mod schema;
+mod schema_baseline;
 mod schema_merge;
 mod steps;

@@ -90,6 +90,7 @@ fn recording() -> Recording {
         label: Some("schema test".into()),
         rank: None,
         world_size: None,
+        local_rank: None,
         source: "nvml".into(),
         complete: true,
         ended_by: Some("command exited".into()),

@@ -7,10 +7,13 @@
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MannWhitney {
     /// U statistic of the first sample.
+    #[serde(deserialize_with = "crate::report::f64_or_nan")]
     pub u: f64,
     /// Standardised statistic.
+    #[serde(deserialize_with = "crate::report::f64_or_nan")]
     pub z: f64,
     /// Two-sided p-value.
+    #[serde(deserialize_with = "crate::report::f64_or_nan")]
     pub p: f64,
     /// `p` below [`ALPHA`].
     pub significant: bool,

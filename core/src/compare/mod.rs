@@ -4,9 +4,11 @@
 //! Medians and tails, never means; a rank test on the per-step samples says whether a
 //! difference is significant. Runs on different hardware are refused unless forced.
 
+mod baseline;
 mod checks;
 mod mannwhitney;
 
+pub use baseline::BaselineComparison;
 pub use checks::{ExperimentCheck, Outcome};
 pub use mannwhitney::{mann_whitney, normal_cdf, MannWhitney, ALPHA};
 
@@ -19,9 +21,11 @@ use crate::signals::Signals;
 /// One number before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Change {
-    /// Baseline value.
+    /// Baseline value (`null` in JSON, NaN here, when it could not be computed).
+    #[serde(deserialize_with = "crate::report::f64_or_nan")]
     pub baseline: f64,
     /// Candidate value.
+    #[serde(deserialize_with = "crate::report::f64_or_nan")]
     pub candidate: f64,
     /// Relative change, candidate / baseline − 1 (`null` when the baseline is 0).
     pub relative: Option<f64>,

@@ -99,6 +99,7 @@ pub fn merge(mut digests: Vec<RankDigest>, opts: &MergeOptions) -> Result<Report
         faults: Vec::new(),
         overhead: Overhead::default(),
         ranks: Some(ranks),
+        comparison: None,
     };
     diagnose_job(&mut report);
     Ok(report)
@@ -123,6 +124,7 @@ fn row(d: &RankDigest, offset_s: f64) -> RankSummary {
     RankSummary {
         rank: d.run.rank.unwrap_or(0),
         host: d.run.host.clone(),
+        local_rank: d.run.local_rank,
         file: d.file.clone(),
         offset_s,
         duration_s: d.run.duration_s,
@@ -143,17 +145,19 @@ fn row(d: &RankDigest, offset_s: f64) -> RankSummary {
 }
 
 /// A rank's own GPU: the only one its report holds, else the one whose index is the rank's
-/// position among its node's ranks (the local rank, as torchrun lays ranks out). Its
-/// utilization is that GPU's, or the median of all its GPUs' when it cannot be told.
+/// local rank — the `LOCAL_RANK` it recorded, or else its position among its node's ranks
+/// (as torchrun lays ranks out). Its utilization is that GPU's, or the median of all its
+/// GPUs' when it cannot be told.
 fn own_gpus(rows: &mut [RankSummary]) {
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
     for r in rows.iter_mut() {
-        let local = seen.entry(r.host.clone()).or_insert(0);
+        let position = seen.entry(r.host.clone()).or_insert(0);
+        let local = r.local_rank.unwrap_or(*position);
         r.gpu = match r.gpus.as_slice() {
             [one] => Some(one.index),
-            gpus => gpus.iter().find(|g| g.index == *local).map(|g| g.index),
+            gpus => gpus.iter().find(|g| g.index == local).map(|g| g.index),
         };
-        *local += 1;
+        *position += 1;
         r.util_p50 = match r.gpu {
             Some(i) => r
                 .gpus
@@ -261,9 +265,49 @@ fn job_run(digests: &[RankDigest], t0: i64, ranks: &RanksData) -> RunInfo {
         label: Some(label),
         rank: None,
         world_size: ranks.world_size.or(Some(n as u32)),
+        local_rank: None,
         source: "merged".into(),
         complete: digests.iter().all(|d| d.run.complete),
         ended_by: Some(format!("merged from {n} rank reports")),
         interval_s: digests.iter().map(|d| d.run.interval_s).fold(0.0, f64::max),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::RankGpu;
+
+    fn every_gpu(rank: u32, local_rank: Option<u32>) -> RankSummary {
+        RankSummary {
+            rank,
+            host: "node-a".into(),
+            local_rank,
+            gpus: (0..4)
+                .map(|i| RankGpu {
+                    index: i,
+                    util_p50: Some(10.0 * f64::from(i)),
+                    ..RankGpu::default()
+                })
+                .collect(),
+            ..RankSummary::default()
+        }
+    }
+
+    #[test]
+    fn a_recorded_local_rank_names_the_own_gpu() {
+        // Ranks 0 and 1 of the node were launched on GPUs 2 and 3 (LOCAL_RANK 2 and 3):
+        // their position on the node (0, 1) would have picked GPUs 0 and 1.
+        let mut rows = vec![
+            every_gpu(0, Some(2)),
+            every_gpu(1, Some(3)),
+            every_gpu(2, None),
+        ];
+        own_gpus(&mut rows);
+        assert_eq!(rows[0].gpu, Some(2));
+        assert_eq!(rows[0].util_p50, Some(20.0));
+        assert_eq!(rows[1].gpu, Some(3));
+        // Without LOCAL_RANK, the position among the node's ranks still decides.
+        assert_eq!(rows[2].gpu, Some(2));
     }
 }

@@ -176,6 +176,7 @@ impl WireRank {
             faults: Vec::new(),
             overhead: Overhead::default(),
             ranks: None,
+            comparison: None,
         }
     }
 }

@@ -105,6 +105,7 @@ impl Report {
             faults: rec.faults.clone(),
             overhead,
             ranks: None,
+            comparison: None,
         }
     }
 }

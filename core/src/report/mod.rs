@@ -11,10 +11,12 @@ mod finding;
 mod io;
 pub mod journal;
 mod model;
+mod place;
 mod ranks;
 mod steps;
 mod time;
 
+pub(crate) use column::f64_or_nan;
 pub use column::Column;
 pub use finding::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
 pub use io::write_atomic;
@@ -22,6 +24,7 @@ pub use model::{
     Capability, CoarseColumn, CoarseData, DeviceInfo, DeviceSeries, Event, Fault, HostData,
     HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
 };
+pub use place::JobPlace;
 pub use ranks::{
     Exemplar, GpuSpot, Imbalance, NodeSummary, PhaseTimes, RankFinding, RankGpu, RankSteps,
     RankSummary, RanksData, Straggler,

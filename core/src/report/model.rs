@@ -8,6 +8,7 @@ use super::column::Column;
 use super::finding::{Finding, Verdict};
 use super::ranks::RanksData;
 use super::steps::StepsData;
+use crate::compare::BaselineComparison;
 
 /// The tool that wrote a report.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -49,6 +50,8 @@ pub struct RunInfo {
     pub rank: Option<u32>,
     /// Number of ranks in the job, when known.
     pub world_size: Option<u32>,
+    /// Rank of this process among the ranks on its node (`LOCAL_RANK`), when known.
+    pub local_rank: Option<u32>,
     /// Where the GPU data came from: `nvml`, `simulator`, `dmon`, `csv`, `none`.
     pub source: String,
     /// False when the recording was cut short (a partial file recovered after a crash).
@@ -347,4 +350,7 @@ pub struct Report {
     /// Per-rank summaries, in a job report written by `gpuwhy merge` (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<RanksData>,
+    /// The comparison with a baseline report, when the session named one (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<BaselineComparison>,
 }

@@ -75,6 +75,9 @@ pub struct RankSummary {
     pub rank: u32,
     /// Host name of its node.
     pub host: String,
+    /// Its rank among the ranks on its node, as its report recorded it (`LOCAL_RANK`);
+    /// `null` when it did not.
+    pub local_rank: Option<u32>,
     /// The report file it came from.
     pub file: String,
     /// Wall-clock start relative to the job's earliest start, seconds.

@@ -21,10 +21,12 @@ mod ring;
 pub use lanes::{MAX_EVENT_KINDS, MAX_LANES, MAX_NAME_BYTES, RINGS_BOUND_BYTES};
 pub use ring::{RING_BYTES, RING_SLOTS};
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::analysis::diagnose;
 use crate::collect::{Recorder, RecorderConfig, SamplerHook};
+use crate::compare::BaselineComparison;
 use crate::report::journal::JournalLine;
 use crate::report::{Event, Report, StepsData};
 use crate::steps::{PhaseId, BUILTIN_PHASES, EXACT_STEPS, MAX_PHASES, STEP_KEY};
@@ -42,6 +44,11 @@ pub struct SessionConfig {
     /// Steps kept exactly, with every phase ([`EXACT_STEPS`] by default); later steps only
     /// enter the totals and quantile sketches.
     pub exact_steps: usize,
+    /// A baseline report to compare the run with at [`Session::finish`]: the report then
+    /// carries the comparison (its `comparison` section, see [`BaselineComparison`]). A
+    /// baseline that cannot be read, or a run on other hardware, leaves the reason there
+    /// instead; the report itself is never lost to it.
+    pub baseline: Option<PathBuf>,
 }
 
 impl Default for SessionConfig {
@@ -49,6 +56,7 @@ impl Default for SessionConfig {
         SessionConfig {
             recorder: RecorderConfig::default(),
             exact_steps: EXACT_STEPS,
+            baseline: None,
         }
     }
 }
@@ -73,6 +81,7 @@ impl From<RecorderConfig> for SessionConfig {
 pub struct Session {
     recorder: Recorder,
     markers: Arc<Markers>,
+    baseline: Option<PathBuf>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -88,6 +97,7 @@ impl Session {
         // markers through a slot filled right after.
         let names: Vec<String> = BUILTIN_PHASES.map(String::from).to_vec();
         let exact = cfg.exact_steps;
+        let baseline = cfg.baseline;
         let slot: Arc<OnceLock<Arc<Markers>>> = Arc::default();
         let hook = Arc::new(LateHook(Arc::clone(&slot)));
         let recorder = Recorder::start_with_hook(cfg.recorder, Some(hook))?;
@@ -102,7 +112,11 @@ impl Session {
         });
         // The hook does nothing until the markers exist; no marker can precede this.
         let _ = slot.set(Arc::clone(&markers));
-        Ok(Session { recorder, markers })
+        Ok(Session {
+            recorder,
+            markers,
+            baseline,
+        })
     }
 
     /// The recorder, for live GPU values ([`Recorder::live`]) and its clock.
@@ -201,7 +215,9 @@ impl Session {
         data(&self.markers, f, names)
     }
     /// Stops sampling and markers and returns the diagnosed report. Its `steps` section is
-    /// absent when no marker was ever used; steps still open are dropped.
+    /// absent when no marker was ever used; steps still open are dropped. With a
+    /// [`SessionConfig::baseline`], its `comparison` section holds the comparison (or why
+    /// there is none).
     pub fn finish(self) -> Report {
         {
             // Settle every step first, so the recorder's last journal flush has them all.
@@ -232,6 +248,9 @@ impl Session {
         drop(f);
         let mut report = Report::from_recording(&rec);
         diagnose(&mut report);
+        if let Some(path) = &self.baseline {
+            report.comparison = Some(BaselineComparison::of(&report, path));
+        }
         report
     }
 }
@@ -322,5 +341,63 @@ mod tests {
         assert!(steps.memory_bytes <= steps.memory_bound_bytes);
         assert!(report.gpu_absent_reason.is_some());
         assert!(report.run.complete, "a finished session is a complete run");
+    }
+    fn stepped(cfg: SessionConfig, steps: usize) -> Report {
+        let s = Session::start(cfg).expect("starts without a GPU");
+        for _ in 0..steps {
+            s.step_begin();
+            s.phase(PhaseId::FORWARD);
+            s.step_end();
+        }
+        s.finish()
+    }
+
+    fn no_gpu() -> RecorderConfig {
+        RecorderConfig {
+            no_gpu: true,
+            host: false,
+            ..RecorderConfig::default()
+        }
+    }
+
+    #[test]
+    fn a_session_with_a_baseline_carries_the_comparison() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let base = dir.path().join("base.json");
+        stepped(no_gpu().into(), 40).save(&base).expect("saves");
+        let cfg = SessionConfig {
+            baseline: Some(base.clone()),
+            ..no_gpu().into()
+        };
+        let report = stepped(cfg, 40);
+        let c = report.comparison.expect("a comparison section");
+        assert_eq!(c.baseline, base.display().to_string());
+        assert_eq!(c.error, None);
+        let result = c.result.expect("compared");
+        let steps = result.steps.expect("both runs have steps");
+        assert!(
+            steps.test.is_some(),
+            "40 steps each are enough for the rank test"
+        );
+        assert!(!result.summary.is_empty());
+    }
+
+    #[test]
+    fn a_baseline_that_cannot_be_read_costs_the_report_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let missing = dir.path().join("no-such-baseline.json");
+        let cfg = SessionConfig {
+            baseline: Some(missing),
+            ..no_gpu().into()
+        };
+        let report = stepped(cfg, 5);
+        assert_eq!(report.steps.as_ref().map(|s| s.count), Some(5));
+        let c = report.comparison.expect("the section says why");
+        assert!(c.result.is_none());
+        let err = c.error.expect("an error");
+        assert!(err.contains("cannot read the baseline"), "{err}");
+        assert!(err.contains("no-such-baseline.json"), "{err}");
+        // No baseline named: no section at all.
+        assert!(stepped(no_gpu().into(), 1).comparison.is_none());
     }
 }

@@ -66,6 +66,8 @@ pub fn report(src: &dyn Source) -> Result<Report, ReadError> {
         overhead: Default::default(),
         // The page draws no per-rank section of a merged job report (yet).
         ranks: None,
+        // Nor a session's comparison with its baseline (yet).
+        comparison: None,
     };
     s.object(&mut |s, key| {
         match key {

@@ -54,6 +54,7 @@ pub fn one_gpu(util: Vec<f32>, temp: Vec<f32>) -> Report {
         faults: Vec::new(),
         overhead: Overhead::default(),
         ranks: None,
+        comparison: None,
     }
 }
 
