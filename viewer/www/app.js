@@ -46,7 +46,7 @@ function clearMessage() {
   $('message').replaceChildren();
 }
 
-function openBytes(bytes, name) {
+function openBytes(bytes, name, analysed) {
   clearMessage();
   document.body.dataset.state = 'loading';
   performance.clearMarks();
@@ -62,10 +62,13 @@ function openBytes(bytes, name) {
     } catch (_) {
       err = { title: 'This file cannot be opened', message: String(e) };
     }
+    if (!analysed && ANALYSABLE.includes(err.kind)) return analyse(bytes, name, err);
     showMessage(err.title || 'This file cannot be opened', err.message || String(e), err.kind);
     return;
   }
   performance.mark('gpuwhy-parsed');
+  if (!analysed) shown = { bytes, name };
+  $('analysis-notes').hidden = true;
   if (state.viewer) state.viewer.free();
   state.viewer = v;
   state.info = JSON.parse(v.info());
@@ -82,6 +85,25 @@ function openBytes(bytes, name) {
   requestAnimationFrame(() => setTimeout(() => performance.mark('gpuwhy-painted'), 0));
   document.body.dataset.state = 'ready';
 }
+
+// Analysis in the browser (analyze.js and its module, fetched the first time they are
+// needed, on the static page only): a file the viewer refuses as a report (a dmon or CSV
+// log, a profiler trace, a crash journal, or anything else) goes to core's own readers and
+// rules, and "Re-run the rules" runs them again on the file shown. The single file has no
+// analysis module: its button is hidden and a refused file keeps the viewer's reason.
+const ANALYSABLE = ['invalid', 'not_report', 'journal'];
+let shown = null;
+const inlined = () => Boolean($('gpuwhy-wasm') && $('gpuwhy-wasm').textContent.trim());
+function analyse(bytes, name, refused) {
+  document.body.dataset.state = 'loading';
+  shown = { bytes, name };
+  import('./analyze.js')
+    .then((m) => m.analyse(bytes, name, refused, { openBytes, showMessage }))
+    .catch((e) => (refused ? showMessage(refused.title, refused.message, refused.kind)
+      : showMessage('The rules could not be re-run', `${e.message || e}`)));
+}
+$('rerun').hidden = inlined();
+$('rerun').addEventListener('click', () => shown && analyse(shown.bytes, shown.name, null));
 
 async function openFile(file) {
   try {

@@ -19,6 +19,9 @@ use serde_json::Value;
 
 use crate::{cargo, root, run_cmd};
 
+mod build;
+pub use build::build;
+
 /// `cargo xtask viewer [test|bench]`: build, then optionally run the browser tests or the
 /// benchmark alone.
 pub fn run(args: &[String]) -> Result<()> {
@@ -115,62 +118,6 @@ pub fn install_browser() -> Result<()> {
     }
     crate::test::apt_install(&["chromium", "chromium-driver"])
         .context("the viewer's browser tests need Chromium at /usr/bin/chromium")
-}
-
-/// Builds the viewer into `target/viewer/` and returns that directory.
-pub fn build() -> Result<PathBuf> {
-    let wasm_target = root().join("target").join("wasm");
-    // Size over speed for the page's module, set here so the workspace's own release
-    // profile (debug line tables, unwinding) stays as it is for everything else.
-    run_cmd(
-        cargo()
-            .args([
-                "build",
-                "--release",
-                "-p",
-                "gpuwhy-viewer",
-                "--target",
-                "wasm32-unknown-unknown",
-            ])
-            .env("CARGO_TARGET_DIR", &wasm_target)
-            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "z")
-            .env("CARGO_PROFILE_RELEASE_LTO", "true")
-            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
-            .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
-            .env("CARGO_PROFILE_RELEASE_DEBUG", "false"),
-    )?;
-    let out = out_dir();
-    let pkg = out.join("pkg");
-    std::fs::create_dir_all(&pkg).with_context(|| format!("cannot create {}", pkg.display()))?;
-    run_cmd(
-        Command::new("wasm-bindgen")
-            .args(["--target", "web", "--no-typescript", "--out-dir"])
-            .arg(&pkg)
-            .arg(wasm_target.join("wasm32-unknown-unknown/release/gpuwhy_viewer.wasm")),
-    )?;
-    let wasm = pkg.join("gpuwhy_viewer_bg.wasm");
-    run_cmd(
-        Command::new(viewer_dir().join("node_modules/.bin/wasm-opt"))
-            .args([
-                "-Oz",
-                "--enable-bulk-memory",
-                "--enable-nontrapping-float-to-int",
-                "--enable-sign-ext",
-                "--enable-mutable-globals",
-                "--enable-reference-types",
-                "-o",
-            ])
-            .arg(&wasm)
-            .arg(&wasm),
-    )?;
-    run_cmd(
-        Command::new("node")
-            .arg(viewer_dir().join("tools/bundle.mjs"))
-            .arg(&pkg)
-            .arg(viewer_dir().join("www"))
-            .arg(&out),
-    )?;
-    Ok(out)
 }
 
 /// The `gpuwhy` binary built by the test command's `cargo build`.
@@ -481,6 +428,7 @@ pub fn test() -> Result<()> {
         Command::new("node")
             .args(["--test", "--test-reporter=spec"])
             .arg(viewer_dir().join("tests/browser/viewer.test.mjs"))
+            .arg(viewer_dir().join("tests/browser/analyze.test.mjs"))
             .env("GPUWHY_VIEWER_SITE", out.join("www"))
             .env("GPUWHY_VIEWER_FIXTURES", &dir),
     )

@@ -1,0 +1,198 @@
+// Browser tests of analysis in the page (the analysis module, viewer/analyze/), run by
+// `cargo xtask test` next to viewer.test.mjs: logs and traces dropped or opened on the
+// static page are read and diagnosed there, the rules re-run on a report, and a file gpuwhy
+// does not read gets a clear message. GPUWHY_VIEWER_SITE is the built static page,
+// GPUWHY_VIEWER_FIXTURES the directory with cargo xtask's demo report.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { launch, serve, settled } from './common.mjs';
+
+const SITE = process.env.GPUWHY_VIEWER_SITE;
+const FIX = process.env.GPUWHY_VIEWER_FIXTURES;
+if (!SITE || !FIX) throw new Error('set GPUWHY_VIEWER_SITE and GPUWHY_VIEWER_FIXTURES (cargo xtask test does)');
+const CORE_FIX = fileURLToPath(new URL('../../../core/tests/fixtures/', import.meta.url));
+const demo = JSON.parse(readFileSync(join(FIX, 'demo.json'), 'utf8'));
+
+// An `nvidia-smi dmon` log (-s puc, no time column) of `samples` rows per GPU, every GPU
+// busy 6 s then idle 4 s: gpuwhy's rules call that a GPU waiting for input data.
+function dmonLog(samples, gpus) {
+  let s = '';
+  for (let i = 0; i < samples; i++) {
+    if (i % 20 === 0) {
+      s += '# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk\n';
+      s += '# Idx      W      C      C      %      %      %      %      %      %    MHz    MHz\n';
+    }
+    for (let g = 0; g < gpus; g++) {
+      const busy = i % 10 < 6;
+      const [pwr, sm, mem] = busy ? [610, 97, 45] : [120, 2, 1];
+      s += `${String(g).padStart(5)} ${String(pwr).padStart(6)} ${String(50 + g).padStart(6)}      - ${String(sm).padStart(6)} ${String(mem).padStart(6)}      0      0      0      0   2619   1980\n`;
+    }
+  }
+  return s;
+}
+
+// An `nvidia-smi --query-gpu=... --format=csv -l 1` log of one GPU, the same busy/idle shape.
+function csvLog(samples) {
+  let s = 'timestamp, index, name, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], power.draw [W], power.limit [W]\n';
+  for (let i = 0; i < samples; i++) {
+    const busy = i % 10 < 6;
+    const t = new Date(Date.UTC(2026, 10, 29, 11, 22, 0) + i * 1000).toISOString();
+    const stamp = `${t.slice(0, 10).replaceAll('-', '/')} ${t.slice(11, 23)}`;
+    s += `${stamp}, 0, NVIDIA H100 80GB HBM3, ${busy ? 97 : 2} %, ${busy ? 45 : 1} %, 30000 MiB, 81559 MiB, ${busy ? '610.00' : '120.00'} W, 700.00 W\n`;
+  }
+  return s;
+}
+
+let browser;
+let srv;
+before(async () => {
+  browser = await launch();
+  srv = await serve({ '/fixtures/': FIX, '/': SITE });
+});
+after(async () => {
+  await browser?.close();
+  srv?.server.close();
+});
+
+async function open(url) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  const errors = [];
+  const fetched = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('dialog', (d) => { errors.push(`dialog: ${d.message()}`); d.dismiss(); });
+  page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+  await page.goto(url);
+  await settled(page);
+  return { page, errors, fetched };
+}
+
+// Drops a file (bytes given as an array of numbers, or text) onto the page, as a person
+// dragging it from their file manager would, and waits for the page to settle.
+async function drop(page, name, content) {
+  await page.evaluate(() => { document.body.dataset.state = 'dropping'; });
+  const dt = await page.evaluateHandle(({ name, content }) => {
+    const dt = new DataTransfer();
+    const body = typeof content === 'string' ? content : new Uint8Array(content);
+    dt.items.add(new File([body], name));
+    return dt;
+  }, { name, content });
+  await page.dispatchEvent('main', 'drop', { dataTransfer: dt });
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 60000 });
+  return page.evaluate(() => document.body.dataset.state);
+}
+
+const message = (page) => page.textContent('#message');
+
+describe('analysis on the static page', () => {
+  test('a dropped dmon log is diagnosed, with a verdict naming its source and a timeline per GPU', async () => {
+    const { page, errors, fetched } = await open(`${srv.base}/index.html`);
+    assert.ok(!fetched.some((p) => p.includes('analyze')), 'nothing of the analysis is fetched up front');
+    const state = await drop(page, 'run.log', dmonLog(120, 2));
+    assert.equal(state, 'ready', await message(page));
+    assert.ok(fetched.includes('/gpuwhy_analyze_bg.wasm'), 'the analysis module was loaded on demand');
+    assert.equal(await page.textContent('.verdict-title'), 'GPU waits for input data');
+    const summary = await page.textContent('.verdict-summary');
+    assert.match(summary, /From an nvidia-smi dmon log \(run\.log\), analysed in this browser: 120 samples per GPU, 2 GPUs, 1 s apart\./);
+    assert.ok(await page.locator('article.finding').count() >= 1);
+    assert.equal(await page.locator('figure.gpu-timeline .svg svg').count(), 2);
+    assert.equal(await page.locator('figure.heatmap svg').count(), 1, 'two GPUs get the heatmap');
+    assert.ok(await page.isVisible('#analysis-notes'));
+    assert.match(await page.textContent('#analysis-notes'), /Read from run\.log:[\s\S]*no time column/);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a query-gpu CSV log opened with the file picker is diagnosed', async () => {
+    const { page, errors } = await open(`${srv.base}/index.html`);
+    await page.evaluate(() => { document.body.dataset.state = 'picking'; });
+    await page.setInputFiles('#file', { name: 'gpu.csv', mimeType: 'text/csv', buffer: Buffer.from(csvLog(90)) });
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state));
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready', await message(page));
+    assert.match(await page.textContent('.verdict-summary'),
+      /From an nvidia-smi --query-gpu CSV log \(gpu\.csv\), analysed in this browser: 90 samples per GPU, 1 GPU, 1 s apart\./);
+    assert.ok((await page.textContent('.verdict-title')).length > 0);
+    assert.equal(await page.locator('figure.gpu-timeline .svg svg').count(), 1);
+    assert.match(await page.textContent('figure.gpu-timeline figcaption'), /NVIDIA H100 80GB HBM3/);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a gzip-compressed profiler trace is diagnosed', async () => {
+    const { page, errors } = await open(`${srv.base}/index.html`);
+    const gz = [...readFileSync(join(CORE_FIX, 'trace/small.json.gz'))];
+    const state = await drop(page, 'small.json.gz', gz);
+    assert.equal(state, 'ready', await message(page));
+    assert.equal(await page.textContent('.verdict-title'), 'Host syncs every step stall the GPU');
+    assert.match(await page.textContent('.verdict-summary'), /From a PyTorch profiler trace \(small\.json\.gz\), analysed in this browser: rank 0, \d+ events, 15 kernels/);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('"Re-run the rules" runs them again on the report shown', async () => {
+    const { page, errors, fetched } = await open(`${srv.base}/index.html?url=/fixtures/demo.json`);
+    assert.equal(await page.textContent('.verdict-title'), demo.verdict.title);
+    assert.ok(await page.isHidden('#analysis-notes'));
+    assert.ok(!fetched.some((p) => p.includes('analyze')), 'a report alone loads no analysis');
+    await page.evaluate(() => { document.body.dataset.state = 'rerun'; });
+    await page.click('#rerun');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 60000 });
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready', await message(page));
+    assert.match(await page.textContent('.verdict-summary'), /Rules re-run in this browser by gpuwhy [\d.]+ on the samples of demo\.json/);
+    assert.ok(await page.isHidden('#analysis-notes'), 'a report read back has nothing to note');
+    assert.equal(await page.locator('figure.gpu-timeline').count(), demo.series.length);
+    assert.ok(await page.locator('article.finding').count() >= 1);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a file gpuwhy does not read gets a clear message naming where it went wrong', async () => {
+    const { page, errors } = await open(`${srv.base}/index.html`);
+    const state = await drop(page, 'photo.png', [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+    assert.equal(state, 'error');
+    assert.ok(await page.isHidden('#report'));
+    assert.match(await page.textContent('#message h2'), /not a file gpuwhy reads/);
+    assert.match(await message(page), /photo\.png: byte 0 is not UTF-8 text[\s\S]*nvidia-smi dmon/);
+
+    const bad = dmonLog(5, 1).split('\n');
+    bad[4] = '    0    abc    51      -     97';
+    assert.equal(await drop(page, 'bad.log', bad.join('\n')), 'error');
+    assert.match(await page.textContent('#message h2'), /dmon log cannot be read/);
+    assert.match(await message(page), /bad\.log: line 5/);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a file name with markup stays text', async () => {
+    const { page, errors } = await open(`${srv.base}/index.html`);
+    const name = '<img src=x onerror="window.__gpuwhyPwned=1">.log';
+    assert.equal(await drop(page, name, 'hello\nworld\n'), 'error');
+    await page.waitForTimeout(200);
+    assert.equal(await page.evaluate(() => window.__gpuwhyPwned), undefined);
+    assert.equal(await page.locator('img').count(), 0);
+    assert.ok((await message(page)).includes(name));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('JSON that is not a report keeps the viewer\'s reason', async () => {
+    const { page } = await open(`${srv.base}/index.html?url=/fixtures/not-report.json`);
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'error');
+    assert.match(await message(page), /not a gpuwhy report/);
+    await page.close();
+  });
+});
+
+describe('the single-file export', () => {
+  test('has no analysis: the button is hidden and a dropped log keeps the viewer\'s reason', async () => {
+    const { page, errors } = await open(pathToFileURL(join(FIX, 'demo.html')).href);
+    assert.equal(await page.textContent('.verdict-title'), demo.verdict.title);
+    assert.ok(await page.isHidden('#rerun'));
+    assert.equal(await drop(page, 'run.log', dmonLog(10, 1)), 'error');
+    assert.match(await message(page), /run\.log is not JSON/);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});

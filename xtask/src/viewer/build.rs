@@ -1,0 +1,107 @@
+//! Building the viewer: its two WebAssembly modules (wasm32, wasm-bindgen, wasm-opt), the
+//! static page and the single-file template, into `target/viewer/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use super::{out_dir, output_of, viewer_dir};
+use crate::{cargo, root, run_cmd};
+
+/// The two WebAssembly modules: the viewer's, loaded with the page, and the analysis
+/// module (`viewer/analyze/`), which the page loads only when a file is not a report or the
+/// rules are re-run.
+const MODULES: [(&str, &str); 2] = [
+    ("gpuwhy-viewer", "gpuwhy_viewer"),
+    ("gpuwhy-analyze", "gpuwhy_analyze"),
+];
+
+/// Builds the viewer into `target/viewer/` and returns that directory.
+pub fn build() -> Result<PathBuf> {
+    let wasm_target = root().join("target").join("wasm");
+    // Size over speed for the page's modules, set here so the workspace's own release
+    // profile (debug line tables, unwinding) stays as it is for everything else.
+    let mut build = cargo();
+    build.args(["build", "--release", "--target", "wasm32-unknown-unknown"]);
+    for (package, _) in MODULES {
+        build.args(["-p", package]);
+    }
+    run_cmd(
+        build
+            .env("CARGO_TARGET_DIR", &wasm_target)
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "z")
+            .env("CARGO_PROFILE_RELEASE_LTO", "true")
+            .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
+            .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
+            .env("CARGO_PROFILE_RELEASE_DEBUG", "false"),
+    )?;
+    let out = out_dir();
+    let pkg = out.join("pkg");
+    std::fs::create_dir_all(&pkg).with_context(|| format!("cannot create {}", pkg.display()))?;
+    for (_, stem) in MODULES {
+        run_cmd(
+            Command::new("wasm-bindgen")
+                .args(["--target", "web", "--no-typescript", "--out-dir"])
+                .arg(&pkg)
+                .arg(wasm_target.join(format!("wasm32-unknown-unknown/release/{stem}.wasm"))),
+        )?;
+        let wasm = pkg.join(format!("{stem}_bg.wasm"));
+        run_cmd(
+            Command::new(viewer_dir().join("node_modules/.bin/wasm-opt"))
+                .args([
+                    "-Oz",
+                    "--enable-bulk-memory",
+                    "--enable-nontrapping-float-to-int",
+                    "--enable-sign-ext",
+                    "--enable-mutable-globals",
+                    "--enable-reference-types",
+                    "-o",
+                ])
+                .arg(&wasm)
+                .arg(&wasm),
+        )?;
+    }
+    run_cmd(
+        Command::new("node")
+            .arg(viewer_dir().join("tools/bundle.mjs"))
+            .arg(&pkg)
+            .arg(viewer_dir().join("www"))
+            .arg(&out),
+    )?;
+    // The analysis module is on the static page only, beside its loader; the single file
+    // goes without it (see docs/viewer.md, "Analysing logs and traces in the browser").
+    let site = out.join("www");
+    for (from, name) in [
+        (viewer_dir().join("www"), "analyze.js"),
+        (pkg.clone(), "gpuwhy_analyze.js"),
+        (pkg.clone(), "gpuwhy_analyze_bg.wasm"),
+    ] {
+        std::fs::copy(from.join(name), site.join(name))
+            .with_context(|| format!("cannot copy {name} into {}", site.display()))?;
+    }
+    print_sizes(&pkg)?;
+    Ok(out)
+}
+
+/// Prints each module's size after `wasm-opt`, raw and gzipped (level 9, as the viewer's
+/// benchmark measures it).
+fn print_sizes(pkg: &Path) -> Result<()> {
+    const GZIP: &str = "const z = require('node:zlib'), f = require('node:fs');\
+        for (const p of process.argv.slice(1)) { const b = f.readFileSync(p); \
+        console.log(b.length, z.gzipSync(b, { level: 9 }).length); }";
+    let files: Vec<PathBuf> = MODULES
+        .iter()
+        .map(|(_, stem)| pkg.join(format!("{stem}_bg.wasm")))
+        .collect();
+    let sizes = output_of(Command::new("node").args(["-e", GZIP]).args(&files))
+        .context("cannot measure the modules' sizes with node")?;
+    for ((_, stem), line) in MODULES.iter().zip(sizes.lines()) {
+        let mut n = line
+            .split_whitespace()
+            .map(|x| x.parse::<f64>().unwrap_or(f64::NAN) / 1000.0);
+        let (raw, gz) = (n.next().unwrap_or(f64::NAN), n.next().unwrap_or(f64::NAN));
+        eprintln!("xtask: {stem}_bg.wasm: {raw:.0} kB, {gz:.1} kB gzipped");
+    }
+    Ok(())
+}
