@@ -15,6 +15,7 @@
 //! page's JavaScript (`viewer/www/`), which asks this crate for fresh fragments.
 
 pub mod chart;
+pub mod compare;
 pub mod escape;
 pub mod format;
 pub mod json;

@@ -5,6 +5,7 @@
 //! right — so charts stacked on a page line up on one time axis, and the page can turn a
 //! pointer position into a time with [`LEFT`], [`RIGHT`] and the chart's width alone.
 
+pub mod compare;
 pub mod heatmap;
 pub mod host;
 mod overlay;

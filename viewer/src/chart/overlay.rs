@@ -26,6 +26,8 @@ pub struct Overlay {
     pub lines: Vec<(Vec<(i32, i32)>, RGBColor)>,
     /// Dashed horizontal lines: `(x0, x1, y, colour)`.
     pub dashes: Vec<(i32, i32, i32, RGBColor)>,
+    /// Dashed vertical lines (a distribution's p95 mark): `(x, y0, y1, colour)`.
+    pub vdashes: Vec<(i32, i32, i32, RGBColor)>,
 }
 
 impl Overlay {
@@ -37,9 +39,17 @@ impl Overlay {
         for (points, c) in &self.lines {
             root.draw(&PathElement::new(points.clone(), c.stroke_width(1)))?;
         }
-        for &(x0, x1, y, c) in &self.dashes {
+        let across = self
+            .dashes
+            .iter()
+            .map(|&(x0, x1, y, c)| ((x0, y), (x1, y), c));
+        let down = self
+            .vdashes
+            .iter()
+            .map(|&(x, y0, y1, c)| ((x, y0), (x, y1), c));
+        for (a, b, c) in across.chain(down) {
             root.draw(&DashedPathElement::new(
-                [(x0, y), (x1, y)],
+                [a, b],
                 DASH.0,
                 DASH.1,
                 c.stroke_width(1),
@@ -68,12 +78,14 @@ impl Overlay {
             }
             out.extend_from_slice(b"\"/>\n");
         }
-        for &(x0, x1, y, c) in &self.dashes {
+        let across = self.dashes.iter().map(|&(x0, x1, y, c)| (x0, y, x1, y, c));
+        let down = self.vdashes.iter().map(|&(x, y0, y1, c)| (x, y0, x, y1, c));
+        for (x0, y0, x1, y1, c) in across.chain(down) {
             let attrs: [(&[u8], i32); 4] = [
                 (b"<line x1=\"", x0),
-                (b"\" y1=\"", y),
+                (b"\" y1=\"", y0),
                 (b"\" x2=\"", x1),
-                (b"\" y2=\"", y),
+                (b"\" y2=\"", y1),
             ];
             for (attr, v) in attrs {
                 let mut b = [0u8; 24];

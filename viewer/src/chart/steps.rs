@@ -50,7 +50,8 @@ pub fn step_quantiles(steps: &StepsData) -> Option<(f64, f64)> {
     Some((q(0.5), q(0.95)))
 }
 
-fn legend<DB: DrawingBackend>(
+/// A title and coloured swatches with their labels, along the chart's top strip.
+pub(crate) fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
     items: &[(String, RGBColor)],

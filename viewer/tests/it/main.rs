@@ -2,6 +2,7 @@
 //! fragments checked for escaping, and reading errors checked for their messages.
 
 mod charts;
+mod compare;
 mod fixtures;
 mod load;
 mod read;

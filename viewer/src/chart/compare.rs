@@ -1,0 +1,197 @@
+//! Two runs on one chart: the step-time distributions of a baseline and a candidate
+//! overlaid (as shares of each run's steps, so runs of different lengths compare), with each
+//! run's p50 and p95 marked; and one GPU's utilization in both runs, each from its own start.
+//!
+//! The baseline is drawn in the first series colour, the candidate in the second,
+//! everywhere. Report text stays out of these charts (the page labels them in HTML).
+
+use gpuwhy::report::StepsData;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::steps::{legend, step_quantiles, HIST_BINS, HIST_H};
+use super::{draw_panel, font, to_svg, ChartError, Frame, Line, Overlay, Panel, Scale};
+use super::{LEFT, MIN_WIDTH, PANEL_H, RIGHT, TITLE_H, X_AXIS_H};
+use crate::format::{axis_number, duration};
+use crate::theme::Theme;
+use crate::trace::Trace;
+use crate::view::View;
+
+/// The two runs' names in legends, in colour order.
+pub const RUNS: [&str; 2] = ["baseline", "candidate"];
+
+/// Height of a utilization chart, pixels.
+pub const UTIL_H: u32 = PANEL_H + X_AXIS_H;
+
+/// Kept step durations, seconds.
+fn durations(s: &StepsData) -> Vec<f64> {
+    s.duration.present().map(f64::from).collect()
+}
+
+/// Share of each run's steps in each of [`HIST_BINS`] bins over `lo..hi`, in percent.
+pub fn shares(d: &[f64], lo: f64, hi: f64) -> [f64; HIST_BINS] {
+    let mut out = [0.0; HIST_BINS];
+    let bw = (hi - lo) / HIST_BINS as f64;
+    for v in d {
+        let b = (((v - lo) / bw).floor().max(0.0) as usize).min(HIST_BINS - 1);
+        out[b] += 1.0;
+    }
+    if !d.is_empty() {
+        out.iter_mut().for_each(|x| *x *= 100.0 / d.len() as f64);
+    }
+    out
+}
+
+/// Draws both runs' step-time histograms on shared bins: each run as an outline in its
+/// colour, its p50 as a solid and its p95 as a dashed vertical line.
+pub fn draw_histograms<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    runs: [&StepsData; 2],
+    theme: &Theme,
+    overlay: &mut Overlay,
+) -> Result<(), ChartError> {
+    let d = runs.map(durations);
+    let all = || d.iter().flatten().copied();
+    let lo = all().fold(f64::INFINITY, f64::min);
+    let hi = all().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo, hi)
+    } else if lo.is_finite() {
+        (lo * 0.9, lo * 1.1 + 1e-6)
+    } else {
+        (0.0, 1.0)
+    };
+    let bw = (hi - lo) / HIST_BINS as f64;
+    let share = [shares(&d[0], lo, hi), shares(&d[1], lo, hi)];
+    let top = share
+        .iter()
+        .flatten()
+        .copied()
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let colors = [theme.series[0], theme.series[1]];
+    let q = runs.map(|s| step_quantiles(s).unwrap_or((f64::NAN, f64::NAN)));
+    let items: Vec<(String, RGBColor)> = (0..2)
+        .map(|i| {
+            let text = format!(
+                "{} ({} steps): p50 {}, p95 {}",
+                RUNS[i],
+                d[i].len(),
+                duration(q[i].0),
+                duration(q[i].1)
+            );
+            (text, colors[i])
+        })
+        .collect();
+    legend(area, "Step time (solid p50, dashed p95)", &items, theme)?;
+    let y1 = top * 1.1;
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(TITLE_H)
+        .margin_right(RIGHT)
+        .x_label_area_size(X_AXIS_H)
+        .y_label_area_size(LEFT)
+        .build_cartesian_2d(lo..hi, 0.0..y1)?;
+    let fmt_x = |v: &f64| duration(*v);
+    let fmt_y = |v: &f64| format!("{}%", axis_number(*v));
+    chart
+        .configure_mesh()
+        .x_labels(8)
+        .y_labels(4)
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(theme.grid)
+        .axis_style(theme.axis)
+        .label_style(font(11.0, theme.muted))
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&fmt_y)
+        .draw()?;
+    for (i, s) in share.iter().enumerate() {
+        if d[i].is_empty() {
+            continue;
+        }
+        // The outline of the bars: up and across each bin, down to 0 at the end.
+        let mut points = vec![(lo, 0.0)];
+        for (b, v) in s.iter().enumerate() {
+            let a = lo + b as f64 * bw;
+            points.push((a, *v));
+            points.push((a + bw, *v));
+        }
+        points.push((hi, 0.0));
+        chart.draw_series(std::iter::once(PathElement::new(
+            points,
+            colors[i].stroke_width(2),
+        )))?;
+    }
+    for (i, (p50, p95)) in q.iter().enumerate() {
+        if p50.is_finite() && (lo..=hi).contains(p50) {
+            chart.draw_series(std::iter::once(PathElement::new(
+                [(*p50, 0.0), (*p50, y1)],
+                colors[i].stroke_width(1),
+            )))?;
+        }
+        if p95.is_finite() && (lo..=hi).contains(p95) {
+            let (x, y0) = chart.backend_coord(&(*p95, 0.0));
+            let (_, y1) = chart.backend_coord(&(*p95, y1));
+            overlay.vdashes.push((x, y0, y1, colors[i]));
+        }
+    }
+    Ok(())
+}
+
+/// Kept step timings, when there are any.
+fn kept(v: &View) -> Option<&StepsData> {
+    v.report
+        .steps
+        .as_ref()
+        .filter(|s| s.duration.present().next().is_some())
+}
+
+/// Both runs' step-time histograms as SVG, `None` unless both have kept steps.
+pub fn histograms_svg(
+    a: &View,
+    b: &View,
+    width: u32,
+    theme: &Theme,
+) -> Result<Option<String>, ChartError> {
+    let (Some(x), Some(y)) = (kept(a), kept(b)) else {
+        return Ok(None);
+    };
+    to_svg(width.max(MIN_WIDTH), HIST_H, |area, overlay| {
+        draw_histograms(area, [x, y], theme, overlay)
+    })
+    .map(Some)
+}
+
+/// The utilization of the GPU at `pos` in both runs, each against seconds since its own
+/// start, on one axis as long as the longer run; `None` when either run lacks that GPU.
+pub fn utilization_svg(
+    a: &View,
+    b: &View,
+    pos: usize,
+    width: u32,
+    theme: &Theme,
+) -> Result<Option<String>, ChartError> {
+    let (Some(x), Some(y)) = (a.series(pos), b.series(pos)) else {
+        return Ok(None);
+    };
+    let panel = Panel {
+        title: "Utilization, baseline and candidate",
+        unit: "%",
+        lines: vec![
+            Line {
+                label: RUNS[0],
+                trace: Trace::new(&x.data, "util_gpu", 1.0),
+            },
+            Line {
+                label: RUNS[1],
+                trace: Trace::new(&y.data, "util_gpu", 1.0),
+            },
+        ],
+        refs: Vec::new(),
+        scale: Scale::Percent,
+    };
+    let frame = Frame::new(width, 0.0, a.t_range.1.max(b.t_range.1));
+    to_svg(frame.width, UTIL_H, |area, overlay| {
+        draw_panel(area, &panel, &frame, theme, true, &[], overlay)
+    })
+    .map(Some)
+}
