@@ -34,3 +34,48 @@ pub fn dmon_log(samples: usize, gpus: u32) -> String {
     }
     s
 }
+
+/// The journal of a recording that stopped before writing its report: the header and
+/// `samples` one-second GPU rows of one GPU, busy 6 s then idle 4 s.
+pub fn journal(samples: usize) -> String {
+    use gpuwhy::metric::GpuMetric;
+    use gpuwhy::report::journal::{JournalHeader, JournalLine, JOURNAL_SCHEMA};
+    use gpuwhy::report::{Column, DeviceInfo, RunInfo};
+
+    let header = JournalHeader {
+        schema: JOURNAL_SCHEMA.into(),
+        run: RunInfo {
+            source: "nvml".into(),
+            interval_s: 1.0,
+            ..RunInfo::default()
+        },
+        nvml: None,
+        gpu_absent_reason: None,
+        devices: vec![DeviceInfo {
+            index: 0,
+            name: Some("NVIDIA A100-SXM4-80GB".into()),
+            ..DeviceInfo::default()
+        }],
+        host: None,
+    };
+    let rows = (0..samples)
+        .map(|i| {
+            let mut row = vec![f32::NAN; GpuMetric::COUNT];
+            let busy = i % 10 < 6;
+            row[GpuMetric::UtilGpu.index()] = if busy { 97.0 } else { 2.0 };
+            row[GpuMetric::Power.index()] = if busy { 380.0 } else { 90.0 };
+            Column(row)
+        })
+        .collect();
+    let line = JournalLine::Gpu {
+        dev: 0,
+        t: (0..samples).map(|i| i as f64).collect(),
+        rows,
+    };
+    let json = |v: Result<String, serde_json::Error>| v.expect("a journal line serialises");
+    format!(
+        "{}\n{}\n",
+        json(serde_json::to_string(&header)),
+        json(serde_json::to_string(&line))
+    )
+}

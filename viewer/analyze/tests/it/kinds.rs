@@ -181,3 +181,20 @@ fn the_report_it_returns_reads_back_as_a_report() {
     assert_eq!(back.verdict, a.report.verdict);
     assert_eq!(back.series.len(), 2);
 }
+
+#[test]
+fn a_crash_journal_is_replayed_and_diagnosed() {
+    let bytes = crate::fixtures::journal(100).into_bytes();
+    assert_eq!(detect(&bytes), Some(Kind::Journal));
+    let a = analyze(&bytes, "run.json.partial").expect("replays");
+    assert_eq!(a.kind, Kind::Journal);
+    assert_eq!(a.report.series.len(), 1);
+    assert_eq!(a.report.series[0].data.t.len(), 100);
+    assert_eq!(a.report.verdict.id, "data_starvation");
+    assert!(
+        a.source.contains("journal of an interrupted recording"),
+        "{}",
+        a.source
+    );
+    ends_with_source(&a);
+}
