@@ -123,3 +123,112 @@ fn slow_calls_are_survived_and_the_missed_cadence_is_recorded() {
         "recording went on to the end"
     );
 }
+
+/// The functions above each answer GPU_IS_LOST on a GPU of their own, at scattered times:
+/// that GPU's series stop there with a `gpu_lost` event naming the call, and the others
+/// (and a GPU with no fault) keep recording to the end.
+#[test]
+fn gpu_is_lost_from_any_function_stops_only_that_gpu() {
+    let mut v: Value = serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
+    let dev = v["devices"][0].clone();
+    let n = FUNCTIONS.len();
+    v["devices"] = Value::Array(vec![dev; n + 1]);
+    v["faults"] = FUNCTIONS
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let from = 1.5 + i as f64 * 0.25;
+            json!({"kind": "error", "device": i, "function": f, "code": 15, "from_s": from})
+        })
+        .collect();
+    let r = record(
+        &v.to_string(),
+        &Run {
+            duration_s: Some(8.0),
+            speed: 4.0,
+            ..Run::default()
+        },
+    )
+    .expect("records");
+    assert_eq!(r.devices.len(), n + 1);
+    let end = r.run.duration_s;
+    for (i, f) in FUNCTIONS.iter().enumerate() {
+        let lost = r.devices[i]
+            .lost_at_s
+            .unwrap_or_else(|| panic!("GPU {i} ({f} answering GPU_IS_LOST) is marked lost"));
+        assert!(lost >= 1.5 && lost < end, "GPU {i} lost at {lost} s");
+        let ev = r
+            .events
+            .iter()
+            .find(|e| e.kind == "gpu_lost" && e.device == Some(i as u32))
+            .unwrap_or_else(|| panic!("a gpu_lost event for GPU {i}"));
+        assert!(ev.detail.contains(f), "the event names {f}: {}", ev.detail);
+        let last = r.series[i].data.t.last().copied().unwrap_or(0.0);
+        assert!(last <= lost, "GPU {i}: no sample after it was lost");
+    }
+    let healthy = &r.series[n].data.t;
+    assert!(
+        healthy.last().copied().unwrap_or(0.0) > end - 0.5,
+        "the GPU without faults recorded to the end"
+    );
+    assert!(r.devices[n].lost_at_s.is_none());
+}
+
+/// A GPU removed mid-run (the device count drops from 3 to 2, and the GPU after it moves
+/// down one index): the recorder keeps the handles it took at the start, so the removed
+/// GPU is reported lost at its time and the others keep recording under their own indices.
+#[test]
+fn a_gpu_removed_mid_run_is_reported_and_the_others_keep_recording() {
+    let mut v: Value = serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
+    let dev = v["devices"][0].clone();
+    v["devices"] = json!([dev.clone(), dev.clone(), dev]);
+    v["faults"] = json!([{"kind": "gpu_removed", "device": 1, "at_s": 3.0}]);
+    let r = record(
+        &v.to_string(),
+        &Run {
+            duration_s: Some(8.0),
+            speed: 4.0,
+            ..Run::default()
+        },
+    )
+    .expect("records");
+    assert_eq!(
+        r.devices.len(),
+        3,
+        "every GPU listed at the start is reported"
+    );
+    let lost = r.devices[1]
+        .lost_at_s
+        .expect("the removed GPU is marked lost");
+    assert!((3.0..4.5).contains(&lost), "lost at {lost} s");
+    assert!(r
+        .events
+        .iter()
+        .any(|e| e.kind == "gpu_lost" && e.device == Some(1)));
+    assert!(
+        r.events.iter().all(|e| e.kind != "xid"),
+        "a removal raises no XID: {:?}",
+        r.events
+    );
+    let end = r.run.duration_s;
+    for i in [0usize, 2] {
+        assert_eq!(r.devices[i].index, i as u32, "GPU {i} keeps its index");
+        assert!(r.devices[i].lost_at_s.is_none(), "GPU {i} is not lost");
+        let t = &r.series[i].data.t;
+        assert!(
+            t.last().copied().unwrap_or(0.0) > end - 0.5,
+            "GPU {i} recorded to the end"
+        );
+        assert!(
+            t.len() >= 60,
+            "GPU {i} kept its cadence: {} samples",
+            t.len()
+        );
+    }
+    assert_eq!(r.series[0].data.t.len(), r.series[2].data.t.len());
+    // The report is written with the loss in it, and reads back.
+    let text = r.to_json();
+    let back = gpuwhy::report::Report::from_slice(text.as_bytes(), std::path::Path::new("r.json"))
+        .expect("reads back");
+    assert_eq!(back.devices[1].lost_at_s, Some(lost));
+}

@@ -202,9 +202,9 @@ pub fn record(json: &str, run: &Run) -> Result<Report, String> {
 
 /// Records `json` on the simulated GPU through a gpuwhy [`Session`], replaying the
 /// scenario's workload (if any) with the demo trainer on another thread, and returns the
-/// diagnosed report. Simulated time 0 is the simulated GPU's first `nvmlInit`, inside
-/// `Session::start`; the trainer starts as it returns (≈2 ms later, documented in
-/// `nvml_sim_workload`'s trainer).
+/// diagnosed report. Simulated time 0 is the end of the simulated GPU's first `nvmlInit`,
+/// on the recorder's sampler thread ([`gpuwhy::collect::Recorder::nvml_ready_at`]); the
+/// trainer's schedule counts from that instant.
 pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
     let v: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let duration = run
@@ -226,7 +226,11 @@ pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
         ..RecorderConfig::default()
     };
     let session = Session::start(SessionConfig::from(cfg)).map_err(|e| e.to_string())?;
-    let origin = Instant::now();
+    // The simulated GPU's time 0: the end of its init, on the sampler thread.
+    let origin = session
+        .recorder()
+        .nvml_ready_at()
+        .unwrap_or_else(Instant::now);
     if let Some(why) = session.recorder().gpu_absent_reason() {
         return Err(why);
     }

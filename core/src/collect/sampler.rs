@@ -14,7 +14,7 @@ use super::live::{update_live, LiveGpu};
 use super::{RecorderConfig, HOST_PERIOD_S};
 use crate::host::{host_facts, HostSampler};
 use crate::metric::GpuMetric;
-use crate::nvml::{GpmSample, Nvml, EVENT_XID_CRITICAL};
+use crate::nvml::{GpmSample, EVENT_XID_CRITICAL};
 use crate::os::thread_cpu_ns;
 use crate::recording::{HostRecording, Recording};
 use crate::report::journal::{JournalHeader, JournalLine, JournalWriter, JOURNAL_SCHEMA};
@@ -32,6 +32,8 @@ struct Shared {
     journal_error: Mutex<Option<String>>,
     /// Set once the sampler has counted and opened the GPUs.
     probed: super::ready::Ready,
+    /// Where the sampler thread's NVML load and init stand.
+    load: super::init::Load,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -59,11 +61,15 @@ fn now_unix_ms() -> i64 {
 }
 
 impl Recorder {
-    /// Loads NVML (unless `no_gpu`), probes the GPUs and starts sampling.
+    /// Starts the sampler thread, which loads NVML (unless `no_gpu`), probes the GPUs and
+    /// samples.
     ///
     /// A missing NVML or GPU does not fail: the recording goes on without GPU metrics and
     /// [`Recorder::gpu_absent_reason`] says why. Only a bad configuration or a thread that
-    /// cannot be spawned is an error.
+    /// cannot be spawned is an error. NVML's init can take seconds (no persistence mode):
+    /// this waits for it at most 200 ms, so a missing library is already reported when it
+    /// returns, and the clock (and markers) run while a slow init goes on; the report then
+    /// says when GPU samples began (see `collect::init`).
     pub fn start(cfg: RecorderConfig) -> Result<Recorder> {
         Self::start_with_hook(cfg, None)
     }
@@ -87,24 +93,11 @@ impl Recorder {
         };
         run.host = facts.hostname.clone();
         let mut rec = Recording::with_capacity(run, cfg.full_rows, cfg.coarse_buckets);
-        let nvml = if cfg.no_gpu {
+        if cfg.no_gpu {
             rec.gpu_absent_reason = Some("GPU sampling was turned off (no_gpu)".into());
-            None
-        } else {
-            match Nvml::load(cfg.nvml_path.as_deref()) {
-                Ok(n) => Some(n),
-                Err(e) => {
-                    rec.gpu_absent_reason = Some(e.to_string());
-                    None
-                }
+            if rec.run.source.is_empty() {
+                rec.run.source = "none".into();
             }
-        };
-        if rec.run.source.is_empty() {
-            rec.run.source = if nvml.is_some() {
-                "nvml".into()
-            } else {
-                "none".into()
-            };
         }
         if cfg.host {
             rec.host = Some(HostRecording::new(
@@ -118,16 +111,18 @@ impl Recorder {
             live: Mutex::new(Vec::new()),
             journal_error: Mutex::new(None),
             probed: Default::default(),
+            load: Default::default(),
         });
         let s2 = Arc::clone(&shared);
         // The time axis of the report: sample times and step markers both count from here.
         let clock = ScaledClock::new(cfg.time_scale);
         let thread = std::thread::Builder::new()
             .name("gpuwhy-sampler".into())
-            .spawn(move || run_sampler(&s2, nvml, &cfg, clock, hook.as_deref()))
+            .spawn(move || run_sampler(&s2, &cfg, clock, hook.as_deref()))
             .map_err(|e| {
                 crate::Error::InvalidArgument(format!("cannot start the sampler thread: {e}"))
             })?;
+        shared.load.wait(super::init::START_WAIT);
         Ok(Recorder {
             shared,
             thread: Some(thread),
@@ -158,6 +153,13 @@ impl Recorder {
         self.shared.probed.wait(timeout)
     }
 
+    /// The instant NVML's load and init returned on the sampler thread, failed or not
+    /// (`None` while it runs; with `no_gpu`, when the thread started). A simulated GPU's
+    /// time 0 is this instant, so a replay of its workload counts from it.
+    pub fn nvml_ready_at(&self) -> Option<std::time::Instant> {
+        self.shared.load.ended_at()
+    }
+
     /// Devices probed so far.
     pub fn devices(&self) -> Vec<DeviceInfo> {
         lock(&self.shared.rec)
@@ -186,10 +188,21 @@ impl Recorder {
 
     fn join(&mut self) {
         self.shared.stop.stop();
-        if let Some(t) = self.thread.take() {
+        let Some(t) = self.thread.take() else { return };
+        if self.shared.load.finish_or_abandon(super::init::STOP_WAIT) {
             // A panicking sampler leaves its recording behind; nothing else to do.
             let _ = t.join();
+            return;
         }
+        // NVML is still initialising: do not wait for it. The thread finishes the init on
+        // its own and exits without touching the recording.
+        drop(t);
+        let now = self.clock.now();
+        let mut rec = lock(&self.shared.rec);
+        if rec.gpu_absent_reason.is_none() {
+            rec.gpu_absent_reason = Some(super::init::abandoned_reason(now));
+        }
+        rec.run.duration_s = now;
     }
 }
 
@@ -201,11 +214,15 @@ impl Drop for Recorder {
 
 fn run_sampler(
     shared: &Shared,
-    nvml: Option<Nvml>,
     cfg: &RecorderConfig,
     clock: ScaledClock,
     hook: Option<&dyn SamplerHook>,
 ) {
+    let (nvml, loaded_at) = super::init::load_nvml(&shared.rec, cfg, clock);
+    if !shared.load.finish(loaded_at) {
+        // The recording stopped during the init and was handed back without us.
+        return;
+    }
     let cpu0 = thread_cpu_seconds();
     let mut stats = CallStats::default();
     let mut gpus: Vec<Gpu> = Vec::new();

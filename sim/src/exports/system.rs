@@ -160,7 +160,7 @@ pub unsafe extern "C" fn nvmlSystemGetCudaDriverVersion(
     })
 }
 
-/// `nvmlDeviceGetCount_v2`: the number of devices, lost ones included.
+/// `nvmlDeviceGetCount_v2`: the number of devices, lost ones included, removed ones not.
 ///
 /// # Safety
 /// `device_count` must be NULL or valid for writing one `unsigned int`.
@@ -186,14 +186,15 @@ pub unsafe extern "C" fn nvmlDeviceGetCount(device_count: *mut c_uint) -> NvmlRe
 unsafe fn count(function: &str, out: *mut c_uint) -> NvmlReturn {
     boundary(|| {
         let call = state::system(function)?;
-        let n = c_uint::try_from(call.scenario.devices.len()).unwrap_or(c_uint::MAX);
+        let n = state::listed(call.scenario, call.t).count();
+        let n = c_uint::try_from(n).unwrap_or(c_uint::MAX);
         // SAFETY: forwarded from this function's contract.
         unsafe { put(out, n) }
     })
 }
 
-/// `nvmlDeviceGetHandleByIndex_v2`: the handle of device `index`; INVALID_ARGUMENT past the
-/// end, GPU_IS_LOST once the device is lost.
+/// `nvmlDeviceGetHandleByIndex_v2`: the handle of device `index` among those still listed;
+/// INVALID_ARGUMENT past the end, GPU_IS_LOST once the device is lost.
 ///
 /// # Safety
 /// `device` must be NULL or valid for writing one `nvmlDevice_t`.
@@ -224,7 +225,7 @@ pub unsafe extern "C" fn nvmlDeviceGetHandleByIndex(
 /// `out` must be NULL or valid for writing one `nvmlDevice_t`.
 unsafe fn handle(function: &str, index: c_uint, out: *mut NvmlDevice) -> NvmlReturn {
     boundary(|| {
-        let (_, d) = state::device_by_index(function, index)?;
+        let (_, d) = state::device_listed(function, index)?;
         // SAFETY: forwarded from this function's contract.
         unsafe { put(out, state::handle_of(d)) }
     })

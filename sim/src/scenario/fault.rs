@@ -1,4 +1,5 @@
-//! Scripted faults: XID events, a GPU falling off the bus, error windows and slow calls.
+//! Scripted faults: XID events, a GPU falling off the bus, a GPU removed from the device
+//! list, error windows and slow calls.
 
 use serde::Deserialize;
 
@@ -8,6 +9,7 @@ use serde::Deserialize;
 enum FaultKind {
     Xid,
     GpuLost,
+    GpuRemoved,
     Error,
     Latency,
 }
@@ -59,6 +61,16 @@ pub enum Fault {
         /// When it happens.
         at_s: f64,
     },
+    /// From `at_s` on the device is gone from the device list: `nvmlDeviceGetCount` no
+    /// longer counts it, the devices after it move down one index in
+    /// `nvmlDeviceGetHandleByIndex`, and calls through a handle taken before answer
+    /// GPU_IS_LOST. No XID is raised (the GPU was unbound or detached, it did not crash).
+    GpuRemoved {
+        /// Affected device, or all.
+        device: Option<u32>,
+        /// When it happens.
+        at_s: f64,
+    },
     /// `function` returns `code` while `from_s <= t < until_s`.
     Error {
         /// Affected device, or all (and the system functions).
@@ -93,6 +105,7 @@ impl Fault {
         match self {
             Fault::Xid { device, .. }
             | Fault::GpuLost { device, .. }
+            | Fault::GpuRemoved { device, .. }
             | Fault::Error { device, .. }
             | Fault::Latency { device, .. } => *device,
         }
@@ -139,6 +152,10 @@ impl FaultFile {
                 device,
                 at_s: self.at_s.ok_or_else(|| need("at_s"))?,
             },
+            FaultKind::GpuRemoved => Fault::GpuRemoved {
+                device,
+                at_s: self.at_s.ok_or_else(|| need("at_s"))?,
+            },
             FaultKind::Error | FaultKind::Latency => {
                 let function = self.function.clone().ok_or_else(|| need("function"))?;
                 super::check_function_name(&function)?;
@@ -181,6 +198,7 @@ impl FaultFile {
         match self.kind {
             FaultKind::Xid => "xid",
             FaultKind::GpuLost => "gpu_lost",
+            FaultKind::GpuRemoved => "gpu_removed",
             FaultKind::Error => "error",
             FaultKind::Latency => "latency",
         }
@@ -188,7 +206,10 @@ impl FaultFile {
 
     /// A field the kind does not read is a mistake the author should hear about.
     fn refuse_unused(&self) -> Result<(), String> {
-        let instant = matches!(self.kind, FaultKind::Xid | FaultKind::GpuLost);
+        let instant = matches!(
+            self.kind,
+            FaultKind::Xid | FaultKind::GpuLost | FaultKind::GpuRemoved
+        );
         let unused = [
             ("at_s", !instant && self.at_s.is_some()),
             ("from_s", instant && self.from_s.is_some()),
@@ -196,7 +217,10 @@ impl FaultFile {
             ("function", instant && self.function.is_some()),
             (
                 "code",
-                matches!(self.kind, FaultKind::GpuLost | FaultKind::Latency) && self.code.is_some(),
+                matches!(
+                    self.kind,
+                    FaultKind::GpuLost | FaultKind::GpuRemoved | FaultKind::Latency
+                ) && self.code.is_some(),
             ),
             ("ms", self.kind != FaultKind::Latency && self.ms.is_some()),
         ];
@@ -245,6 +269,18 @@ mod tests {
                 until_s: f64::INFINITY
             })
         );
+        assert_eq!(
+            fault(r#"{"kind": "gpu_removed", "device": 1, "at_s": 4}"#),
+            Ok(Fault::GpuRemoved {
+                device: Some(1),
+                at_s: 4.0
+            })
+        );
+        assert_eq!(
+            fault(r#"{"kind": "gpu_removed", "at_s": 4}"#).map(|f| f.xid_event()),
+            Ok(None),
+            "a removed GPU raises no XID"
+        );
         let latency =
             fault(r#"{"kind": "latency", "function": "nvmlDeviceGetPcieThroughput", "ms": 20}"#);
         assert!(
@@ -282,6 +318,11 @@ mod tests {
                 r#"{"kind": "error", "function": "nvmlInit_v2", "code": 9}"#,
                 "init_error",
             ),
+            (
+                r#"{"kind": "gpu_removed", "at_s": 3, "code": 15}"#,
+                "does not use `code`",
+            ),
+            (r#"{"kind": "gpu_removed"}"#, "needs `at_s`"),
             (r#"{"kind": "crash"}"#, "unknown variant `crash`"),
         ] {
             let err = fault(json).expect_err(json);

@@ -206,7 +206,9 @@ pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
     for f in &scenario.faults {
         match f {
             Fault::Xid { at_s, .. } if *at_s < duration_s => out.xids += 1,
-            Fault::GpuLost { at_s, .. } if *at_s < duration_s => out.lost += 1,
+            Fault::GpuLost { at_s, .. } | Fault::GpuRemoved { at_s, .. } if *at_s < duration_s => {
+                out.lost += 1
+            }
             _ => {}
         }
     }

@@ -27,6 +27,9 @@ pub use source::{read, speed_override};
 /// The scenario played when none is found: one healthy H100.
 pub const BUILTIN: &str = include_str!("../../scenarios/healthy.json");
 
+/// The longest `init_delay_ms` accepted: a minute is already far past any real driver.
+const MAX_INIT_DELAY_MS: u64 = 60_000;
+
 /// The most devices one scenario may expand to.
 const MAX_DEVICES: u32 = 256;
 
@@ -48,6 +51,7 @@ struct ScenarioFile {
     nvml_version: Option<String>,
     cuda_driver_version: Option<i32>,
     init_error: Option<u32>,
+    init_delay_ms: Option<u64>,
     #[serde(default)]
     devices: Vec<device::DeviceFile>,
     #[serde(default)]
@@ -68,6 +72,9 @@ pub struct Scenario {
     pub cuda_driver_version: i32,
     /// When set, `nvmlInit*` fails with this code.
     pub init_error: Option<u32>,
+    /// Wall milliseconds the first `nvmlInit*` takes (a driver without persistence mode
+    /// takes seconds to bring the GPUs up); 0 for an instant init.
+    pub init_delay_ms: u64,
     /// The device table, in index order (entries with `count` expanded).
     pub devices: Vec<Device>,
     /// Scripted faults.
@@ -102,6 +109,12 @@ impl ScenarioFile {
         }
         if self.init_error == Some(0) {
             return Err("`init_error` 0 is NVML_SUCCESS; leave it out for a working init".into());
+        }
+        let init_delay_ms = self.init_delay_ms.unwrap_or(0);
+        if init_delay_ms > MAX_INIT_DELAY_MS {
+            return Err(format!(
+                "`init_delay_ms` {init_delay_ms} is more than {MAX_INIT_DELAY_MS} (one minute)"
+            ));
         }
         let name = self.name.unwrap_or_default();
         let seed = self.seed.unwrap_or(0);
@@ -147,6 +160,7 @@ impl ScenarioFile {
             nvml_version,
             cuda_driver_version: self.cuda_driver_version.unwrap_or(default_cuda),
             init_error: self.init_error,
+            init_delay_ms,
             devices,
             faults,
             schedule,
@@ -357,5 +371,9 @@ mod tests {
         assert!(fault.starts_with("faults[0]:"), "{fault}");
         assert!(Scenario::from_json(r#"{"speed": 0}"#).is_err());
         assert!(Scenario::from_json(r#"{"init_error": 0}"#).is_err());
+        let slow = Scenario::from_json(r#"{"init_delay_ms": 2500}"#).expect("slow init");
+        assert_eq!(slow.init_delay_ms, 2500);
+        let too_slow = Scenario::from_json(r#"{"init_delay_ms": 60001}"#).expect_err("capped");
+        assert!(too_slow.contains("one minute"), "{too_slow}");
     }
 }

@@ -103,6 +103,18 @@ pub fn init() -> NvmlReturn {
             return ERROR_UNKNOWN;
         }
     };
+    if scenario.init_delay_ms > 0 {
+        // A slow init, without the lock: other threads' calls meanwhile answer
+        // UNINITIALIZED, as they would while the real library is still starting.
+        drop(g);
+        std::thread::sleep(Duration::from_millis(scenario.init_delay_ms));
+        g = lock();
+        if g.refcount > 0 {
+            // Another thread's init finished first.
+            g.refcount += 1;
+            return SUCCESS;
+        }
+    }
     if let Some(code) = scenario.init_error {
         return code;
     }
@@ -163,9 +175,23 @@ pub fn device(function: &str, handle: NvmlDevice) -> Result<(Call, &'static Devi
     device_call(function, Target::Handle(handle))
 }
 
-/// Like [`device`] for a call that names the device by index.
+/// Like [`device`] for a call that names the device by its index in the scenario's table.
 pub fn device_by_index(function: &str, index: u32) -> Result<(Call, &'static Device), NvmlReturn> {
     device_call(function, Target::Index(index))
+}
+
+/// Like [`device`] for `nvmlDeviceGetHandleByIndex`: `index` counts only the devices still
+/// listed, so once a GPU is removed the ones after it move down one index.
+pub fn device_listed(function: &str, index: u32) -> Result<(Call, &'static Device), NvmlReturn> {
+    device_call(function, Target::Listed(index))
+}
+
+/// The devices still listed at simulated time `t` (not removed by a `gpu_removed` fault).
+pub fn listed(scenario: &'static Scenario, t: f64) -> impl Iterator<Item = &'static Device> {
+    scenario
+        .devices
+        .iter()
+        .filter(move |d| !is_removed(scenario, d.index, t))
 }
 
 fn device_call(function: &str, target: Target) -> Result<(Call, &'static Device), NvmlReturn> {
@@ -177,14 +203,21 @@ enum Target {
     None,
     Handle(NvmlDevice),
     Index(u32),
+    Listed(u32),
 }
 
 fn enter(function: &str, target: Target) -> Result<(Call, Option<&'static Device>), NvmlReturn> {
     let (call, device) = {
         let g = lock();
         let run = g.run.as_ref().ok_or(ERROR_UNINITIALIZED)?;
+        let t = run.now();
         let device = match target {
             Target::None => None,
+            Target::Listed(i) => Some(
+                listed(run.scenario, t)
+                    .nth(i as usize)
+                    .ok_or(ERROR_INVALID_ARGUMENT)?,
+            ),
             Target::Handle(h) => Some(run.device_of(h).ok_or(ERROR_INVALID_ARGUMENT)?),
             Target::Index(i) => Some(
                 run.scenario
@@ -195,7 +228,7 @@ fn enter(function: &str, target: Target) -> Result<(Call, Option<&'static Device
         };
         let call = Call {
             scenario: run.scenario,
-            t: run.now(),
+            t,
             epoch_unix_us: run.epoch_unix_us,
         };
         (call, device)
@@ -234,7 +267,7 @@ fn enter(function: &str, target: Target) -> Result<(Call, Option<&'static Device
         return Err(code);
     }
     if let Some(d) = device {
-        if is_lost(call.scenario, d.index, call.t) {
+        if is_lost(call.scenario, d.index, call.t) || is_removed(call.scenario, d.index, call.t) {
             return Err(ERROR_GPU_IS_LOST);
         }
         if d.unsupported.iter().any(|f| f == function) {
@@ -250,6 +283,12 @@ fn enter(function: &str, target: Target) -> Result<(Call, Option<&'static Device
 fn is_lost(scenario: &Scenario, index: u32, t: f64) -> bool {
     scenario.faults.iter().any(|f| {
         matches!(f, Fault::GpuLost { at_s, .. } if *at_s <= t) && f.applies_to(Some(index))
+    })
+}
+
+fn is_removed(scenario: &Scenario, index: u32, t: f64) -> bool {
+    scenario.faults.iter().any(|f| {
+        matches!(f, Fault::GpuRemoved { at_s, .. } if *at_s <= t) && f.applies_to(Some(index))
     })
 }
 

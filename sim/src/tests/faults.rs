@@ -186,3 +186,70 @@ fn waiting_with_a_zero_timeout_does_not_block_and_long_timeouts_are_capped() {
     let waited = started.elapsed().as_millis();
     assert!((50..1000).contains(&waited), "{waited} ms");
 }
+
+#[test]
+fn a_removed_gpu_leaves_the_count_and_the_others_move_down() {
+    let s = Session::start(
+        r#"{"devices": [{"count": 3}],
+            "faults": [{"kind": "gpu_removed", "device": 1, "at_s": 2}]}"#,
+    );
+    let (h0, h1, h2) = (s.handle(0), s.handle(1), s.handle(2));
+    let count = || {
+        let mut n: c_uint = 0;
+        // SAFETY: valid out pointer.
+        assert_eq!(unsafe { nvmlDeviceGetCount(&mut n) }, SUCCESS);
+        n
+    };
+    assert_eq!(count(), 3);
+    s.advance(2.5);
+    assert_eq!(count(), 2, "the removed GPU is no longer counted");
+    assert_eq!(power(h1), ERROR_GPU_IS_LOST, "its old handle is dead");
+    assert_eq!((power(h0), power(h2)), (SUCCESS, SUCCESS));
+    assert_eq!(s.handle(1), h2, "index 1 is now the third GPU");
+    let mut h: NvmlDevice = std::ptr::null_mut();
+    assert_eq!(
+        // SAFETY: valid out pointer.
+        unsafe { crate::exports::system::nvmlDeviceGetHandleByIndex(2, &mut h) },
+        ERROR_INVALID_ARGUMENT,
+        "past the shorter list"
+    );
+    let set = new_set();
+    assert_eq!(
+        nvmlDeviceRegisterEvents(h0, EVENT_TYPE_XID_CRITICAL_ERROR, set),
+        SUCCESS
+    );
+    assert_eq!(
+        wait(set).map(|d| d.event_data),
+        Err(ERROR_TIMEOUT),
+        "a removal raises no XID"
+    );
+}
+
+#[test]
+fn a_slow_init_blocks_only_the_caller_and_time_starts_after_it() {
+    let _s = Session::uninitialised(r#"{"init_delay_ms": 300, "devices": [{}]}"#);
+    let started = Instant::now();
+    let other = std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut n: c_uint = 0;
+        let t = Instant::now();
+        // SAFETY: valid out pointer.
+        let r = unsafe { nvmlDeviceGetCount(&mut n) };
+        (r, t.elapsed())
+    });
+    assert_eq!(crate::exports::system::nvmlInit(), SUCCESS);
+    let took = started.elapsed();
+    assert!(took.as_millis() >= 300, "init took {took:?}");
+    let (r, waited) = other.join().expect("joins");
+    assert_eq!(
+        r, ERROR_UNINITIALIZED,
+        "a call during init is not blocked by it"
+    );
+    assert!(waited.as_millis() < 100, "{waited:?}");
+    let started = Instant::now();
+    assert_eq!(crate::exports::system::nvmlInit(), SUCCESS);
+    assert!(
+        started.elapsed().as_millis() < 100,
+        "a second init is counted, not slow"
+    );
+}

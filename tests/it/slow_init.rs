@@ -1,0 +1,160 @@
+//! `nvmlInit` taking seconds (a driver without persistence mode): the session starts and
+//! takes markers while NVML is still initialising, the report says when GPU samples began,
+//! and a session that ends before the init does is handed back at once, saying why.
+
+use std::time::Duration;
+
+use gpuwhy::collect::RecorderConfig;
+use gpuwhy::session::Session;
+use gpuwhy::steps::PhaseId;
+use gpuwhy_tests::{install_sim, patched, scenario, SimDir};
+use serde_json::{json, Value};
+
+/// Simulation speed, and so the recorder's clock scale.
+const SPEED: f64 = 4.0;
+
+/// A session on two simulated H100s whose first `nvmlInit` takes `delay_ms`.
+fn slow_session(delay_ms: u64) -> (SimDir, Session) {
+    let base = scenario("healthy").expect("bundled");
+    let v: Value = serde_json::from_str(base).expect("json");
+    let dev = v["devices"][0].clone();
+    let text = patched(
+        base,
+        &[
+            ("speed", Value::from(SPEED)),
+            ("init_delay_ms", Value::from(delay_ms)),
+            ("devices", json!([dev.clone(), dev])),
+        ],
+    );
+    let sim = install_sim(&text, false).expect("simulator installs");
+    let cfg = RecorderConfig {
+        nvml_path: Some(sim.lib().to_path_buf()),
+        time_scale: SPEED,
+        host: false,
+        ..RecorderConfig::default()
+    };
+    let session = Session::start(cfg.into()).expect("session starts");
+    (sim, session)
+}
+
+/// One step of four phases, `ms` of sleep each.
+fn step(s: &Session, ms: u64) {
+    s.step_begin();
+    for p in [
+        PhaseId::DATA,
+        PhaseId::FORWARD,
+        PhaseId::BACKWARD,
+        PhaseId::OPTIMIZER,
+    ] {
+        s.phase(p);
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+    s.step_end();
+}
+
+#[test]
+fn markers_are_taken_while_nvml_initialises_and_the_late_start_is_reported() {
+    // 1.5 s of init: far longer than the 200 ms `Session::start` waits for it.
+    let (_sim, session) = slow_session(1500);
+    assert!(
+        !session.recorder().wait_probed(Duration::ZERO),
+        "the session started before NVML finished initialising"
+    );
+    // Steps during the init: markers never wait for NVML.
+    for _ in 0..5 {
+        step(&session, 10);
+    }
+    assert!(
+        session.recorder().wait_probed(Duration::from_secs(30)),
+        "the GPUs are listed once init finishes"
+    );
+    for _ in 0..5 {
+        step(&session, 10);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let report = session.finish();
+
+    let steps = report.steps.as_ref().expect("steps recorded");
+    assert_eq!(steps.count, 10, "every step was kept");
+    assert_eq!(steps.ignored_markers, 0);
+    assert_eq!(
+        report.devices.len(),
+        2,
+        "both GPUs were found after the init"
+    );
+    assert_eq!(report.gpu_absent_reason, None);
+    let first_sample = report.series[0].data.t[0];
+    // The first steps were marked before any GPU sample existed: the markers' clock ran
+    // from the session start, not from the end of the init.
+    assert!(
+        steps.t[0] < first_sample,
+        "first step at {} s, first GPU sample at {first_sample} s",
+        steps.t[0]
+    );
+    let t = &steps.t;
+    assert!(
+        t.windows(2).all(|w| w[1] > w[0]),
+        "step times increase: {t:?}"
+    );
+    let slow = report
+        .events
+        .iter()
+        .find(|e| e.kind == "nvml_slow_init")
+        .expect("the slow init is in the report's events");
+    assert!(
+        slow.detail.contains("no GPU samples before"),
+        "{}",
+        slow.detail
+    );
+    assert!(
+        (slow.t_s - first_sample).abs() <= 0.5 * SPEED,
+        "the event marks when samples began: {} vs {first_sample}",
+        slow.t_s
+    );
+    assert!(
+        report.overhead.skipped_ticks > 0,
+        "the ticks the init held up are counted as skipped: {:?}",
+        report.overhead
+    );
+    // After the init the sampler keeps its cadence on both GPUs.
+    for s in &report.series {
+        let t = &s.data.t;
+        assert!(t.len() >= 3, "{} samples", t.len());
+        let gaps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+        let median = {
+            let mut g = gaps.clone();
+            g.sort_by(f64::total_cmp);
+            g[g.len() / 2]
+        };
+        // The interval is in the recorder's (scaled) seconds, like every report time.
+        assert!(
+            (median - 0.1).abs() < 0.05,
+            "median spacing {median} s at a 0.1 s interval"
+        );
+    }
+    // The report is written and read back with its events.
+    let text = report.to_json();
+    let back = gpuwhy::report::Report::from_slice(text.as_bytes(), std::path::Path::new("r.json"))
+        .expect("reads back");
+    assert!(back.events.iter().any(|e| e.kind == "nvml_slow_init"));
+}
+
+#[test]
+fn a_session_ending_during_the_init_returns_at_once_and_says_why() {
+    // An init far longer than the session: finishing must not wait for it.
+    let (_sim, session) = slow_session(20_000);
+    for _ in 0..3 {
+        step(&session, 5);
+    }
+    let report = session.finish();
+    let why = report
+        .gpu_absent_reason
+        .as_deref()
+        .expect("the report says why there are no GPU metrics");
+    assert!(why.contains("still initialising"), "{why}");
+    assert!(report.devices.is_empty() && report.series.is_empty());
+    let steps = report.steps.as_ref().expect("the steps are kept");
+    assert_eq!(steps.count, 3);
+    assert!(report.run.duration_s > 0.0);
+    assert!(report.to_json().contains("still initialising"));
+}
