@@ -1,6 +1,7 @@
-//! `gpuwhy view REPORT [-o FILE] [--open]`: one self-contained HTML page — the viewer's
-//! JavaScript and WebAssembly inline and the report embedded — that opens from `file://`
-//! with no network, for attaching to a chat or a bug report.
+//! `gpuwhy view REPORT [--compare CANDIDATE] [-o FILE] [--open]`: one self-contained HTML
+//! page — the viewer's JavaScript and WebAssembly inline and the report embedded (with a
+//! second report to compare it with, when given) — that opens from `file://` with no
+//! network, for attaching to a chat or a bug report.
 //!
 //! The page comes from `cargo xtask viewer` (see `docs/viewer.md`): embedded at compile time
 //! when it was built before this binary, else read from the workspace's `target/viewer/`
@@ -21,12 +22,18 @@ const VIEWER_DIR: &str = env!("GPUWHY_VIEWER_DIR");
 const PAGE_FILE: &str = "gpuwhy-viewer.html";
 const REPORT_SLOT: &str = "@@GPUWHY_REPORT@@";
 const NAME_SLOT: &str = "@@GPUWHY_NAME@@";
+const COMPARE_SLOT: &str = "@@GPUWHY_COMPARE@@";
+const COMPARE_NAME_SLOT: &str = "@@GPUWHY_COMPARE_NAME@@";
 
 /// Arguments of `gpuwhy view`.
 #[derive(clap::Args)]
 pub struct Args {
     /// The report (or the `.partial` journal of an interrupted recording)
     report: PathBuf,
+    /// A second report to show beside it: REPORT is the baseline, this the candidate (the
+    /// page opens on their comparison: verdict diff, step histograms, per-GPU utilization)
+    #[arg(long, value_name = "CANDIDATE")]
+    compare: Option<PathBuf>,
     /// Where to write the page (default: the report's name with `.html`)
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -89,22 +96,65 @@ fn attr_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The page for `report`, shown under `name`.
-pub fn page(template: &str, report: &Report, name: &str) -> Result<String> {
+/// The page for `report`, shown under `name`, with `compare` (a report and its name) to
+/// compare it with, if any. Slots are found in the template before anything is put in, so nothing
+/// in a report can be taken for a slot.
+pub fn page(
+    template: &str,
+    report: &Report,
+    name: &str,
+    compare: Option<(&Report, &str)>,
+) -> Result<String> {
+    let rebuild = "rebuild it with `cargo xtask viewer`";
     let json = serde_json::to_string(report).context("cannot serialise the report")?;
     let (head, rest) = template
         .split_once(NAME_SLOT)
-        .context("the viewer page has no report-name slot; rebuild it with `cargo xtask viewer`")?;
+        .with_context(|| format!("the viewer page has no report-name slot; {rebuild}"))?;
     let (mid, tail) = rest
         .split_once(REPORT_SLOT)
-        .context("the viewer page has no report slot; rebuild it with `cargo xtask viewer`")?;
-    let mut out = String::with_capacity(template.len() + json.len() + 64);
+        .with_context(|| format!("the viewer page has no report slot; {rebuild}"))?;
+    // A page built before comparisons has no compare slots: fine unless one is asked for.
+    let slots = tail
+        .split_once(COMPARE_NAME_SLOT)
+        .and_then(|(a, r)| r.split_once(COMPARE_SLOT).map(|(b, c)| (a, b, c)));
+    let second = match compare {
+        Some((r, n)) => {
+            if slots.is_none() {
+                bail!("the viewer page cannot show a comparison; {rebuild}");
+            }
+            let json = serde_json::to_string(r).context("cannot serialise the report")?;
+            Some((json, n))
+        }
+        None => None,
+    };
+    let extra = second.as_ref().map_or(0, |(j, _)| j.len());
+    let mut out = String::with_capacity(template.len() + json.len() + extra + 128);
     out.push_str(head);
     out.push_str(&attr_escape(name));
     out.push_str(mid);
     out.push_str(&script_safe_json(&json));
-    out.push_str(tail);
+    match slots {
+        Some((a, b, c)) => {
+            out.push_str(a);
+            if let Some((j, n)) = &second {
+                out.push_str(&attr_escape(n));
+                out.push_str(b);
+                out.push_str(&script_safe_json(j));
+            } else {
+                out.push_str(b);
+            }
+            out.push_str(c);
+        }
+        None => out.push_str(tail),
+    }
     Ok(out)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || "report.json".into(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 fn open_in_browser(path: &Path) -> Result<()> {
@@ -126,12 +176,25 @@ fn open_in_browser(path: &Path) -> Result<()> {
 /// Writes the self-contained page for `report`, read from (or written to) `report_path`,
 /// to `output` (default: the report's name with `.html`) and returns where it went.
 pub fn write_page(report: &Report, report_path: &Path, output: Option<PathBuf>) -> Result<PathBuf> {
+    write_compare_page(report, report_path, None, output)
+}
+
+/// As [`write_page`], with a second report (and its path) to compare `report` with.
+pub fn write_compare_page(
+    report: &Report,
+    report_path: &Path,
+    compare: Option<(&Report, &Path)>,
+    output: Option<PathBuf>,
+) -> Result<PathBuf> {
     let template = template()?;
-    let name = report_path.file_name().map_or_else(
-        || "report.json".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let html = page(&template, report, &name)?;
+    let name = file_name(report_path);
+    let other = compare.map(|(r, p)| (r, file_name(p)));
+    let html = page(
+        &template,
+        report,
+        &name,
+        other.as_ref().map(|(r, n)| (*r, n.as_str())),
+    )?;
     let output = output.unwrap_or_else(|| {
         let stem = name.strip_suffix(".partial").unwrap_or(&name);
         let stem = stem.strip_suffix(".json").unwrap_or(stem);
@@ -156,7 +219,12 @@ pub fn write_beside(report: &Report, report_path: &Path) -> Result<()> {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let report = Report::load(&a.report)?;
-    let output = write_page(&report, &a.report, a.output)?;
+    let candidate = match &a.compare {
+        Some(p) => Some((Report::load(p)?, p.as_path())),
+        None => None,
+    };
+    let compare = candidate.as_ref().map(|(r, p)| (r, *p));
+    let output = write_compare_page(&report, &a.report, compare, a.output)?;
     println!("Viewer page written to {}", output.display());
     if a.open {
         open_in_browser(&output)?;
@@ -174,5 +242,43 @@ mod tests {
         assert!(!s.contains('<') && !s.contains('>'));
         let back: serde_json::Value = serde_json::from_str(&s).expect("still JSON");
         assert_eq!(back["a"], "</script><script>x()</script><!--");
+    }
+
+    const TEMPLATE: &str = "<a data-name=\"@@GPUWHY_NAME@@\">@@GPUWHY_REPORT@@</a>\
+        <b data-name=\"@@GPUWHY_COMPARE_NAME@@\">@@GPUWHY_COMPARE@@</b><c>";
+
+    fn report(label: &str) -> Report {
+        let mut r: Report =
+            serde_json::from_str(r#"{"schema":"gpuwhy.report/1"}"#).expect("a minimal report");
+        r.run.label = Some(label.into());
+        r
+    }
+
+    #[test]
+    fn a_second_report_fills_the_compare_slots_and_text_cannot_fake_a_slot() {
+        let a = report("@@GPUWHY_COMPARE@@ </script>");
+        let b = report("candidate");
+        let html = page(TEMPLATE, &a, "a.json", Some((&b, "b\"<.json"))).expect("page");
+        assert!(!html.contains("@@GPUWHY_COMPARE_NAME@@"));
+        // The first report's text holds the slot's name; the second report still lands in
+        // the compare element, and its name is escaped in the attribute.
+        let (_, second) = html
+            .split_once("<b data-name=\"b&quot;&lt;.json\">")
+            .expect("named");
+        assert!(
+            second.starts_with('{') && second.contains("\"candidate\""),
+            "{html}"
+        );
+        assert!(html.ends_with("</b><c>"));
+        assert!(!html.contains("</script>"));
+        // Without a second report the slots are emptied, not left for the page to read.
+        let one = page(TEMPLATE, &a, "a.json", None).expect("page");
+        assert!(one.contains("<b data-name=\"\"></b><c>"), "{one}");
+        // An old page without compare slots still takes one report, and says to rebuild
+        // when asked to compare.
+        let old = "<a data-name=\"@@GPUWHY_NAME@@\">@@GPUWHY_REPORT@@</a>";
+        assert!(page(old, &a, "a.json", None).is_ok());
+        let err = page(old, &a, "a.json", Some((&b, "b.json"))).expect_err("refused");
+        assert!(err.to_string().contains("cargo xtask viewer"), "{err}");
     }
 }

@@ -1,6 +1,6 @@
 // Assembles the viewer from the wasm-bindgen output and viewer/www:
-//   OUT/www/                 the static page (index.html, app.js, charts.js, style.css, glue,
-//                            wasm)
+//   OUT/www/                 the static page (index.html, app.js, charts.js, compare.js,
+//                            style.css, glue, wasm)
 //   OUT/gpuwhy-viewer.html   one self-contained page for `gpuwhy view`: CSS and JS inline,
 //                            the wasm as base64, and placeholders for the report
 // Usage: node bundle.mjs PKG_DIR WWW_DIR OUT_DIR
@@ -21,6 +21,7 @@ const html = read(join(www, 'index.html'));
 const css = read(join(www, 'style.css'));
 const app = read(join(www, 'app.js'));
 const charts = read(join(www, 'charts.js'));
+const compare = read(join(www, 'compare.js'));
 const glue = read(join(pkg, 'gpuwhy_viewer.js'));
 const wasm = readFileSync(join(pkg, 'gpuwhy_viewer_bg.wasm'));
 
@@ -38,17 +39,24 @@ mkdirSync(site, { recursive: true });
 writeFileSync(join(site, 'index.html'), unmark(html));
 writeFileSync(join(site, 'app.js'), app);
 writeFileSync(join(site, 'charts.js'), charts);
+writeFileSync(join(site, 'compare.js'), compare);
 writeFileSync(join(site, 'style.css'), css);
 writeFileSync(join(site, 'gpuwhy_viewer.js'), glue);
 copyFileSync(join(pkg, 'gpuwhy_viewer_bg.wasm'), join(site, 'gpuwhy_viewer_bg.wasm'));
 
-// The single file: one module script, the glue, then charts.js without its exports, then
-// app.js without its imports.
-const stripped = app.replace(/\/\/ @inline-strip-begin[\s\S]*?\/\/ @inline-strip-end\n/, '');
-if (stripped === app) throw new Error('app.js has no @inline-strip block');
+// The single file: one module script, the glue, then charts.js and compare.js without their
+// imports and exports, then app.js without its imports.
+const stripImports = (src, name) => {
+  const out = src.replace(/\/\/ @inline-strip-begin[\s\S]*?\/\/ @inline-strip-end\n/, '');
+  if (out === src) throw new Error(`${name} has no @inline-strip block`);
+  return out;
+};
+const stripped = stripImports(app, 'app.js');
 const local = charts.replace(/^export /gm, '');
 if (/^\s*(import|export)\b/m.test(local)) throw new Error('charts.js imports or exports more than declarations');
-const script = `\n${glue}\n${local}\n${stripped}\n`;
+const side = stripImports(compare, 'compare.js').replace(/^export /gm, '');
+if (/^\s*(import|export)\b/m.test(side)) throw new Error('compare.js imports or exports more than declarations');
+const script = `\n${glue}\n${local}\n${side}\n${stripped}\n`;
 if (/<\/script/i.test(script)) throw new Error('inline script contains </script');
 const hash = createHash('sha256').update(script, 'utf8').digest('base64');
 const csp = [
@@ -66,6 +74,8 @@ one = replaceMarked(one, 'csp', `<meta http-equiv="Content-Security-Policy" cont
 one = replaceMarked(one, 'style', `<style>\n${css}</style>`);
 one = replaceMarked(one, 'report',
   '<script type="application/json" id="gpuwhy-report" data-name="@@GPUWHY_NAME@@">@@GPUWHY_REPORT@@</script>');
+one = replaceMarked(one, 'compare',
+  '<script type="application/json" id="gpuwhy-compare" data-name="@@GPUWHY_COMPARE_NAME@@">@@GPUWHY_COMPARE@@</script>');
 one = replaceMarked(one, 'wasm',
   `<script type="application/octet-stream" id="gpuwhy-wasm">${wasm.toString('base64')}</script>`);
 one = replaceMarked(one, 'app', `<script type="module">${script}</script>`);

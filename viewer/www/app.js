@@ -9,6 +9,7 @@
 // @inline-strip-begin (the single-file export inlines the glue above this script instead)
 import __wbg_init, { initSync, Viewer } from './gpuwhy_viewer.js';
 import { $, buildReport, chartWidth, darkQuery, pan, renderCharts, setRange, state, zoom } from './charts.js';
+import { openCompareFile, openCompareUrl, openEmbeddedCompare, renderCompare, wireCompare } from './compare.js';
 // @inline-strip-end
 
 function b64bytes(text) {
@@ -84,6 +85,8 @@ function openBytes(bytes, name, analysed) {
   // After the next frame: layout and paint of what was just inserted.
   requestAnimationFrame(() => setTimeout(() => performance.mark('gpuwhy-painted'), 0));
   document.body.dataset.state = 'ready';
+  state.name = name;
+  renderCompare(); // compare.js: the comparison, when a second report is open
 }
 
 // Analysis in the browser (analyze.js and its module, fetched the first time they are
@@ -150,8 +153,9 @@ function wirePage() {
   document.addEventListener('drop', (e) => {
     e.preventDefault();
     document.body.classList.remove('dragging');
-    const f = e.dataTransfer && e.dataTransfer.files && e.dataTransfer.files[0];
-    if (f) openFile(f);
+    const files = (e.dataTransfer && e.dataTransfer.files) || [];
+    // Two files: the first is the baseline, the second the candidate (compare.js).
+    if (files[0]) openFile(files[0]).then(() => files[1] && openCompareFile(files[1]));
   });
   $('zoom-in').addEventListener('click', () => zoom(0.5));
   $('zoom-out').addEventListener('click', () => zoom(2));
@@ -159,6 +163,7 @@ function wirePage() {
   $('pan-right').addEventListener('click', () => pan(0.5));
   $('zoom-reset').addEventListener('click', () => setRange(state.info.t0, state.info.t1));
   darkQuery.addEventListener('change', () => renderCharts());
+  wireCompare();
   let timer = null;
   window.addEventListener('resize', () => {
     clearTimeout(timer);
@@ -180,11 +185,14 @@ async function main() {
   const text = embedded ? embedded.textContent.trim() : '';
   if (text) {
     openBytes(new TextEncoder().encode(text), embedded.dataset.name || 'report.json');
+    openEmbeddedCompare();
     return;
   }
-  const param = new URLSearchParams(window.location.search).get('url');
+  const params = new URLSearchParams(window.location.search);
+  const param = params.get('url');
   if (param) {
     await openUrl(param);
+    if (params.get('compare')) await openCompareUrl(params.get('compare'));
     return;
   }
   document.body.dataset.state = 'empty';

@@ -169,7 +169,52 @@ fn fixtures(dir: &Path) -> Result<()> {
                 .env("GPUWHY_VIEWER_PAGE", out_dir().join("gpuwhy-viewer.html")),
         )?;
     }
-    Ok(())
+    compare_fixtures(&bin, dir)
+}
+
+/// Two runs to compare (issue 7): a data-starved demo run (`starved.json`) and the same job
+/// with its data phase cut from 450 to 30 ms (`fixed.json`); what `gpuwhy compare` says of
+/// them (`compare.json`), and the single file `gpuwhy view --compare` makes (`compare.html`).
+fn compare_fixtures(bin: &Path, dir: &Path) -> Result<()> {
+    let starved = root().join("sim/scenarios/data_starvation.json");
+    let mut fixed: Value = serde_json::from_str(&std::fs::read_to_string(&starved)?)?;
+    fixed["name"] = "data_starvation_fixed".into();
+    fixed["workload"]["phases"][0]["ms"] = 30.into();
+    fixed["expect"] = serde_json::json!({"top_finding": "none", "also": [], "absent": []});
+    let fixed_scenario = dir.join("fixed-scenario.json");
+    std::fs::write(&fixed_scenario, fixed.to_string())?;
+    for (name, scenario) in [("starved", &starved), ("fixed", &fixed_scenario)] {
+        run_cmd(
+            Command::new(bin)
+                .arg("demo")
+                .arg(scenario)
+                .args(["--quiet", "--duration", "8", "-o"])
+                .arg(dir.join(format!("{name}.json"))),
+        )?;
+    }
+    let out = Command::new(bin)
+        .args(["compare", "--json"])
+        .arg(dir.join("starved.json"))
+        .arg(dir.join("fixed.json"))
+        .output()
+        .context("cannot run gpuwhy compare")?;
+    if !out.status.success() {
+        bail!(
+            "gpuwhy compare failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::write(dir.join("compare.json"), &out.stdout)?;
+    run_cmd(
+        Command::new(bin)
+            .arg("view")
+            .arg(dir.join("starved.json"))
+            .arg("--compare")
+            .arg(dir.join("fixed.json"))
+            .arg("-o")
+            .arg(dir.join("compare.html"))
+            .env("GPUWHY_VIEWER_PAGE", out_dir().join("gpuwhy-viewer.html")),
+    )
 }
 
 /// The text every string of the hostile report carries: markup that would run script if
@@ -413,6 +458,7 @@ pub fn long_report(hours: f64, gpus: u32) -> Report {
         faults: Vec::new(),
         overhead: Overhead::default(),
         ranks: None,
+        comparison: None,
     }
 }
 
@@ -429,6 +475,7 @@ pub fn test() -> Result<()> {
             .args(["--test", "--test-reporter=spec"])
             .arg(viewer_dir().join("tests/browser/viewer.test.mjs"))
             .arg(viewer_dir().join("tests/browser/analyze.test.mjs"))
+            .arg(viewer_dir().join("tests/browser/compare.test.mjs"))
             .env("GPUWHY_VIEWER_SITE", out.join("www"))
             .env("GPUWHY_VIEWER_FIXTURES", &dir),
     )
