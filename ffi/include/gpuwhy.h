@@ -149,13 +149,31 @@ typedef struct gpuwhy_config {
   const char *output_path;
   /**
    * Rank of this process in a distributed job, with `world_size`; a negative rank or a
-   * `world_size` of 0 means "from the RANK and WORLD_SIZE environment variables, if set".
+   * `world_size` of 0 means "from the RANK, WORLD_SIZE and LOCAL_RANK environment
+   * variables, if set" (all three, `local_rank` included).
    */
   int32_t rank;
   /**
    * Number of ranks in the job (see `rank`).
    */
   int32_t world_size;
+  /**
+   * Rank of this process among the ranks on its node (`run.local_rank`; `gpuwhy merge`
+   * takes the GPU with this NVML index for the rank's own); negative for unknown. Used
+   * only with an explicit `rank` and `world_size`: otherwise LOCAL_RANK is read with
+   * RANK and WORLD_SIZE. Appended after `world_size`: default -1, and what a program
+   * built against an older header gets.
+   */
+  int32_t local_rank;
+  /**
+   * A baseline report to compare the run with when the session stops, or NULL: the
+   * report's `comparison` section then holds what `gpuwhy compare BASELINE RUN` shows
+   * (step times with a significance test, per-GPU medians, the findings resolved, new and
+   * persisting). A baseline that cannot be read or was recorded on other GPUs does not
+   * fail the session: the reason is in `comparison.error`. Read when the session stops,
+   * not before. Copied. Appended after `local_rank`: default NULL.
+   */
+  const char *baseline_path;
 } gpuwhy_config;
 
 /**

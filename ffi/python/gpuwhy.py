@@ -64,7 +64,8 @@ class _Config(ctypes.Structure):  # struct gpuwhy_config
     _fields_ = [("struct_size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
                 ("sample_interval_s", ctypes.c_double), ("nvml_path", ctypes.c_char_p),
                 ("label", ctypes.c_char_p), ("output_path", ctypes.c_char_p),
-                ("rank", ctypes.c_int32), ("world_size", ctypes.c_int32)]
+                ("rank", ctypes.c_int32), ("world_size", ctypes.c_int32),
+                ("local_rank", ctypes.c_int32), ("baseline_path", ctypes.c_char_p)]
 
 
 class _Finding(ctypes.Structure):  # struct gpuwhy_finding
@@ -203,19 +204,28 @@ class Session:
     output: report path (JSON), or None to keep it in memory only. label: stored in the
     report. interval: seconds between GPU samples (0.01-10; default 0.1). nvml_path:
     libnvidia-ml.so.1 to use (default: $GPUWHY_NVML_PATH, then the system's). rank,
-    world_size: this process in a distributed job (default: $RANK and $WORLD_SIZE). no_gpm:
-    leave the GPM counters to Nsight or DCGM. no_gpu: step timings only. require_gpu: start()
-    raises GpuwhyError (GPUWHY_NO_GPU) when NVML cannot be loaded. lib: passed to load().
+    world_size, local_rank: this process in a distributed job (default: $RANK, $WORLD_SIZE
+    and $LOCAL_RANK, read by the library as the C ABI and `gpuwhy record` read them).
+    baseline: a report to compare this run with when it stops; report()["comparison"] then
+    holds the comparison, or why there is none (the baseline could not be read, other GPUs).
+    no_gpm: leave the GPM counters to Nsight or DCGM. no_gpu: step timings only. require_gpu:
+    start() raises GpuwhyError (GPUWHY_NO_GPU) when NVML cannot be loaded. lib: passed to
+    load().
     """
 
     def __init__(self, output=None, label=None, interval=None, nvml_path=None, rank=None,
-                 world_size=None, no_gpm=False, no_gpu=False, require_gpu=False, lib=None):
+                 world_size=None, no_gpm=False, no_gpu=False, require_gpu=False, lib=None,
+                 local_rank=None, baseline=None):
         if (rank is None) != (world_size is None):
             raise ValueError("give rank and world_size together, or neither ($RANK, $WORLD_SIZE)")
+        if local_rank is not None and rank is None:
+            raise ValueError("give local_rank with rank and world_size, or none of them "
+                             "($RANK, $WORLD_SIZE, $LOCAL_RANK)")
         self._lib = load(lib)
         flags = (FLAG_NO_GPM if no_gpm else 0) | (FLAG_NO_GPU if no_gpu else 0)
         flags |= FLAG_REQUIRE_GPU if require_gpu else 0
-        self._settings = (output, label, interval, nvml_path, rank, world_size, flags)
+        self._settings = (output, label, interval, nvml_path, (rank, world_size, local_rank),
+                          baseline, flags)
         self._h = self._pid = self._json = self._top = self._finalizer = None
         self._state = "new"  # running, stopped, closed
         self._ids = dict(BUILTIN_PHASES)
@@ -228,7 +238,8 @@ class Session:
         """Starts recording (`with` does it). Returns the session."""
         if self._state != "new":
             raise RuntimeError("this Session was started already; make a new one")
-        output, label, interval, nvml_path, rank, world_size, flags = self._settings
+        output, label, interval, nvml_path, place, baseline, flags = self._settings
+        rank, world_size, local_rank = place
         lib, cfg = self._lib, _Config()
         _call(lib, "gpuwhy_config_init", ctypes.byref(cfg), ctypes.sizeof(cfg))
         cfg.flags = flags
@@ -242,6 +253,9 @@ class Session:
             cfg.output_path = os.fsencode(output)
         if rank is not None:
             cfg.rank, cfg.world_size = int(rank), int(world_size)
+            cfg.local_rank = -1 if local_rank is None else int(local_rank)
+        if baseline is not None:
+            cfg.baseline_path = os.fsencode(baseline)
         h = ctypes.c_void_p()
         _call(lib, "gpuwhy_session_new", ctypes.byref(cfg), ctypes.byref(h))
         self._h, self._pid, self._state = h, os.getpid(), "running"

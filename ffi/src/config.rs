@@ -5,6 +5,7 @@ use std::ffi::{c_char, CStr};
 use std::path::PathBuf;
 
 use gpuwhy_core::collect::{RecorderConfig, DEFAULT_INTERVAL_S};
+use gpuwhy_core::report::JobPlace;
 
 use crate::boundary::Fail;
 use crate::gpuwhy_status::{GPUWHY_INVALID_ARGUMENT, GPUWHY_STRUCT_SIZE};
@@ -50,10 +51,24 @@ pub struct gpuwhy_config {
     /// 2 s; `gpuwhy diagnose` reads it after a crash. Copied.
     pub output_path: *const c_char,
     /// Rank of this process in a distributed job, with `world_size`; a negative rank or a
-    /// `world_size` of 0 means "from the RANK and WORLD_SIZE environment variables, if set".
+    /// `world_size` of 0 means "from the RANK, WORLD_SIZE and LOCAL_RANK environment
+    /// variables, if set" (all three, `local_rank` included).
     pub rank: i32,
     /// Number of ranks in the job (see `rank`).
     pub world_size: i32,
+    /// Rank of this process among the ranks on its node (`run.local_rank`; `gpuwhy merge`
+    /// takes the GPU with this NVML index for the rank's own); negative for unknown. Used
+    /// only with an explicit `rank` and `world_size`: otherwise LOCAL_RANK is read with
+    /// RANK and WORLD_SIZE. Appended after `world_size`: default -1, and what a program
+    /// built against an older header gets.
+    pub local_rank: i32,
+    /// A baseline report to compare the run with when the session stops, or NULL: the
+    /// report's `comparison` section then holds what `gpuwhy compare BASELINE RUN` shows
+    /// (step times with a significance test, per-GPU medians, the findings resolved, new and
+    /// persisting). A baseline that cannot be read or was recorded on other GPUs does not
+    /// fail the session: the reason is in `comparison.error`. Read when the session stops,
+    /// not before. Copied. Appended after `local_rank`: default NULL.
+    pub baseline_path: *const c_char,
 }
 
 impl gpuwhy_config {
@@ -68,12 +83,16 @@ impl gpuwhy_config {
             output_path: std::ptr::null(),
             rank: -1,
             world_size: 0,
+            local_rank: -1,
+            baseline_path: std::ptr::null(),
         }
     }
 }
 
-/// The size of the first (and so far only) version of the struct.
-pub(crate) const CONFIG_V1_SIZE: usize = size_of::<gpuwhy_config>();
+/// The size of the first version of the struct (up to `world_size`): the smallest accepted.
+pub(crate) const CONFIG_V1_SIZE: usize = std::mem::offset_of!(gpuwhy_config, local_rank);
+/// The size of this version of the struct.
+pub(crate) const CONFIG_SIZE: usize = size_of::<gpuwhy_config>();
 
 /// Checks a caller's `struct_size` against this library's.
 pub(crate) fn check_size(size: usize) -> Result<(), Fail> {
@@ -98,32 +117,62 @@ pub(crate) struct Settings {
     pub recorder: RecorderConfig,
     pub output: Option<PathBuf>,
     pub require_gpu: bool,
+    pub baseline: Option<PathBuf>,
 }
 
-/// Reads the config at `ptr` (the bytes past this library's fields, from a newer header,
-/// must be zero).
+/// Reads the config at `ptr`: the fields a caller's `struct_size` covers, the defaults for
+/// the others (an older header's smaller struct); the bytes past this library's fields, from
+/// a newer header, must be zero.
 ///
-/// A raw pointer, not a reference: the bytes of a newer header's bigger struct lie past
-/// `size_of::<gpuwhy_config>()`, where a reference's permission to read ends.
+/// A raw pointer, not a reference: an older header's struct is smaller than this one, and
+/// a newer header's bytes lie past `size_of::<gpuwhy_config>()`, where a reference's
+/// permission to read ends.
 ///
 /// # Safety
 /// `ptr` must point to an initialised gpuwhy_config of `struct_size` readable bytes, and
 /// its string fields must be NULL or point to NUL-terminated strings.
 pub(crate) unsafe fn read(ptr: *const gpuwhy_config) -> Result<Settings, Fail> {
-    // SAFETY: the caller promises an initialised struct at `ptr`.
-    let cfg = unsafe { &*ptr };
-    let size = cfg.struct_size as usize;
+    // SAFETY: the caller promises an initialised struct at `ptr`, which starts with
+    // `struct_size` (a u32, aligned as the struct is).
+    let size = unsafe { ptr.cast::<u32>().read() } as usize;
     check_size(size)?;
-    if size > CONFIG_V1_SIZE {
+    if size > CONFIG_SIZE {
         // SAFETY: the caller promises `size` readable bytes at `ptr` (checked ≤ 4096 above).
         let all = unsafe { std::slice::from_raw_parts(ptr.cast::<u8>(), size) };
-        if all[CONFIG_V1_SIZE..].iter().any(|b| *b != 0) {
+        if all[CONFIG_SIZE..].iter().any(|b| *b != 0) {
             return Err(Fail::new(
                 GPUWHY_STRUCT_SIZE,
-                format!("this config sets fields that this libgpuwhy ({}, {CONFIG_V1_SIZE}-byte config) does not know: the program was compiled against a newer gpuwhy.h; link the matching library", env!("CARGO_PKG_VERSION")),
+                format!("this config sets fields that this libgpuwhy ({}, {CONFIG_SIZE}-byte config) does not know: the program was compiled against a newer gpuwhy.h; link the matching library", env!("CARGO_PKG_VERSION")),
             ));
         }
     }
+    let mut cfg = gpuwhy_config::defaults(size as u32);
+    // SAFETY: `size.min(CONFIG_SIZE)` bytes are readable at `ptr` (the caller's promise) and
+    // writable in `cfg`; every field's type takes any bit pattern (integers, a double, raw
+    // pointers), and a smaller struct's bytes are a prefix of whole fields (a v1 struct ends
+    // after `world_size`, which `check_size` guarantees is covered).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            ptr.cast::<u8>(),
+            (&raw mut cfg).cast::<u8>(),
+            size.min(CONFIG_SIZE),
+        )
+    };
+    // A size that ends inside a field (no header ever had one) leaves that field's default.
+    let has = |offset: usize, len: usize| size >= offset + len;
+    if !has(
+        std::mem::offset_of!(gpuwhy_config, local_rank),
+        size_of::<i32>(),
+    ) {
+        cfg.local_rank = -1;
+    }
+    if !has(
+        std::mem::offset_of!(gpuwhy_config, baseline_path),
+        size_of::<*const c_char>(),
+    ) {
+        cfg.baseline_path = std::ptr::null();
+    }
+    let cfg = &cfg;
     if cfg.flags & !KNOWN_FLAGS != 0 {
         return Err(invalid(format!(
             "unknown flags 0x{:x} in gpuwhy_config.flags",
@@ -148,18 +197,22 @@ pub(crate) unsafe fn read(ptr: *const gpuwhy_config) -> Result<Settings, Fail> {
     }
     rc.validate().map_err(|e| invalid(e.to_string()))?;
     // SAFETY: the caller promises NULL or a NUL-terminated string in each.
-    let (nvml, label, output) = unsafe {
+    let (nvml, label, output, baseline) = unsafe {
         (
             text(cfg.nvml_path, "nvml_path")?,
             text(cfg.label, "label")?,
             text(cfg.output_path, "output_path")?,
+            text(cfg.baseline_path, "baseline_path")?,
         )
     };
     rc.nvml_path = nvml.map(PathBuf::from);
     rc.run.label = label;
-    let (rank, world) = rank_and_world(cfg.rank, cfg.world_size, |k| std::env::var(k).ok())?;
-    rc.run.rank = rank;
-    rc.run.world_size = world;
+    let place = job_place(cfg.rank, cfg.world_size, cfg.local_rank, |k| {
+        std::env::var(k).ok()
+    })?;
+    if let Some(p) = place {
+        p.apply(&mut rc.run);
+    }
     let output = output.map(PathBuf::from);
     if let Some(out) = &output {
         rc.journal = Some(gpuwhy_core::report::journal::journal_path(out));
@@ -168,6 +221,7 @@ pub(crate) unsafe fn read(ptr: *const gpuwhy_config) -> Result<Settings, Fail> {
         recorder: rc,
         output,
         require_gpu: flag(GPUWHY_FLAG_REQUIRE_GPU),
+        baseline: baseline.map(PathBuf::from),
     })
 }
 
@@ -175,28 +229,24 @@ fn invalid(message: impl Into<String>) -> Fail {
     Fail::new(GPUWHY_INVALID_ARGUMENT, message)
 }
 
-/// The rank and world size from the config, else from `RANK`/`WORLD_SIZE` (set by torchrun,
-/// DeepSpeed and most launchers); neither is an error.
-fn rank_and_world(
+/// The rank, world size and local rank from the config, else from `RANK`, `WORLD_SIZE` and
+/// `LOCAL_RANK` (set by torchrun, DeepSpeed and most launchers) as the whole library reads
+/// them ([`JobPlace::from_lookup`]); neither is an error. Explicit numbers that do not fit
+/// together are.
+fn job_place(
     rank: i32,
     world: i32,
+    local: i32,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<(Option<u32>, Option<u32>), Fail> {
-    let (rank, world) = if rank >= 0 && world > 0 {
-        (rank as u32, world as u32)
+) -> Result<Option<JobPlace>, Fail> {
+    if rank >= 0 && world > 0 {
+        let local = u32::try_from(local).ok();
+        JobPlace::new(rank as u32, world as u32, local)
+            .map(Some)
+            .map_err(invalid)
     } else {
-        let get = |k: &str| env(k).and_then(|v| v.trim().parse::<u32>().ok());
-        match (get("RANK"), get("WORLD_SIZE")) {
-            (Some(r), Some(w)) if r < w => (r, w),
-            _ => return Ok((None, None)),
-        }
-    };
-    if rank >= world {
-        return Err(invalid(format!(
-            "rank {rank} is not below world_size {world}"
-        )));
+        Ok(JobPlace::from_lookup(env))
     }
-    Ok((Some(rank), Some(world)))
 }
 
 /// A copy of the C string at `p` (None for NULL).
@@ -218,17 +268,31 @@ pub(crate) unsafe fn text(p: *const c_char, what: &str) -> Result<Option<String>
 mod tests {
     use super::*;
 
+    fn triple(p: Option<JobPlace>) -> Option<(u32, u32, Option<u32>)> {
+        p.map(|p| (p.rank, p.world_size, p.local_rank))
+    }
+
     #[test]
     fn rank_comes_from_the_config_then_the_environment() {
         let none = |_: &str| None;
-        assert_eq!(rank_and_world(3, 8, none).ok(), Some((Some(3), Some(8))));
-        assert_eq!(rank_and_world(-1, 0, none).ok(), Some((None, None)));
+        let got = |r, w, l, env: &dyn Fn(&str) -> Option<String>| {
+            job_place(r, w, l, env).ok().map(triple)
+        };
+        assert_eq!(got(3, 8, -1, &none), Some(Some((3, 8, None))));
+        assert_eq!(got(3, 8, 1, &none), Some(Some((3, 8, Some(1)))));
+        assert_eq!(got(-1, 0, -1, &none), Some(None));
         let env = |k: &str| match k {
             "RANK" => Some("5".to_string()),
             "WORLD_SIZE" => Some("16".to_string()),
+            "LOCAL_RANK" => Some("5".to_string()),
             _ => None,
         };
-        assert_eq!(rank_and_world(-1, 0, env).ok(), Some((Some(5), Some(16))));
-        assert!(rank_and_world(8, 8, none).is_err());
+        assert_eq!(got(-1, 0, -1, &env), Some(Some((5, 16, Some(5)))));
+        // A local rank in the config without rank and world size is not taken alone.
+        assert_eq!(got(-1, 0, 2, &env), Some(Some((5, 16, Some(5)))));
+        // Explicit numbers win over the environment, local rank included.
+        assert_eq!(got(1, 2, -1, &env), Some(Some((1, 2, None))));
+        assert!(job_place(8, 8, -1, none).is_err());
+        assert!(job_place(1, 8, 8, none).is_err());
     }
 }

@@ -9,7 +9,7 @@ use gpuwhy_core::steps::STEP_KEY;
 use gpuwhy_core::Error;
 
 use crate::boundary::{boundary, Fail, Res};
-use crate::config::{self, gpuwhy_config, CONFIG_V1_SIZE};
+use crate::config::{self, gpuwhy_config, CONFIG_SIZE};
 use crate::gpuwhy_status::{self, *};
 pub use crate::handle::gpuwhy_session;
 use crate::handle::{self, fork_generation, with_session};
@@ -51,10 +51,16 @@ pub unsafe extern "C" fn gpuwhy_config_init(
         // SAFETY: the caller promises `struct_size` writable bytes at `config`.
         unsafe { std::ptr::write_bytes(config.cast::<u8>(), 0, struct_size) };
         let defaults = gpuwhy_config::defaults(struct_size as u32);
-        // SAFETY: at least CONFIG_V1_SIZE (checked) writable bytes, aligned as the caller's
-        // struct is.
-        unsafe { config.write(defaults) };
-        debug_assert!(struct_size >= CONFIG_V1_SIZE);
+        // The fields the caller's struct has: an older header's struct is smaller.
+        // SAFETY: `struct_size` (≥ CONFIG_V1_SIZE, checked) writable bytes at `config`, of
+        // which this writes at most `CONFIG_SIZE`, from a whole struct.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (&raw const defaults).cast::<u8>(),
+                config.cast::<u8>(),
+                struct_size.min(CONFIG_SIZE),
+            )
+        };
         Ok(())
     })
 }
@@ -82,8 +88,8 @@ pub unsafe extern "C" fn gpuwhy_session_new(
             return Err(Fail::new(GPUWHY_NULL_ARGUMENT, "session_out is NULL"));
         }
         let settings = if config.is_null() {
-            let defaults = gpuwhy_config::defaults(CONFIG_V1_SIZE as u32);
-            // SAFETY: the defaults hold no pointers and are CONFIG_V1_SIZE bytes.
+            let defaults = gpuwhy_config::defaults(CONFIG_SIZE as u32);
+            // SAFETY: the defaults hold no pointers and are CONFIG_SIZE bytes.
             unsafe { config::read(&defaults) }?
         } else {
             // SAFETY: non-NULL; the caller promises an initialised struct. Only the first
@@ -94,8 +100,11 @@ pub unsafe extern "C" fn gpuwhy_session_new(
             // valid strings.
             unsafe { config::read(config) }?
         };
-        let session =
-            Session::start(SessionConfig::from(settings.recorder)).map_err(start_error)?;
+        let session = Session::start(SessionConfig {
+            baseline: settings.baseline,
+            ..SessionConfig::from(settings.recorder)
+        })
+        .map_err(start_error)?;
         if settings.require_gpu {
             // The sampler thread probes the GPUs after the session starts: only then is it
             // known whether there are any (NVML can load and still find none).

@@ -2,13 +2,28 @@
 #include "misuse.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
+
+/* gpuwhy_config as the first header had it (up to world_size): a program built then. */
+typedef struct {
+  uint32_t struct_size;
+  gpuwhy_flags flags;
+  double sample_interval_s;
+  const char *nvml_path;
+  const char *label;
+  const char *output_path;
+  int32_t rank;
+  int32_t world_size;
+} config_v1;
+_Static_assert(sizeof(config_v1) == offsetof(gpuwhy_config, local_rank),
+               "fields were appended after world_size");
 
 /* `struct_size` smaller and larger than the library's, and what a config may hold. */
 void config_checks(const struct opts *o) {
   gpuwhy_config c;
   memset(&c, 0x5a, sizeof c);
-  const size_t small[] = {0, 4, sizeof c - 8, sizeof c - 1};
+  const size_t small[] = {0, 4, sizeof(config_v1) - 8, sizeof(config_v1) - 1};
   for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
     EXPECT_ERR(gpuwhy_config_init(&c, small[i]), GPUWHY_STRUCT_SIZE, "struct_size");
     for (size_t b = 0; b < sizeof c; b++)
@@ -17,7 +32,7 @@ void config_checks(const struct opts *o) {
   OK(gpuwhy_config_init(&c, sizeof c));
   CHECK(c.struct_size == sizeof c && c.flags == 0 && c.sample_interval_s == 0.1 &&
             c.nvml_path == NULL && c.label == NULL && c.output_path == NULL && c.rank < 0 &&
-            c.world_size == 0,
+            c.world_size == 0 && c.local_rank < 0 && c.baseline_path == NULL,
         "the defaults");
   gpuwhy_session *s = MADE_UP;
   for (size_t i = 0; i < sizeof small / sizeof small[0]; i++) {
@@ -29,6 +44,24 @@ void config_checks(const struct opts *o) {
   memset(&c, 0, sizeof c);
   c.struct_size = sizeof c;
   OK(gpuwhy_session_new(&c, &s));
+  OK(gpuwhy_session_free(s));
+
+  /* An older header's smaller struct: init writes only its bytes, and a session starts
+   * with the defaults for the fields appended since. */
+  struct {
+    config_v1 v1;
+    unsigned char after[32];
+  } old;
+  memset(&old, 0x77, sizeof old);
+  OK(gpuwhy_config_init((gpuwhy_config *)&old.v1, sizeof old.v1));
+  CHECK(old.v1.struct_size == sizeof old.v1 && old.v1.rank < 0 && old.v1.world_size == 0,
+        "v1 defaults");
+  for (size_t b = 0; b < sizeof old.after; b++)
+    CHECK(old.after[b] == 0x77, "byte %zu past an old struct written by init", b);
+  old.v1.flags = GPUWHY_FLAG_NO_HOST;
+  old.v1.rank = 1;
+  old.v1.world_size = 2;
+  OK(gpuwhy_session_new((gpuwhy_config *)&old.v1, &s));
   OK(gpuwhy_session_free(s));
 
   /* A newer header's bigger struct: accepted while the fields this library does not know
@@ -108,12 +141,24 @@ void config_checks(const struct opts *o) {
     c.world_size = bad_rank[i][1];
     EXPECT_ERR(gpuwhy_session_new(&c, &s), GPUWHY_INVALID_ARGUMENT, "world_size");
   }
-  const int32_t good_rank[][2] = {{0, 1}, {3, 4}, {-1, 4}, {3, 0}, {3, -2}, {INT32_MIN, 0}};
+  /* A local rank given with rank and world size is checked like them. */
+  const int32_t bad_local[][3] = {{1, 4, 4}, {0, 2, INT32_MAX}};
+  for (size_t i = 0; i < sizeof bad_local / sizeof bad_local[0]; i++) {
+    OK(gpuwhy_config_init(&c, sizeof c));
+    c.rank = bad_local[i][0];
+    c.world_size = bad_local[i][1];
+    c.local_rank = bad_local[i][2];
+    EXPECT_ERR(gpuwhy_session_new(&c, &s), GPUWHY_INVALID_ARGUMENT, "local_rank");
+  }
+  /* {rank, world_size, local_rank}: a local rank without them is not used, nor an error. */
+  const int32_t good_rank[][3] = {{0, 1, -1}, {3, 4, 3},  {-1, 4, 0},        {3, 0, -1},
+                                  {3, -2, 7}, {7, 8, -5}, {INT32_MIN, 0, -1}};
   for (size_t i = 0; i < sizeof good_rank / sizeof good_rank[0]; i++) {
     OK(gpuwhy_config_init(&c, sizeof c));
     c.flags = GPUWHY_FLAG_NO_HOST;
     c.rank = good_rank[i][0];
     c.world_size = good_rank[i][1];
+    c.local_rank = good_rank[i][2];
     OK(gpuwhy_session_new(&c, &s));
     OK(gpuwhy_session_free(s));
   }
@@ -129,5 +174,8 @@ void config_checks(const struct opts *o) {
   c.nvml_path = NULL;
   c.output_path = "/tmp/\x80.json";
   EXPECT_ERR(gpuwhy_session_new(&c, &s), GPUWHY_INVALID_ARGUMENT, "output_path");
+  c.output_path = NULL;
+  c.baseline_path = "/tmp/\xe2\x82.json";
+  EXPECT_ERR(gpuwhy_session_new(&c, &s), GPUWHY_INVALID_ARGUMENT, "baseline_path");
   CHECK(s == MADE_UP, "session_out written on failure");
 }

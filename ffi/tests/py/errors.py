@@ -161,6 +161,47 @@ with gpuwhy.Session() as gw:
     pass
 assert (gw.report()["run"]["rank"], gw.report()["run"]["world_size"]) == (3, 4)
 raises(gpuwhy.INVALID_ARGUMENT, gpuwhy.Session(rank=4, world_size=4).start, contains=("rank 4",))
+# The local rank: read with RANK and WORLD_SIZE, or given with them.
+os.environ["LOCAL_RANK"] = "1"
+with gpuwhy.Session() as gw:
+    pass
+assert gw.report()["run"]["local_rank"] == 1, gw.report()["run"]
+with gpuwhy.Session(rank=5, world_size=8, local_rank=2) as gw:
+    pass
+assert [gw.report()["run"][k] for k in ("rank", "world_size", "local_rank")] == [5, 8, 2]
+with gpuwhy.Session(rank=5, world_size=8) as gw:
+    pass
+assert gw.report()["run"]["local_rank"] is None, "explicit rank: $LOCAL_RANK is not mixed in"
+raises(gpuwhy.INVALID_ARGUMENT, gpuwhy.Session(rank=1, world_size=8, local_rank=8).start,
+       contains=("local_rank 8",))
+try:
+    gpuwhy.Session(local_rank=0)
+    raise AssertionError("local_rank alone was accepted")
+except ValueError as e:
+    assert "local_rank" in str(e), e
+for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+    del os.environ[k]
+
+# A baseline: the report carries the comparison; one that cannot be read, the reason.
+base_path = os.path.join(tmp, "baseline.json")
+with gpuwhy.Session(output=base_path) as gw:
+    for batch in gw.data(range(30)):
+        time.sleep(0.01)
+        gw.phase("forward")
+with gpuwhy.Session(baseline=base_path) as gw:
+    for batch in gw.data(range(30)):
+        gw.phase("forward")
+        time.sleep(0.002)
+comp = gw.report()["comparison"]
+assert comp["baseline"] == base_path and comp["error"] is None, comp
+steps = comp["result"]["steps"]
+assert steps["p50_s"]["relative"] < -0.3 and steps["test"]["significant"], steps
+with gpuwhy.Session(baseline=os.path.join(tmp, "missing.json")) as gw:
+    gw.step_begin()
+    gw.step_end()
+assert gw.report()["steps"]["count"] == 1
+comp = gw.report()["comparison"]
+assert comp["result"] is None and "cannot read the baseline" in comp["error"], comp
 raises(gpuwhy.INVALID_ARGUMENT, gpuwhy.Session(interval=0.001).start)
 
 # A panic inside the library (the test build's test-only export) is a status, and poisons
