@@ -33,27 +33,37 @@ const TIMEOUT_S: u64 = 10;
 /// is how a missing size limit in a reader shows up.
 const RSS_LIMIT_MB: u64 = 2048;
 
-/// `cargo xtask fuzz --seconds N [--fresh] [TARGET]`; `--fresh` runs as the smoke does,
-/// from the seeds alone, keeping nothing it finds.
+/// `cargo xtask fuzz --seconds N [--runs N] [--max-len BYTES] [--fresh] [TARGET]`;
+/// `--fresh` runs as the smoke does, from the seeds alone, keeping nothing it finds;
+/// `--runs` stops a target after that many executions (long runs aim at 10 M) and
+/// `--max-len` caps generated inputs (libFuzzer's default is the largest input of the
+/// corpus, and longer inputs run slower); both are passed to libFuzzer as they are.
 pub fn run(args: &[String]) -> Result<()> {
     let mut seconds = None;
     let mut only = None;
-    let mut corpus = Corpus::Kept;
+    let mut limits = Limits {
+        corpus: Corpus::Kept,
+        runs: None,
+        max_len: None,
+    };
     let mut it = args.iter();
+    let number = |flag: &str, it: &mut std::slice::Iter<'_, String>| -> Result<u64> {
+        let v = it
+            .next()
+            .with_context(|| format!("{flag} needs a number"))?;
+        v.parse::<u64>()
+            .with_context(|| format!("{flag} {v}: not a whole number"))
+    };
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--fresh" => corpus = Corpus::Fresh,
-            "--seconds" => {
-                let v = it.next().context("--seconds needs a number")?;
-                seconds = Some(
-                    v.parse::<u64>()
-                        .with_context(|| format!("--seconds {v}: not a whole number"))?,
-                );
-            }
+            "--fresh" => limits.corpus = Corpus::Fresh,
+            "--seconds" => seconds = Some(number("--seconds", &mut it)?),
+            "--runs" => limits.runs = Some(number("--runs", &mut it)?),
+            "--max-len" => limits.max_len = Some(number("--max-len", &mut it)?),
             t => match TARGETS.iter().find(|k| **k == t) {
                 Some(k) => only = Some(*k),
                 None => bail!(
-                    "unknown argument `{t}`; usage: cargo xtask fuzz --seconds N [--fresh] [{}]",
+                    "unknown argument `{t}`; usage: cargo xtask fuzz --seconds N [--runs N] [--max-len BYTES] [--fresh] [{}]",
                     TARGETS.join("|")
                 ),
             },
@@ -66,12 +76,27 @@ pub fn run(args: &[String]) -> Result<()> {
         Some(t) => vec![t],
         None => TARGETS.to_vec(),
     };
-    fuzz(&targets, seconds, corpus)
+    fuzz(&targets, seconds, limits)
 }
 
 /// The fuzz smoke of `cargo xtask test`: every target for [`SMOKE_SECONDS`].
 pub fn smoke() -> Result<()> {
-    fuzz(TARGETS, SMOKE_SECONDS, Corpus::Fresh)
+    let limits = Limits {
+        corpus: Corpus::Fresh,
+        runs: None,
+        max_len: None,
+    };
+    fuzz(TARGETS, SMOKE_SECONDS, limits)
+}
+
+/// What bounds one target's run besides its seconds.
+#[derive(Clone, Copy)]
+struct Limits {
+    corpus: Corpus,
+    /// libFuzzer's `-runs`: executions after which it stops.
+    runs: Option<u64>,
+    /// libFuzzer's `-max_len`: the longest input it generates.
+    max_len: Option<u64>,
 }
 
 /// Where a run keeps the inputs it finds.
@@ -89,11 +114,15 @@ enum Corpus {
 struct Outcome {
     target: &'static str,
     executions: Option<u64>,
+    /// libFuzzer's average executions per second.
+    rate: Option<u64>,
+    /// Inputs and kB of the corpus in memory at the end.
+    corpus: Option<(u64, u64)>,
     seconds: f64,
     failure: Option<String>,
 }
 
-fn fuzz(targets: &[&'static str], seconds: u64, corpus: Corpus) -> Result<()> {
+fn fuzz(targets: &[&'static str], seconds: u64, limits: Limits) -> Result<()> {
     install()?;
     let dir = root().join("fuzz");
     // One build of every target up front, with the flags `cargo fuzz run` uses below, so
@@ -106,19 +135,21 @@ fn fuzz(targets: &[&'static str], seconds: u64, corpus: Corpus) -> Result<()> {
     )?;
     let mut outcomes = Vec::new();
     for &target in targets {
-        outcomes.push(run_target(&dir, target, seconds, corpus)?);
+        outcomes.push(run_target(&dir, target, seconds, limits)?);
     }
-    eprintln!("xtask: fuzz results ({seconds} s per target):");
+    eprintln!("xtask: fuzz results (at most {seconds} s per target):");
     for o in &outcomes {
         let execs = o.executions.map_or_else(|| "?".into(), |n| n.to_string());
-        // libFuzzer stops after `seconds` of fuzzing; the rest of the wall time is startup.
-        let rate = match (o.executions, &o.failure) {
-            (Some(n), None) => format!(", {:.0}/s", n as f64 / seconds as f64),
+        let rate = match (o.rate, &o.failure) {
+            (Some(r), None) => format!(", {r}/s"),
             _ => String::new(),
         };
+        let corpus = o.corpus.map_or_else(String::new, |(n, kb)| {
+            format!(", corpus {n} inputs / {kb} kB")
+        });
         let status = o.failure.as_deref().unwrap_or("ok");
         eprintln!(
-            "  {:<9} {execs:>12} executions in {:.0} s wall{rate}: {status}",
+            "  {:<9} {execs:>12} executions in {:.0} s wall{rate}{corpus}: {status}",
             o.target, o.seconds
         );
     }
@@ -140,8 +171,8 @@ fn fuzz(targets: &[&'static str], seconds: u64, corpus: Corpus) -> Result<()> {
 /// integer overflow panics as it does in tests.
 const BUILD_FLAGS: &[&str] = &["--sanitizer", "none", "--debug-assertions"];
 
-fn run_target(dir: &Path, target: &'static str, seconds: u64, corpus: Corpus) -> Result<Outcome> {
-    let fresh = match corpus {
+fn run_target(dir: &Path, target: &'static str, seconds: u64, limits: Limits) -> Result<Outcome> {
+    let fresh = match limits.corpus {
         Corpus::Kept => None,
         Corpus::Fresh => Some(tempfile::tempdir_in(root().join("target"))?),
     };
@@ -166,13 +197,20 @@ fn run_target(dir: &Path, target: &'static str, seconds: u64, corpus: Corpus) ->
     let started = Instant::now();
     // The working corpus comes first: libFuzzer adds new inputs to the first directory
     // only, so the committed seeds stay as they are.
-    let status = nightly()
-        .args(["fuzz", "run"])
+    let mut cmd = nightly();
+    cmd.args(["fuzz", "run"])
         .args(BUILD_FLAGS)
         .arg(target)
         .arg(&work)
         .arg(&seeds)
-        .arg("--")
+        .arg("--");
+    if let Some(n) = limits.runs {
+        cmd.arg(format!("-runs={n}"));
+    }
+    if let Some(n) = limits.max_len {
+        cmd.arg(format!("-max_len={n}"));
+    }
+    let status = cmd
         .arg(format!("-max_total_time={seconds}"))
         .arg(format!("-timeout={TIMEOUT_S}"))
         .arg(format!("-rss_limit_mb={RSS_LIMIT_MB}"))
@@ -184,7 +222,9 @@ fn run_target(dir: &Path, target: &'static str, seconds: u64, corpus: Corpus) ->
         .context("cannot run `cargo +nightly fuzz run`")?;
     let elapsed = started.elapsed().as_secs_f64();
     let text = fs::read_to_string(&log_path).unwrap_or_default();
-    let executions = executions(&text);
+    let executions = stat(&text, "number_of_executed_units");
+    let rate = stat(&text, "average_exec_per_sec");
+    let corpus = corpus_size(&text);
     let failure = (!status.success()).then(|| {
         let tail: Vec<&str> = text.lines().rev().take(40).collect();
         eprintln!(
@@ -199,17 +239,35 @@ fn run_target(dir: &Path, target: &'static str, seconds: u64, corpus: Corpus) ->
     Ok(Outcome {
         target,
         executions,
+        rate,
+        corpus,
         seconds: elapsed,
         failure,
     })
 }
 
-/// libFuzzer's `stat::number_of_executed_units: N` (printed by `-print_final_stats=1`).
-fn executions(log: &str) -> Option<u64> {
+/// One of libFuzzer's final stats, `stat::NAME: N` (printed by `-print_final_stats=1`):
+/// `number_of_executed_units`, `average_exec_per_sec`.
+fn stat(log: &str, name: &str) -> Option<u64> {
+    let prefix = format!("stat::{name}:");
     log.lines()
         .rev()
-        .find_map(|l| l.strip_prefix("stat::number_of_executed_units:"))
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
         .and_then(|n| n.trim().parse().ok())
+}
+
+/// The in-memory corpus at the last status line (`corp: 1986/346Kb`), as (inputs, kB).
+fn corpus_size(log: &str) -> Option<(u64, u64)> {
+    let field = log.lines().rev().find_map(|l| l.split_once(" corp: "))?.1;
+    let (n, size) = field.split_whitespace().next()?.split_once('/')?;
+    let kb = match size.strip_suffix("Mb") {
+        Some(mb) => mb.parse::<u64>().ok()? * 1024,
+        None => match size.strip_suffix("Kb") {
+            Some(kb) => kb.parse().ok()?,
+            None => size.strip_suffix('b')?.parse::<u64>().ok()?.div_ceil(1024),
+        },
+    };
+    Some((n.parse().ok()?, kb))
 }
 
 /// The file libFuzzer wrote the failing input to (`Test unit written to PATH`).
@@ -273,8 +331,21 @@ mod tests {
     fn final_stats_and_artifacts_are_read_from_the_log() {
         let log = "#1024 pulse cov: 10\nDone 123456 runs in 5 second(s)\n\
                    stat::number_of_executed_units: 123456\nstat::average_exec_per_sec:     24691\n";
-        assert_eq!(executions(log), Some(123456));
-        assert_eq!(executions("no stats"), None);
+        assert_eq!(stat(log, "number_of_executed_units"), Some(123456));
+        assert_eq!(stat(log, "average_exec_per_sec"), Some(24691));
+        assert_eq!(stat("no stats", "number_of_executed_units"), None);
+        let status =
+            "#4031098\tREDUCE cov: 1332 ft: 7086 corp: 1986/346Kb lim: 1024 exec/s: 2577\n\
+                      #9\tINITED cov: 3 ft: 3 corp: 2/17b exec/s: 0 rss: 30Mb\n";
+        assert_eq!(corpus_size(status), Some((2, 1)));
+        let first = status.lines().next().expect("a line");
+        assert_eq!(corpus_size(first), Some((1986, 346)));
+        assert_eq!(
+            corpus_size("corp: 3/2Mb x"),
+            None,
+            "needs the leading space"
+        );
+        assert_eq!(corpus_size(" corp: 3/2Mb x"), Some((3, 2048)));
         let crash = "==1== ERROR: libFuzzer: deadly signal\n\
                      artifact_prefix='/w/fuzz/artifacts/trace/'; Test unit written to /w/fuzz/artifacts/trace/crash-abc\n";
         assert_eq!(
