@@ -24,7 +24,7 @@ pub fn thread_cpu_ns() -> Option<u64> {
 /// The monotonic clock (`CLOCK_MONOTONIC`, the clock of [`std::time::Instant`] on Linux), in
 /// nanoseconds from an arbitrary start; `None` where it cannot be read. One vDSO call, and
 /// none of `Instant`'s checked arithmetic: the step markers' clock.
-#[inline]
+#[inline(always)]
 pub fn monotonic_ns() -> Option<u64> {
     #[cfg(unix)]
     {

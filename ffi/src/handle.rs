@@ -19,7 +19,7 @@ use crate::boundary::Fail;
 use crate::gpuwhy_status::*;
 use gpuwhy_core::session::{MarkerHandle, ThreadMarkers};
 
-use crate::state::{freed, Inner, FREED, POISONED};
+use crate::state::{freed, Inner, FREED, POISONED, RUNNING};
 
 /// An opaque session handle. Only ever used through pointers returned by
 /// gpuwhy_session_new().
@@ -249,6 +249,28 @@ pub(crate) fn cached<R>(token: usize, f: impl FnOnce(&Arc<Inner>, &Lane) -> R) -
         return Some(f(&e.inner, &e.lane));
     }
     cached_slow(token, f)
+}
+
+/// The hot path of [`cached`]: the session and this thread's lane in it, if this thread
+/// marked running session `token` last and already has its lane; `None` for anything else
+/// (the caller takes the slow path).
+///
+/// The references live as long as the thread's cache entry, which only this thread changes
+/// and which markers never change; callers use them before returning to C.
+#[inline(always)]
+pub(crate) fn running<'a>(token: usize) -> Option<(&'a Inner, &'a ThreadMarkers)> {
+    let (last, ptr) = LAST.try_with(Cell::get).ok()?;
+    if last != token || ptr.is_null() {
+        return None;
+    }
+    // SAFETY: as in `cached`: `ptr` points into a box held by this thread's `OWNED`; it
+    // changes only through this thread's own non-marker calls (which clear `LAST` first),
+    // never while a marker runs, so the entry outlives the marker that uses it.
+    let e: &'a Entry = unsafe { &*ptr };
+    if e.inner.state.load(Ordering::Acquire) != RUNNING || e.inner.fork_gen != fork_generation() {
+        return None;
+    }
+    Some((&e.inner, e.lane.lane.get()?))
 }
 
 /// [`cached`] for a session this thread did not use last.

@@ -15,40 +15,71 @@ use crate::gpuwhy_status::{self, *};
 use crate::handle::{self, fork_generation, gpuwhy_session, Lane};
 use crate::state::{Inner, POISONED};
 
-/// Runs marker `f` on the calling thread's lane of session `h`: from the thread's cache when
-/// it used this session last (no lock), else after a lookup that caches it. In a child
-/// process after fork() it does nothing and succeeds.
+/// One marker, as the exports call it.
+#[derive(Clone, Copy)]
+enum Op {
+    StepBegin,
+    Phase(u32),
+    StepEnd,
+    GpuPhase(u32, f64),
+}
+
+/// Records `op` on the thread's lane of `inner`.
 #[inline(always)]
-fn mark(h: *mut gpuwhy_session, f: impl Fn(&Inner, &ThreadMarkers) -> Res) -> gpuwhy_status {
+fn apply(inner: &Inner, lane: &ThreadMarkers, op: Op) -> Res {
+    match op {
+        Op::StepBegin => lane.step_begin(),
+        Op::Phase(p) => lane.phase(known_phase(inner, p)?),
+        Op::StepEnd => lane.step_end(),
+        Op::GpuPhase(p, seconds) => lane.attach_gpu_phase(known_phase(inner, p)?, seconds),
+    }
+    Ok(())
+}
+
+/// Runs marker `op` on the calling thread's lane of session `h`: from the thread's cache
+/// when it marked this running session last (no lock, one state load), else through
+/// [`mark_slow`]. In a child process after fork() it does nothing and succeeds.
+#[inline(always)]
+fn mark(h: *mut gpuwhy_session, op: Op) -> gpuwhy_status {
     let token = h as usize;
     guard(
-        || {
-            let on = |inner: &Arc<Inner>, lane: &Lane| -> Res {
-                if inner.fork_gen != fork_generation() {
-                    return Ok(());
-                }
-                inner.usable()?;
-                f(inner, lane.get())
-            };
-            if let Some(r) = handle::cached(token, on) {
-                return r;
-            }
-            // The thread's first marker in this session: the lookup caches it (or fails).
-            let inner = handle::find(token)?;
-            match handle::cached(token, on) {
-                Some(r) => r,
-                // Freed in between, or the cache is unavailable (thread teardown).
-                None => {
-                    inner.usable()?;
-                    Err(Fail::new(
-                        GPUWHY_INVALID_HANDLE,
-                        "this thread can no longer mark (it is exiting)",
-                    ))
-                }
-            }
+        || match handle::running(token) {
+            Some((inner, lane)) => apply(inner, lane, op),
+            None => mark_slow(token, op),
         },
         || poison(token),
     )
+}
+
+/// [`mark`] for everything but a running session this thread marked last: another session,
+/// the thread's first marker (the lookup caches it), a stopped, freed or poisoned session,
+/// or a child process after fork().
+#[cold]
+#[inline(never)]
+fn mark_slow(token: usize, op: Op) -> Res {
+    let on = |inner: &Arc<Inner>, lane: &Lane| -> Res {
+        if inner.fork_gen != fork_generation() {
+            return Ok(());
+        }
+        inner.usable()?;
+        apply(inner, lane.get(), op)
+    };
+    if let Some(r) = handle::cached(token, on) {
+        return r;
+    }
+    // The thread's first marker in this session: the lookup caches it (or fails).
+    let inner = handle::find(token)?;
+    match handle::cached(token, on) {
+        Some(r) => r,
+        // Freed in between, or the cache is unavailable (thread teardown).
+        None => {
+            inner.usable()?;
+            Err(Fail::new(
+                GPUWHY_INVALID_HANDLE,
+                "this thread can no longer mark (it is exiting)",
+            ))
+        }
+    }
 }
 
 /// Checks a phase id against the session's registered phases.
@@ -72,10 +103,7 @@ fn known_phase(inner: &Inner, phase: u32) -> Result<PhaseId, Fail> {
 /// recorded). In a child process after fork() it does nothing and returns GPUWHY_OK.
 #[no_mangle]
 pub extern "C" fn gpuwhy_step_begin(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, |_, lane| {
-        lane.step_begin();
-        Ok(())
-    })
+    mark(session, Op::StepBegin)
 }
 
 /// Enters phase `phase` on the calling thread: ends the current phase, starts this one
@@ -88,10 +116,7 @@ pub extern "C" fn gpuwhy_phase(
     session: *mut gpuwhy_session,
     phase: gpuwhy_phase_id,
 ) -> gpuwhy_status {
-    mark(session, |inner, lane| {
-        lane.phase(known_phase(inner, phase)?);
-        Ok(())
-    })
+    mark(session, Op::Phase(phase))
 }
 
 /// Ends the calling thread's step and its phase. Same cost and errors as
@@ -99,10 +124,7 @@ pub extern "C" fn gpuwhy_phase(
 /// (`steps.ignored_markers`), not an error.
 #[no_mangle]
 pub extern "C" fn gpuwhy_step_end(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, |_, lane| {
-        lane.step_end();
-        Ok(())
-    })
+    mark(session, Op::StepEnd)
 }
 
 /// Attaches a GPU-measured duration of `phase` in seconds (e.g. cudaEventElapsedTime / 1000)
@@ -115,10 +137,7 @@ pub extern "C" fn gpuwhy_gpu_phase(
     phase: gpuwhy_phase_id,
     seconds: f64,
 ) -> gpuwhy_status {
-    mark(session, |inner, lane| {
-        lane.attach_gpu_phase(known_phase(inner, phase)?, seconds);
-        Ok(())
-    })
+    mark(session, Op::GpuPhase(phase, seconds))
 }
 
 fn poison(token: usize) {

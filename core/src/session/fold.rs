@@ -23,7 +23,7 @@ pub const GPU: u64 = 5;
 pub const RESET: u64 = 6;
 
 /// The second word of a record.
-#[inline]
+#[inline(always)]
 pub fn code(kind: u64, arg: u16) -> u64 {
     kind | (u64::from(arg) << 8)
 }

@@ -15,19 +15,19 @@ pub struct MarkerHandle(pub(super) Arc<Markers>);
 
 impl MarkerHandle {
     /// [`Session::step_begin`].
-    #[inline]
+    #[inline(always)]
     pub fn step_begin(&self) {
         step_begin(&*self.0);
     }
 
     /// [`Session::phase`].
-    #[inline]
+    #[inline(always)]
     pub fn phase(&self, phase: PhaseId) {
         enter(&*self.0, phase);
     }
 
     /// [`Session::step_end`].
-    #[inline]
+    #[inline(always)]
     pub fn step_end(&self) {
         step_end(&*self.0);
     }
@@ -38,7 +38,7 @@ impl MarkerHandle {
     }
 
     /// [`Session::attach_gpu_phase`].
-    #[inline]
+    #[inline(always)]
     pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
         attach(&*self.0, phase, seconds);
     }
@@ -58,46 +58,46 @@ pub(super) trait Sink {
 }
 
 impl Sink for Markers {
-    #[inline]
+    #[inline(always)]
     fn now_ns(&self) -> u64 {
         Markers::now_ns(self)
     }
-    #[inline]
+    #[inline(always)]
     fn push(&self, a: u64, b: u64) {
         Markers::push(self, a, b);
     }
 }
 
 impl Sink for ThreadLane {
-    #[inline]
+    #[inline(always)]
     fn now_ns(&self) -> u64 {
         ThreadLane::now_ns(self)
     }
-    #[inline]
+    #[inline(always)]
     fn push(&self, a: u64, b: u64) {
         ThreadLane::push(self, a, b);
     }
 }
 
-#[inline]
+#[inline(always)]
 pub(super) fn step_begin(m: &impl Sink) {
     let t = m.now_ns();
     m.push(t, code(STEP_BEGIN, 0));
 }
 
-#[inline]
+#[inline(always)]
 pub(super) fn enter(m: &impl Sink, phase: PhaseId) {
     let t = m.now_ns();
     m.push(t, code(PHASE, phase.0));
 }
 
-#[inline]
+#[inline(always)]
 pub(super) fn step_end(m: &impl Sink) {
     let t = m.now_ns();
     m.push(t, code(STEP_END, 0));
 }
 
-#[inline]
+#[inline(always)]
 pub(super) fn attach(m: &impl Sink, phase: PhaseId, seconds: f64) {
     m.push(seconds.to_bits(), code(GPU, phase.0));
 }
@@ -112,19 +112,19 @@ pub struct ThreadMarkers(ThreadLane);
 
 impl ThreadMarkers {
     /// [`Session::step_begin`].
-    #[inline]
+    #[inline(always)]
     pub fn step_begin(&self) {
         step_begin(&self.0);
     }
 
     /// [`Session::phase`].
-    #[inline]
+    #[inline(always)]
     pub fn phase(&self, phase: PhaseId) {
         enter(&self.0, phase);
     }
 
     /// [`Session::step_end`].
-    #[inline]
+    #[inline(always)]
     pub fn step_end(&self) {
         step_end(&self.0);
     }
@@ -135,7 +135,7 @@ impl ThreadMarkers {
     }
 
     /// [`Session::attach_gpu_phase`].
-    #[inline]
+    #[inline(always)]
     pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
         attach(&self.0, phase, seconds);
     }

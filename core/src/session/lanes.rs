@@ -108,7 +108,7 @@ impl Markers {
     }
 
     /// Nanoseconds since the recording's origin: the one clock read of a marker.
-    #[inline]
+    #[inline(always)]
     pub fn now_ns(&self) -> u64 {
         if let (Some(start), Some(now)) = (self.origin_ns, crate::os::monotonic_ns()) {
             return now.saturating_sub(start);
@@ -155,7 +155,7 @@ impl Markers {
     }
 
     /// Publishes one record into `lane`, which the calling thread owns (or the shared lane).
-    #[inline]
+    #[inline(always)]
     fn push_lane(&self, lane: usize, a: u64, b: u64) {
         if lane < SHARED {
             if let Some(ring) = self.lanes[lane].ring.get() {
@@ -313,13 +313,13 @@ impl std::fmt::Debug for ThreadLane {
 
 impl ThreadLane {
     /// Nanoseconds since the recording's origin.
-    #[inline]
+    #[inline(always)]
     pub fn now_ns(&self) -> u64 {
         self.markers.now_ns()
     }
 
     /// Publishes one record.
-    #[inline]
+    #[inline(always)]
     pub fn push(&self, a: u64, b: u64) {
         self.markers.push_lane(self.lane, a, b);
     }

@@ -52,7 +52,7 @@ impl Default for Ring {
 
 impl Ring {
     /// Publishes one record; false when the ring is full (nothing is written then).
-    #[inline]
+    #[inline(always)]
     pub fn push(&self, a: u64, b: u64) -> bool {
         let head = self.head.0.load(Ordering::Relaxed);
         if head - self.tail_seen.0.load(Ordering::Relaxed) >= RING_SLOTS as u64 {
