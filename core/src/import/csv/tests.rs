@@ -108,3 +108,31 @@ fn malformed_rows_name_the_line() {
     let out = parse(text, &ImportOptions::default()).expect("tolerates the tail");
     assert_eq!(out.samples, 1);
 }
+
+/// The CSV crash seen once by the fuzz target and never saved (f299ad9 fixed its cause, a
+/// date whose year overflowed the day count): rebuilt here as whole logs, with years at and
+/// past both ends of the calendar, a huge GPU index and overflowing values. Each must give a
+/// recording or an error naming the line, never a panic.
+#[test]
+fn absurd_dates_and_numbers_are_refused_or_read_never_a_panic() {
+    let header = "timestamp, index, utilization.gpu [%]\n";
+    let out = parse(
+        &format!("{header}0001/01/01 00:00:00.000, 0, 45 %\n9999/12/31 23:59:59.999, 0, 46 %\n"),
+        &ImportOptions::default(),
+    )
+    .expect("the calendar's ends are dates");
+    assert_eq!(out.recording.run.start, "0001-01-01T00:00:00.000Z");
+    assert!(out.recording.run.duration_s > 3.0e11);
+    let err = parse(
+        &format!("{header}49999999999999926/1/1 00:00:00.000, 0, 45 %\n2026/11/29 11:22:00.101, 0, 46 %\n"),
+        &ImportOptions::default(),
+    )
+    .expect_err("a year past 9999 is not a date");
+    assert!(err.to_string().contains("line 2"), "{err}");
+    let out = parse(
+        &format!("{header}2026/11/29 11:22:00.101, 4294967295, 1e39 %\n2026/11/29 11:22:00.601, 0, inf %\n"),
+        &ImportOptions::default(),
+    )
+    .expect("a huge index is one more GPU; overflowing values read as infinite");
+    assert_eq!(out.recording.devices.len(), 2);
+}
