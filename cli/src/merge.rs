@@ -179,17 +179,22 @@ fn text(report: &Report, out_path: &Path) -> String {
     }
     if r.ranks.len() <= MAX_RANK_ROWS {
         let phases = phase_cols(r);
-        let mut head = format!("\n  {:>4} {:<16} {:>9}", "rank", "host", "step p50");
+        let mut head = format!(
+            "\n  {:>4} {:<16} {:>5} {:>9}",
+            "rank", "host", "local", "step p50"
+        );
         for p in &phases {
             let _ = write!(head, " {:>10}", format!("{p} p50"));
         }
         let _ = writeln!(o, "{head} {:>8}  top finding", "util p50");
         for x in &r.ranks {
             let t = |v: Option<f64>| v.map_or_else(|| "-".into(), |s| format!("{s:.3} s"));
+            let local = x.local_rank.map_or_else(|| "-".into(), |l| l.to_string());
             let mut line = format!(
-                "  {:>4} {:<16} {:>9}",
+                "  {:>4} {:<16} {:>5} {:>9}",
                 x.rank,
                 x.host,
+                local,
                 t(x.steps.as_ref().map(|s| s.step.p50_s))
             );
             for p in &phases {

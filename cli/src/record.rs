@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use gpuwhy::analysis::diagnose;
 use gpuwhy::collect::{Recorder, RecorderConfig};
+use gpuwhy::compare::BaselineComparison;
 use gpuwhy::recording::Recording;
 use gpuwhy::report::journal::journal_path;
-use gpuwhy::report::Report;
+use gpuwhy::report::{JobPlace, Report};
 
 use crate::duration::parse_seconds;
 use crate::live::Live;
@@ -47,6 +48,10 @@ pub struct Args {
     /// Also write the report as a self-contained HTML page beside it (see `gpuwhy view`)
     #[arg(long)]
     html: bool,
+    /// A baseline report to compare this run with: the report then carries the comparison
+    /// (`gpuwhy diagnose` shows it); a baseline that cannot be read is noted there instead
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
     /// The command to run and record, after `--`
     #[arg(last = true)]
     command: Vec<String>,
@@ -67,10 +72,14 @@ fn write_prometheus(recorder: &Recorder, path: &Path) {
     }
 }
 
-/// Writes the report of a finished recording atomically, then removes the journal.
-pub fn finish(rec: &Recording, out: &Path) -> Result<Report> {
+/// Writes the report of a finished recording atomically (compared with `baseline`, when
+/// one is given), then removes the journal.
+pub fn finish(rec: &Recording, out: &Path, baseline: Option<&Path>) -> Result<Report> {
     let mut report = Report::from_recording(rec);
     diagnose(&mut report);
+    if let Some(b) = baseline {
+        report.comparison = Some(BaselineComparison::of(&report, b));
+    }
     save(&report, out)?;
     Ok(report)
 }
@@ -87,10 +96,6 @@ pub fn save(report: &Report, out: &Path) -> Result<()> {
     })?;
     let _ = std::fs::remove_file(&journal);
     Ok(())
-}
-
-fn rank_from_env(name: &str) -> Option<u32> {
-    std::env::var(name).ok()?.trim().parse().ok()
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -126,8 +131,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     };
     cfg.run.label = a.label.clone();
     cfg.run.command = (!a.command.is_empty()).then(|| a.command.clone());
-    cfg.run.rank = rank_from_env("RANK");
-    cfg.run.world_size = rank_from_env("WORLD_SIZE");
+    if let Some(place) = JobPlace::from_env() {
+        place.apply(&mut cfg.run);
+    }
     let recorder = Recorder::start(cfg)?;
     if let Some(why) = recorder.gpu_absent_reason() {
         eprintln!("gpuwhy: no GPU metrics will be recorded: {why}");
@@ -177,7 +183,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     rec.run.complete = true;
     rec.run.ended_by = Some(ended_by.into());
     rec.run.exit_code = exit.and_then(|s| s.code());
-    let report = finish(&rec, &a.output)?;
+    let report = finish(&rec, &a.output, a.baseline.as_deref())?;
     if let Some(p) = &a.prometheus_textfile {
         if let Err(e) =
             gpuwhy::report::write_atomic(p, gpuwhy::export::prometheus_text(&report).as_bytes())
@@ -186,6 +192,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     }
     eprintln!("gpuwhy: {}", report.verdict.summary);
+    if let Some(c) = &report.comparison {
+        match (&c.result, &c.error) {
+            (Some(r), _) => eprintln!("gpuwhy: against {}: {}", c.baseline, r.summary),
+            (None, Some(e)) => eprintln!("gpuwhy: warning: no comparison with the baseline: {e}"),
+            (None, None) => {}
+        }
+    }
     eprintln!(
         "gpuwhy: report written to {} (details: gpuwhy diagnose {})",
         a.output.display(),

@@ -1,5 +1,8 @@
 //! The text form of a diagnosis, for terminals and logs.
 
+mod comparison;
+mod ranks;
+
 use std::fmt::Write;
 
 use gpuwhy::report::{Finding, Report};
@@ -95,6 +98,12 @@ pub fn text(r: &Report) -> String {
     let _ = writeln!(out, "\nVerdict: {}{conf}", r.verdict.summary);
     for (i, f) in r.findings.iter().enumerate() {
         finding(&mut out, i + 1, f);
+    }
+    if let Some(c) = &r.comparison {
+        out.push_str(&comparison::text(c));
+    }
+    if let Some(ranks) = &r.ranks {
+        out.push_str(&ranks::table(ranks));
     }
     if let Some(st) = r.steps.as_ref().filter(|st| st.count > 0) {
         if let Some(step) = st.stats.get("step") {

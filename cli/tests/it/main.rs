@@ -9,6 +9,7 @@ mod crash;
 mod export;
 mod import;
 mod merge;
+mod ranks;
 
 /// The built `gpuwhy` binary.
 pub fn gpuwhy() -> Command {
