@@ -232,3 +232,100 @@ fn a_gpu_removed_mid_run_is_reported_and_the_others_keep_recording() {
         .expect("reads back");
     assert_eq!(back.devices[1].lost_at_s, Some(lost));
 }
+
+/// Functions gpuwhy calls once per GPU when it opens it (static facts, GPM and event
+/// support), and the system-wide ones (versions, the XID event set).
+const OPEN_FUNCTIONS: [&str; 13] = [
+    "nvmlDeviceGetName",
+    "nvmlDeviceGetUUID",
+    "nvmlDeviceGetPciInfo_v3",
+    "nvmlDeviceGetArchitecture",
+    "nvmlDeviceGetCudaComputeCapability",
+    "nvmlDeviceGetEnforcedPowerLimit",
+    "nvmlDeviceGetMaxClockInfo",
+    "nvmlDeviceGetMaxPcieLinkGeneration",
+    "nvmlDeviceGetMaxPcieLinkWidth",
+    "nvmlDeviceGetTemperatureThreshold",
+    "nvmlDeviceGetSupportedEventTypes",
+    "nvmlDeviceRegisterEvents",
+    "nvmlGpmQueryDeviceSupport",
+];
+const SYSTEM_FUNCTIONS: [&str; 5] = [
+    "nvmlSystemGetDriverVersion",
+    "nvmlSystemGetNVMLVersion",
+    "nvmlSystemGetCudaDriverVersion_v2",
+    "nvmlEventSetCreate",
+    "nvmlEventSetWait_v2",
+];
+
+/// Every call made when the GPUs are opened failing from the start, with each error in
+/// turn (GPU_IS_LOST included): GPU 0's facts calls fail, GPU 1 cannot even be opened
+/// (unless the error sends gpuwhy to an older symbol), the system calls fail. The run still
+/// records GPU 0's samples and the untouched GPU 2, lists GPU 1 with the reason, and the
+/// report is written. (The facts calls that failed are not listed as faults: the facts are
+/// simply absent.)
+#[test]
+fn open_time_and_system_calls_failing_from_the_start_leave_a_report() {
+    for code in CODES.iter().chain(&[15]) {
+        let mut v: Value =
+            serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
+        let dev = v["devices"][0].clone();
+        v["devices"] = json!([dev.clone(), dev.clone(), dev]);
+        let mut faults: Vec<Value> = OPEN_FUNCTIONS
+            .iter()
+            .map(|f| json!({"kind": "error", "device": 0, "function": f, "code": code}))
+            .collect();
+        faults.push(json!({"kind": "error", "device": 1, "function": "nvmlDeviceGetHandleByIndex_v2", "code": code}));
+        faults.extend(
+            SYSTEM_FUNCTIONS
+                .iter()
+                .map(|f| json!({"kind": "error", "function": f, "code": code})),
+        );
+        v["faults"] = Value::Array(faults);
+        let r = record(
+            &v.to_string(),
+            &Run {
+                duration_s: Some(4.0),
+                speed: 4.0,
+                ..Run::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("code {code}: the recording starts: {e}"));
+        assert_eq!(r.devices.len(), 3, "code {code}: every GPU is listed");
+        let n0 = r.series[0].data.t.len();
+        let n2 = r.series.last().map_or(0, |s| s.data.t.len());
+        if [13, 26].contains(code) {
+            // FUNCTION_NOT_FOUND and DEPRECATED send the binding to the older symbol,
+            // which is not faulted: GPU 1 opens through it and records.
+            let sym = r
+                .nvml
+                .as_ref()
+                .map(|n| &n.symbols["nvmlDeviceGetHandleByIndex"]);
+            assert_eq!(
+                sym,
+                Some(&Some("nvmlDeviceGetHandleByIndex".to_string())),
+                "code {code}: fell back"
+            );
+            assert_eq!(r.series[1].data.t.len(), n2, "code {code}: GPU 1 records");
+        } else {
+            let why = r.devices[1].capabilities["util_gpu"].reason.as_deref();
+            assert!(
+                why.is_some_and(|w| w.contains("device handle unavailable")),
+                "code {code}: GPU 1 says why it has no data: {why:?}"
+            );
+        }
+        assert!(
+            r.devices[0].name.is_none(),
+            "code {code}: GPU 0's name failed"
+        );
+        assert!(
+            n2 >= 30,
+            "code {code}: GPU 2 kept its cadence: {n2} samples"
+        );
+        assert_eq!(n0, n2, "code {code}: GPU 0 is still sampled");
+        assert!(r.devices[2].lost_at_s.is_none() && r.devices[2].name.is_some());
+        let text = r.to_json();
+        gpuwhy::report::Report::from_slice(text.as_bytes(), std::path::Path::new("r.json"))
+            .unwrap_or_else(|e| panic!("code {code}: the report reads back: {e}"));
+    }
+}
