@@ -14,6 +14,7 @@
 
 mod analyze;
 mod events;
+mod fast;
 pub mod findings;
 mod intervals;
 mod multi;
@@ -187,6 +188,8 @@ pub fn diagnose(report: &mut Report, trace: &TraceSummary) {
     }
 }
 
+#[cfg(test)]
+mod fast_tests;
 #[cfg(test)]
 mod hostile;
 #[cfg(test)]

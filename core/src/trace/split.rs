@@ -340,24 +340,20 @@ impl<R: BufRead> Splitter<R> {
                 Some(_) => {}
                 None => return Err(self.eof("an event or `]`")),
             }
-            let byte = self.byte;
-            let v = self.value()?;
-            if skippable(&cat, v) {
-                store.events += 1;
-            } else {
-                let mut de = serde_json::Deserializer::from_slice(v);
-                let ev = EventSeed(store)
-                    .deserialize(&mut de)
-                    .map_err(|e| SplitError {
-                        byte,
-                        what: format!("expected a trace event object: {}", nesting(&e)),
-                        eof: false,
-                        limit: false,
-                    })?;
+            // Most events are read where they lie in the buffer (`fast`); the rest, and
+            // those the buffer's end cuts, are cut out and read with serde_json.
+            let buf = match self.r.fill_buf() {
+                Ok(b) => b,
+                Err(e) => return Err(self.io(e)),
+            };
+            if let Some((ev, n)) = super::fast::event(buf, &mut store.names) {
+                self.consume(n);
                 store.push(ev);
                 if let Some(why) = store.over_limit() {
                     return Err(self.limit(why));
                 }
+            } else {
+                self.general(store, &cat)?;
             }
             match self.peek()? {
                 Some(b',') => self.consume(1),
@@ -370,6 +366,31 @@ impl<R: BufRead> Splitter<R> {
                 }
                 None => return Err(self.eof("`,` or `]`")),
             }
+        }
+    }
+
+    /// One event the fast path left: cut out, then skipped unparsed when its category is
+    /// one gpuwhy does not keep, else read with serde_json.
+    fn general(&mut self, store: &mut Store, cat: &memchr::memmem::Finder) -> Res<()> {
+        let byte = self.byte;
+        let v = self.value()?;
+        if skippable(cat, v) {
+            store.events += 1;
+            return Ok(());
+        }
+        let mut de = serde_json::Deserializer::from_slice(v);
+        let ev = EventSeed(store)
+            .deserialize(&mut de)
+            .map_err(|e| SplitError {
+                byte,
+                what: format!("expected a trace event object: {}", nesting(&e)),
+                eof: false,
+                limit: false,
+            })?;
+        store.push(ev);
+        match store.over_limit() {
+            Some(why) => Err(self.limit(why)),
+            None => Ok(()),
         }
     }
 }
