@@ -1,6 +1,6 @@
 //! `nvmlInit` taking seconds (a driver without persistence mode): the session starts and
 //! takes markers while NVML is still initialising, the report says when GPU samples began,
-//! and a session that ends before the init does is handed back at once, saying why.
+//! and a session that ends before the init does is handed back without waiting for it, saying why.
 
 use std::time::Duration;
 
@@ -140,7 +140,7 @@ fn markers_are_taken_while_nvml_initialises_and_the_late_start_is_reported() {
 }
 
 #[test]
-fn a_session_ending_during_the_init_returns_at_once_and_says_why() {
+fn a_session_ending_during_the_init_does_not_wait_for_it_and_says_why() {
     // An init far longer than the session: finishing must not wait for it.
     let (_sim, session) = slow_session(20_000);
     for _ in 0..3 {

@@ -5,8 +5,8 @@
 //! itself; [`crate::collect::Recorder::start`] waits for it at most [`START_WAIT`], so a
 //! fast init (the usual case, and a missing library) is settled when `start` returns, and a
 //! slow one is not waited for. A recording stopped while NVML is still initialising is
-//! handed back at once without GPU metrics, saying why; the sampler thread is left to
-//! finish the init and exits without touching the recording.
+//! handed back after at most [`STOP_WAIT`] without GPU metrics, saying why; the sampler
+//! thread is left to finish the init and exits without touching the recording.
 
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -20,8 +20,10 @@ use crate::report::Event;
 /// How long `Recorder::start` waits for NVML to load and initialise before returning.
 pub(super) const START_WAIT: Duration = Duration::from_millis(200);
 
-/// How long stopping waits for an NVML init still running before giving up on it.
-pub(super) const STOP_WAIT: Duration = Duration::from_millis(100);
+/// How long stopping waits for an NVML init still running before giving up on it: long
+/// enough that a loaded machine's slow `dlopen` does not cost a short run its GPU data,
+/// short enough that a job ending during a multi-second init is not held up.
+pub(super) const STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// Wall seconds of init above which the report says the GPU samples started late.
 pub const SLOW_INIT_S: f64 = 0.5;
