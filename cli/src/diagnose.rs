@@ -49,6 +49,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "run": report.run,
             "trace": loaded.trace,
             "notes": loaded.notes,
+            // A job report's rows (every rank), and a report's comparison with its baseline.
+            "ranks": report.ranks.as_ref().map(|r| &r.ranks),
+            "stragglers": report.ranks.as_ref().map(|r| &r.stragglers),
+            "comparison": report.comparison,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {

@@ -153,7 +153,7 @@ pub fn table(r: &RanksData) -> String {
         };
         let _ = writeln!(
             out,
-            "  … {omitted} more ranks not listed{more}; `gpuwhy diagnose --json` or the report's ranks.ranks has every row"
+            "  … {omitted} more ranks not listed{more}; `gpuwhy diagnose --json` lists every rank"
         );
     }
     out

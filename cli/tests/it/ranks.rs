@@ -53,6 +53,12 @@ fn record_takes_the_rank_from_the_launcher_and_compares_with_a_baseline() {
         c["result"]["verdict"]["baseline_top"][0], b["verdict"]["id"],
         "the baseline's verdict, re-diagnosed"
     );
+    let o = run(gpuwhy().args(["diagnose", "--json"]).arg(&after));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        &v["comparison"], c,
+        "diagnose --json passes the comparison on"
+    );
     let d = text(&run(gpuwhy().arg("diagnose").arg(&after)));
     assert!(d.contains("Against the baseline"), "{d}");
     assert!(d.contains("resolved: "), "the verdict diff: {d}");
@@ -144,4 +150,9 @@ fn diagnose_prints_a_job_reports_ranks_by_rank_with_the_straggler_flagged() {
         "{straggler}"
     );
     assert!(d.contains("… 31 more ranks not listed"), "{d}");
+    // As the table says, --json has every row.
+    let o = run(gpuwhy().args(["diagnose", "--json"]).arg(&job));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["ranks"].as_array().map(Vec::len), Some(40));
+    assert_eq!(v["stragglers"][0]["rank"], 33);
 }
