@@ -1,6 +1,7 @@
 //! `nvmlInit` taking seconds (a driver without persistence mode): the session starts and
 //! takes markers while NVML is still initialising, the report says when GPU samples began,
-//! and a session that ends before the init does is handed back without waiting for it, saying why.
+//! and a session that ends before the init does is handed back without waiting for it,
+//! saying why.
 
 use std::time::Duration;
 
