@@ -1,7 +1,7 @@
 //! `nvmlInit` taking seconds (a driver without persistence mode): the session starts and
 //! takes markers while NVML is still initialising, the report says when GPU samples began,
 //! and a session that ends before the init does is handed back without waiting for it,
-//! saying why.
+//! saying why. Slow calls during the run (50-500 ms each) never hold up a marker either.
 
 use std::time::Duration;
 
@@ -158,4 +158,74 @@ fn a_session_ending_during_the_init_does_not_wait_for_it_and_says_why() {
     assert_eq!(steps.count, 3);
     assert!(report.run.duration_s > 0.0);
     assert!(report.to_json().contains("still initialising"));
+}
+
+/// Every sampled NVML function taking 50 to 500 ms in scattered windows on GPU 0 (a driver
+/// without persistence mode): the one sampler thread falls behind and counts it, both GPUs
+/// still get a row every tick to the end, and a training thread's markers never wait for
+/// a slow call.
+#[test]
+fn slow_calls_everywhere_never_hold_up_a_marker() {
+    let functions = [
+        "nvmlDeviceGetUtilizationRates",
+        "nvmlDeviceGetMemoryInfo_v2",
+        "nvmlDeviceGetPowerUsage",
+        "nvmlDeviceGetClockInfo",
+        "nvmlDeviceGetTemperatureV",
+        "nvmlDeviceGetPcieThroughput",
+        "nvmlDeviceGetFieldValues",
+    ];
+    let base = scenario("healthy").expect("bundled");
+    let v: Value = serde_json::from_str(base).expect("json");
+    let dev = v["devices"][0].clone();
+    let faults: Vec<Value> = functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let ms = [50, 120, 250, 500][i % 4];
+            let from = 0.5 + i as f64 * 0.4;
+            json!({"kind": "latency", "device": 0, "function": f, "ms": ms, "from_s": from, "until_s": from + 0.6})
+        })
+        .collect();
+    let text = patched(
+        base,
+        &[
+            ("speed", Value::from(1.0)),
+            ("devices", json!([dev.clone(), dev])),
+            ("faults", Value::Array(faults)),
+        ],
+    );
+    let sim = install_sim(&text, false).expect("simulator installs");
+    let cfg = RecorderConfig {
+        nvml_path: Some(sim.lib().to_path_buf()),
+        host: false,
+        ..RecorderConfig::default()
+    };
+    let session = Session::start(cfg.into()).expect("session starts");
+    let mut slowest = Duration::ZERO;
+    let end = std::time::Instant::now() + Duration::from_secs(4);
+    let mut steps = 0;
+    while std::time::Instant::now() < end {
+        let t = std::time::Instant::now();
+        session.step_begin();
+        session.phase(PhaseId::FORWARD);
+        session.step_end();
+        slowest = slowest.max(t.elapsed());
+        steps += 1;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let report = session.finish();
+    assert_eq!(report.steps.as_ref().map(|s| s.count), Some(steps));
+    // The longest slow call is 500 ms; a marker that waited for one would take that long.
+    assert!(
+        slowest < Duration::from_millis(250),
+        "the slowest marker took {slowest:?}"
+    );
+    let o = &report.overhead;
+    assert!(o.late_ticks > 0 && o.skipped_ticks > 0, "{o:?}");
+    assert!(o.nvml_call_max_us >= 450_000.0, "{o:?}");
+    let (n0, n1) = (report.series[0].data.t.len(), report.series[1].data.t.len());
+    assert_eq!(n0, n1, "both GPUs have a row every tick");
+    let last = report.series[1].data.t.last().copied().unwrap_or(0.0);
+    assert!(last > 3.5, "the recording went on to the end: {last}");
 }
