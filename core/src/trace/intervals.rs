@@ -16,9 +16,9 @@ pub(crate) fn merge(mut v: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     out
 }
 
-/// Total length of merged intervals.
+/// Total length of merged intervals (0, not `Sum`'s -0, when there are none).
 pub(crate) fn length(merged: &[(f64, f64)]) -> f64 {
-    merged.iter().map(|(s, e)| e - s).sum()
+    merged.iter().fold(0.0, |total, (s, e)| total + (e - s))
 }
 
 /// Length of the intersection of two merged interval lists.
