@@ -1,9 +1,10 @@
 //! Numbers at byte speed: the fast path of a column, and single numbers.
 //!
-//! A number is read as serde_json reads it without `float_roundtrip`: a significand of at
-//! most 18 digits, scaled by an exact power of ten up to 10²², gives the same `f64`. A
-//! longer number is handed to serde_json alone; anything that is no number sends the whole
-//! array to serde_json, which says what is wrong.
+//! Every number is read correctly rounded, as Rust's own parser (and serde_json with its
+//! `float_roundtrip` feature) reads it, whichever features serde_json was built with: a
+//! significand of at most 2⁵³ scaled by an exact power of ten up to 10²² is exact in one
+//! division or multiplication; any other number goes to `str::parse::<f64>`. Anything that
+//! is no number sends the whole array to serde_json, which says what is wrong.
 
 use super::scan::ws;
 
@@ -15,9 +16,9 @@ const POW10: [f64; 23] = [
 
 /// The fast path of a numeric array from `i` (just after its `[`): its values and the
 /// index after its `]`, with `null` read as `null` where one is allowed. A number written
-/// simply (`-12.5`: at most 18 digits, no exponent) is read right here, in one loop with no
-/// calls; any other goes to [`number`], then to serde_json alone. `None` sends the whole
-/// array to serde_json (to say what is wrong with it).
+/// simply (`-12.5`: a significand of at most 2⁵³, no exponent) is read right here, in one
+/// loop with no calls; any other goes to [`number`], then to Rust's parser. `None` sends
+/// the whole array to serde_json (to say what is wrong with it).
 #[inline(never)]
 pub(super) fn numbers<T: Copy + Default>(
     b: &[u8],
@@ -83,9 +84,10 @@ pub(super) fn numbers<T: Copy + Default>(
                 && (int == 1 || b[first] != b'0')
                 && (frac > 0 || i == first + int)
                 && int + frac <= 18
+                && m <= EXACT
                 && !(i < n && (b[i] | 0x20) == b'e');
             let x = if simple {
-                // As serde_json: the significand, divided by an exact power of ten.
+                // Both exact, so the one division rounds correctly.
                 let f = m as f64;
                 let f = if frac > 0 { f / POW10[frac] } else { f };
                 if neg {
@@ -127,6 +129,9 @@ pub(super) fn numbers<T: Copy + Default>(
     }
 }
 
+/// The largest significand every smaller one of which an `f64` holds exactly: 2⁵³.
+const EXACT: u64 = 1 << 53;
+
 /// Reads the decimal digits at `b[i..]` into `m`; the index after them.
 fn digits(b: &[u8], mut i: usize, m: &mut u64) -> usize {
     while i < b.len() && b[i].is_ascii_digit() {
@@ -136,20 +141,59 @@ fn digits(b: &[u8], mut i: usize, m: &mut u64) -> usize {
     i
 }
 
-/// A number [`number`] does not read exactly (more than 18 digits, a large exponent), read
-/// by serde_json; `None` when it is no number.
+/// A number [`number`] does not read (a significand past 2⁵³, a large exponent), read by
+/// Rust's correctly rounding parser; `None` when it is no JSON number.
 #[cold]
 pub(super) fn long_number(b: &[u8], i: usize) -> Option<(f64, usize)> {
     let len = b[i..]
         .iter()
         .position(|&c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
         .unwrap_or(b.len() - i);
-    let x = serde_json::from_slice::<f64>(&b[i..i + len]).ok()?;
+    let text = &b[i..i + len];
+    if !json_number(text) {
+        return None;
+    }
+    // JSON's number grammar is a subset of what `parse` accepts, and the bytes are ASCII.
+    let x = std::str::from_utf8(text).ok()?.parse::<f64>().ok()?;
     Some((x, i + len))
 }
 
-/// The JSON number at `b[i..]` as serde_json reads it, and the index after it, when it is
-/// short enough to be exact that way.
+/// Whether `t` is exactly one number in JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)?
+/// ([eE] [+-]? [0-9]+)?`.
+fn json_number(t: &[u8]) -> bool {
+    let mut i = usize::from(t.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while t.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let start = i;
+    let int = digits(&mut i);
+    if int == 0 || (int > 1 && t[start] == b'0') {
+        return false;
+    }
+    if t.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(t.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(t.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == t.len()
+}
+
+/// The JSON number at `b[i..]`, and the index after it, when its significand and power of
+/// ten are both exact in an `f64` (so one operation rounds correctly); else `None`.
 pub(super) fn number(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
     let n = b.len();
     let neg = i < n && b[i] == b'-';
@@ -171,7 +215,7 @@ pub(super) fn number(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
         }
         exp = -((i - dot) as i32);
     }
-    if int + exp.unsigned_abs() as usize > 18 {
+    if int + exp.unsigned_abs() as usize > 18 || m > EXACT {
         return None;
     }
     if i < n && (b[i] | 0x20) == b'e' {

@@ -182,6 +182,11 @@ fn numbers_read_bit_for_bit_as_serde_reads_them() {
         "-12",
         "0.1",
         "0.30000000000000004",
+        // Past 2^53: one multiplication would round twice (1.4 instead of the next double).
+        "1.4000000000000001",
+        "2.4000000000000004",
+        "9007199254740993",
+        "0.1000000000000000055511151231257827",
         "1e5",
         "1E+2",
         "2.5e-3",
