@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::events::{ApiCall, GpuOp, Names, OpKind, Store};
+use super::events::{ApiCall, GpuOp, Names, OpKind, Store, NO_CALL};
 use super::intervals::{intersection, length, merge, spread};
 use super::summary::*;
 use super::{DELAY_OUTLIER_US, RUNTIME_OUTLIER_US, SHORT_KERNEL_US, TOP_KERNELS};
@@ -48,12 +48,24 @@ fn is_host_copy(name: &str) -> bool {
 struct Calls(Vec<ApiCall>);
 
 impl Calls {
-    fn find(&self, corr: i64) -> Option<&ApiCall> {
+    fn find(&self, corr: i64) -> Option<usize> {
         if corr == 0 {
             return None;
         }
         let i = self.0.partition_point(|c| c.corr < corr);
-        self.0.get(i).filter(|c| c.corr == corr)
+        self.0.get(i).filter(|c| c.corr == corr).map(|_| i)
+    }
+
+    /// Finds each operation's runtime call once (a binary search), for [`Calls::of`].
+    fn resolve(&self, ops: &mut [GpuOp]) {
+        for o in ops {
+            o.call = self.find(o.corr).map_or(NO_CALL, |i| i as u32);
+        }
+    }
+
+    /// The runtime call that launched `o`, found by [`Calls::resolve`].
+    fn of(&self, o: &GpuOp) -> Option<&ApiCall> {
+        self.0.get(o.call as usize)
     }
 }
 
@@ -77,6 +89,7 @@ pub(crate) fn summarize(
     } = store;
     let mut calls = Calls(calls);
     calls.0.sort_by_key(|c| c.corr);
+    calls.resolve(&mut ops);
     let sync_records: Vec<(f64, SyncKind)> = ops
         .iter()
         .filter(|o| o.kind == OpKind::Sync)
@@ -85,15 +98,15 @@ pub(crate) fn summarize(
     if !choices.sync_events_as_kernels {
         ops.retain(|o| o.kind != OpKind::Sync);
     }
-    let unmatched = ops.iter().filter(|o| calls.find(o.corr).is_none()).count() as u64;
+    let unmatched = ops.iter().filter(|o| calls.of(o).is_none()).count() as u64;
     if choices.drop_unmatched {
-        ops.retain(|o| calls.find(o.corr).is_some());
+        ops.retain(|o| calls.of(o).is_some());
     }
     steps.sort_by(|a, b| a.ts.total_cmp(&b.ts));
     if choices.drop_last_step {
         if let Some(last) = steps.pop() {
             let cut = last.ts;
-            ops.retain(|o| calls.find(o.corr).map_or(o.ts, |c| c.ts) < cut);
+            ops.retain(|o| calls.of(o).map_or(o.ts, |c| c.ts) < cut);
         }
     }
     let mut s = RankSummary {
@@ -143,7 +156,7 @@ pub(crate) fn summarize(
     // A GPU operation belongs to the step in which the CPU launched it.
     let launch: Vec<f64> = ops
         .iter()
-        .map(|o| calls.find(o.corr).map_or(o.ts, |c| c.ts))
+        .map(|o| calls.of(o).map_or(o.ts, |c| c.ts))
         .collect();
     super::steps::per_step(&mut s, &ops, &launch, &steps, sync_times);
     s
@@ -168,7 +181,7 @@ fn streams(s: &mut RankSummary, ops: &[GpuOp], calls: &Calls, choices: &Choices)
         for o in &v[1..] {
             let gap = o.ts - prev_end;
             if gap > 0.0 {
-                let launched_after = calls.find(o.corr).is_some_and(|c| c.ts > prev_end);
+                let launched_after = calls.of(o).is_some_and(|c| c.ts > prev_end);
                 if launched_after {
                     st.idle.host_wait_us += gap;
                 } else if gap < choices.kernel_wait_us {
@@ -210,7 +223,7 @@ fn kernels_and_launches(s: &mut RankSummary, ops: &[GpuOp], calls: &Calls, names
     s.kernels.duration_us = spread(&mut durs);
     let (mut rt, mut delay, mut shorter) = (Vec::new(), Vec::new(), 0u64);
     for o in &kernels {
-        if let Some(c) = calls.find(o.corr) {
+        if let Some(c) = calls.of(o) {
             rt.push(c.dur);
             delay.push(o.ts - c.ts);
             if o.dur < c.dur {
@@ -220,7 +233,7 @@ fn kernels_and_launches(s: &mut RankSummary, ops: &[GpuOp], calls: &Calls, names
     }
     s.kernels.shorter_than_launch_share =
         (!rt.is_empty()).then(|| shorter as f64 / rt.len() as f64);
-    s.launch.matched = ops.iter().filter(|o| calls.find(o.corr).is_some()).count() as u64;
+    s.launch.matched = ops.iter().filter(|o| calls.of(o).is_some()).count() as u64;
     s.launch.runtime_outliers = rt.iter().filter(|d| **d > RUNTIME_OUTLIER_US).count() as u64;
     s.launch.delay_outliers = delay.iter().filter(|d| **d > DELAY_OUTLIER_US).count() as u64;
     s.launch.runtime_us = spread(&mut rt);
@@ -282,7 +295,7 @@ fn syncs(
                 continue;
             }
             if let Some(c) = calls
-                .find(o.corr)
+                .of(o)
                 .filter(|c| names.get(c.name).starts_with("cudaMemcpyAsync"))
             {
                 s.syncs.pageable_async_memcpy += 1;

@@ -57,7 +57,10 @@ pub(crate) enum OpKind {
     Sync,
 }
 
-/// One GPU operation, as kept (≈ 40 bytes).
+/// [`GpuOp::call`] of an operation without a runtime call (or before it is looked up).
+pub(crate) const NO_CALL: u32 = u32::MAX;
+
+/// One GPU operation, as kept (≈ 48 bytes).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct GpuOp {
     /// Start, µs on the trace's clock.
@@ -74,6 +77,9 @@ pub(crate) struct GpuOp {
     pub device: i32,
     /// Kind.
     pub kind: OpKind,
+    /// Index of its runtime call among the calls sorted by correlation id, looked up once
+    /// when the trace is summarised ([`NO_CALL`] when it has none).
+    pub call: u32,
 }
 
 impl GpuOp {
@@ -255,6 +261,7 @@ impl Store {
                     stream: e.stream.or(e.tid).unwrap_or(0) as i32,
                     device: e.device.or(e.pid).unwrap_or(0) as i32,
                     kind,
+                    call: NO_CALL,
                 });
             }
             Cat::Runtime | Cat::Driver => self.calls.push(ApiCall {

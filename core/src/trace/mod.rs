@@ -44,7 +44,7 @@ pub const DELAY_OUTLIER_US: f64 = 100.0;
 pub const TOP_KERNELS: usize = 10;
 
 /// The most GPU operations, CUDA runtime/driver calls and steps kept from one trace file.
-/// Each takes about 40 bytes, so this bounds the kept events at about 1.2 GB; a real trace
+/// Each takes at most 48 bytes, so this bounds the kept events at about 1.4 GB; a real trace
 /// with that many is tens of GB of JSON (a 500 MB trace keeps about a million). Past it the
 /// trace is refused, with a message, rather than the process running out of memory.
 pub const MAX_KEPT_EVENTS: usize = 30_000_000;
