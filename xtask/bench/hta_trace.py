@@ -28,6 +28,12 @@ print(json.dumps({
     "seconds": end - start,
     "load_seconds": loaded - start,
     "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    # CPU time (user + system, this process and any worker it waited for): on a shared
+    # machine wall time also counts the time spent waiting for a core.
+    "cpu_seconds": sum(
+        r.ru_utime + r.ru_stime
+        for r in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    ),
     "idle_pct": 100.0 * float(row["idle_time(us)"]) / float(row["kernel_time(us)"]),
     "idle_us": float(row["idle_time(us)"]),
     "span_us": float(row["kernel_time(us)"]),

@@ -1,6 +1,6 @@
 //! `cargo xtask bench` trace section (alone: `cargo xtask bench trace`): gpuwhy against HTA
 //! (`holistictraceanalysis` from PyPI, in a venv under target/) on one generated trace of at
-//! least 500 MB, in the same run: wall time, peak RSS and idle % side by side.
+//! least 500 MB, in the same run: wall time, CPU time, peak RSS and idle % side by side.
 //!
 //! Goal (issue 6): ≥ 50× faster, ≤ 1/10 of HTA's memory, idle % within 0.5 points under the
 //! same inclusion choices (every step kept; the generated trace has no sync records, no
@@ -18,13 +18,15 @@ use crate::{cargo, root, run_cmd};
 /// Size of the generated trace, MB.
 const TRACE_MB: u64 = 500;
 
-/// Runs `cmd` under a Python parent that reports the child's peak RSS (KiB) on stderr's
-/// last line: `getrusage(RUSAGE_CHILDREN)` of a process whose only child is `cmd`.
+/// Runs `cmd` under a Python parent that reports the child's peak RSS (KiB), wall time and
+/// CPU time (user + system, s) on stderr's last line: `getrusage(RUSAGE_CHILDREN)` of a
+/// process whose only child is `cmd`.
 const PEAK_RSS: &str = "import resource, subprocess, sys, time\n\
 t = time.perf_counter()\n\
 p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE)\n\
 sys.stdout.buffer.write(p.stdout)\n\
-print(f'{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {time.perf_counter() - t}', file=sys.stderr)\n\
+r = resource.getrusage(resource.RUSAGE_CHILDREN)\n\
+print(f'{r.ru_maxrss} {time.perf_counter() - t} {r.ru_utime + r.ru_stime}', file=sys.stderr)\n\
 sys.exit(p.returncode)\n";
 
 fn hta_python() -> Result<PathBuf> {
@@ -92,6 +94,7 @@ pub fn trace() -> Result<()> {
     let mut last = err.lines().last().unwrap_or("").split_whitespace();
     let g_rss_kb: f64 = last.next().and_then(|x| x.parse().ok()).unwrap_or(f64::NAN);
     let g_s: f64 = last.next().and_then(|x| x.parse().ok()).unwrap_or(f64::NAN);
+    let g_cpu: f64 = last.next().and_then(|x| x.parse().ok()).unwrap_or(f64::NAN);
     let r = &v["trace"]["ranks"][0];
     let g_idle = r["idle_share"].as_f64().unwrap_or(f64::NAN) * 100.0;
 
@@ -108,6 +111,7 @@ pub fn trace() -> Result<()> {
     let h: Value =
         serde_json::from_str(text.lines().last().unwrap_or("{}")).context("HTA's JSON")?;
     let h_s = h["seconds"].as_f64().unwrap_or(f64::NAN);
+    let h_cpu = h["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
     let h_rss_kb = h["peak_rss_kb"].as_f64().unwrap_or(f64::NAN);
     let h_idle = h["idle_pct"].as_f64().unwrap_or(f64::NAN);
 
@@ -121,6 +125,10 @@ pub fn trace() -> Result<()> {
     println!(
         "  time, s          {g_s:>9.2}  {h_s:>12.2}   {:.0}× faster (goal ≥ 50×)",
         h_s / g_s
+    );
+    println!(
+        "  CPU time, s      {g_cpu:>9.2}  {h_cpu:>12.2}   {:.0}× less (user + system: on a shared machine wall time also counts waiting for a core)",
+        h_cpu / g_cpu
     );
     println!(
         "  peak RSS, MB     {:>9.0}  {:>12.0}   {:.1}% of HTA's (goal ≤ 10%)",
