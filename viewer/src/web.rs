@@ -6,7 +6,7 @@ use std::fmt::Display;
 
 use wasm_bindgen::prelude::*;
 
-use crate::chart::{compare as chart_compare, heatmap, host, steps, timeline, Frame};
+use crate::chart::{heatmap, host, steps, timeline, Frame};
 use crate::compare;
 use crate::page::{numbers, overview, tables};
 use crate::read::Source;
@@ -225,49 +225,20 @@ impl Viewer {
 /// Two reports side by side: `self` is the baseline, `other` the candidate.
 #[wasm_bindgen]
 impl Viewer {
-    /// The comparison's text (verdict diff, findings, step times, per-GPU medians); `names`
-    /// are the two file names.
+    /// The comparison section (verdict diff, findings, step times, per-GPU medians, the
+    /// overlaid step histograms, each GPU's utilization in both runs); `name` and
+    /// `other_name` are the two file names.
     #[wasm_bindgen(js_name = compareHtml)]
-    pub fn compare_html(&self, other: &Viewer, name: &str, other_name: &str) -> String {
-        let d = compare::Diff::of(&self.view, &other.view);
-        compare::html::section_html(&d, (name, other_name))
-    }
-
-    /// The GPUs both runs have, as a JSON array of `{pos, label}`.
-    #[wasm_bindgen(js_name = compareGpus)]
-    pub fn compare_gpus(&self, other: &Viewer) -> String {
-        crate::json::array(compare::gpu_pairs(&self.view, &other.view).into_iter().map(
-            |(pos, label)| {
-                crate::json::Obj::new()
-                    .num("pos", pos as f64)
-                    .str("label", &label)
-                    .end()
-            },
-        ))
-    }
-
-    /// Both runs' step-time histograms overlaid, as SVG (`undefined` unless both have steps).
-    #[wasm_bindgen(js_name = compareHistogram)]
-    pub fn compare_histogram(
+    pub fn compare_html(
         &self,
         other: &Viewer,
+        name: &str,
+        other_name: &str,
         width: u32,
         dark: bool,
-    ) -> Result<Option<String>, JsValue> {
-        chart_compare::histograms_svg(&self.view, &other.view, width, &Theme::for_dark(dark))
-            .map_err(js_err)
-    }
-
-    /// The GPU at `pos`: utilization in both runs, as SVG.
-    #[wasm_bindgen(js_name = compareUtilization)]
-    pub fn compare_utilization(
-        &self,
-        other: &Viewer,
-        pos: usize,
-        width: u32,
-        dark: bool,
-    ) -> Result<Option<String>, JsValue> {
+    ) -> Result<String, JsValue> {
         let theme = Theme::for_dark(dark);
-        chart_compare::utilization_svg(&self.view, &other.view, pos, width, &theme).map_err(js_err)
+        compare::html::section(&self.view, &other.view, (name, other_name), width, &theme)
+            .map_err(js_err)
     }
 }

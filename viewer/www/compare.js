@@ -29,20 +29,6 @@ function compareMessage(title, message) {
   box.hidden = !title;
 }
 
-function figure(caption, svg, label) {
-  const fig = document.createElement('figure');
-  fig.className = 'compare-chart';
-  const cap = document.createElement('figcaption');
-  cap.textContent = caption;
-  const plot = document.createElement('div');
-  plot.className = 'plot static';
-  plot.setAttribute('role', 'img');
-  plot.setAttribute('aria-label', label);
-  plot.innerHTML = svg;
-  fig.append(cap, plot);
-  return fig;
-}
-
 // Draws the comparison section for the report shown and the other one (hidden without both).
 function draw() {
   const section = $('compare');
@@ -51,26 +37,7 @@ function draw() {
   section.hidden = !(a && b);
   if (!a || !b) return;
   const names = [state.name || 'report', other.name || 'report'];
-  $('compare-text').innerHTML = a.compareHtml(b, names[0], names[1]);
-  const width = chartWidth();
-  const dark = darkQuery.matches;
-  const hist = $('compare-hist');
-  hist.replaceChildren();
-  const svg = a.compareHistogram(b, width, dark);
-  if (svg) {
-    hist.append(figure('Step time: baseline and candidate', svg,
-      'Step-time histograms of both runs, as shares of each run\'s steps, with p50 and p95 marked; the Step time table above has the numbers'));
-  }
-  const util = $('compare-util');
-  util.replaceChildren();
-  for (const g of JSON.parse(a.compareGpus(b))) {
-    const u = a.compareUtilization(b, g.pos, width, dark);
-    if (!u) continue;
-    const fig = figure(g.label, u,
-      `Utilization of ${g.label} in both runs, each from its own start; the GPUs table above has the medians`);
-    fig.classList.add('compare-util');
-    util.append(fig);
-  }
+  $('compare-body').innerHTML = a.compareHtml(b, names[0], names[1], chartWidth(), darkQuery.matches);
 }
 
 // Draws the comparison (after a report is opened, a swap, a theme or width change); says

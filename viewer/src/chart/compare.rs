@@ -37,23 +37,35 @@ pub fn shares(d: &[f64], lo: f64, hi: f64) -> [f64; HIST_BINS] {
         out[b] += 1.0;
     }
     if !d.is_empty() {
-        out.iter_mut().for_each(|x| *x *= 100.0 / d.len() as f64);
+        for x in &mut out {
+            *x *= 100.0 / d.len() as f64;
+        }
     }
     out
 }
 
-/// Draws both runs' step-time histograms on shared bins: each run as an outline in its
-/// colour, its p50 as a solid and its p95 as a dashed vertical line.
+/// Draws step-time histograms on shared bins, as shares of each run's steps: each run as
+/// an outline, its p50 as a solid and its p95 as a dashed vertical line. One run (the step
+/// view): the outline in the axis colour, the marks in the legend's two colours. Two runs (a
+/// comparison): each run and its marks in its own colour. One function for both, so that the
+/// module carries it once.
 pub fn draw_histograms<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    runs: [&StepsData; 2],
+    runs: &[&StepsData],
     theme: &Theme,
     overlay: &mut Overlay,
 ) -> Result<(), ChartError> {
-    let d = runs.map(durations);
-    let all = || d.iter().flatten().copied();
-    let lo = all().fold(f64::INFINITY, f64::min);
-    let hi = all().fold(f64::NEG_INFINITY, f64::max);
+    let one = runs.len() == 1;
+    let mut d = Vec::with_capacity(runs.len());
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for r in runs {
+        let v = durations(r);
+        for x in &v {
+            lo = lo.min(*x);
+            hi = hi.max(*x);
+        }
+        d.push(v);
+    }
     let (lo, hi) = if lo.is_finite() && hi > lo {
         (lo, hi)
     } else if lo.is_finite() {
@@ -62,28 +74,38 @@ pub fn draw_histograms<DB: DrawingBackend>(
         (0.0, 1.0)
     };
     let bw = (hi - lo) / HIST_BINS as f64;
-    let share = [shares(&d[0], lo, hi), shares(&d[1], lo, hi)];
-    let top = share
-        .iter()
-        .flatten()
-        .copied()
-        .fold(0.0f64, f64::max)
-        .max(1.0);
-    let colors = [theme.series[0], theme.series[1]];
-    let q = runs.map(|s| step_quantiles(s).unwrap_or((f64::NAN, f64::NAN)));
-    let items: Vec<(String, RGBColor)> = (0..2)
-        .map(|i| {
+    let mut top: f64 = 1.0;
+    let mut share = Vec::with_capacity(runs.len());
+    let mut q = Vec::with_capacity(runs.len());
+    let mut items = Vec::with_capacity(2);
+    for (i, r) in runs.iter().enumerate() {
+        let s = shares(&d[i], lo, hi);
+        for v in &s {
+            top = top.max(*v);
+        }
+        share.push(s);
+        let (p50, p95) = step_quantiles(r).unwrap_or((f64::NAN, f64::NAN));
+        q.push((p50, p95));
+        if one {
+            items.push((format!("p50 {}", duration(p50)), theme.series[0]));
+            items.push((format!("p95 {}", duration(p95)), theme.series[1]));
+        } else {
             let text = format!(
                 "{} ({} steps): p50 {}, p95 {}",
-                RUNS[i],
+                RUNS[i % 2],
                 d[i].len(),
-                duration(q[i].0),
-                duration(q[i].1)
+                duration(p50),
+                duration(p95)
             );
-            (text, colors[i])
-        })
-        .collect();
-    legend(area, "Step time (solid p50, dashed p95)", &items, theme)?;
+            items.push((text, theme.series[i % theme.series.len()]));
+        }
+    }
+    let title = if one {
+        format!("Step time, {} steps", d[0].len())
+    } else {
+        "Step time (solid p50, dashed p95)".to_string()
+    };
+    legend(area, &title, &items, theme)?;
     let y1 = top * 1.1;
     let mut chart = ChartBuilder::on(area)
         .margin_top(TITLE_H)
@@ -105,9 +127,6 @@ pub fn draw_histograms<DB: DrawingBackend>(
         .y_label_formatter(&fmt_y)
         .draw()?;
     for (i, s) in share.iter().enumerate() {
-        if d[i].is_empty() {
-            continue;
-        }
         // The outline of the bars: up and across each bin, down to 0 at the end.
         let mut points = vec![(lo, 0.0)];
         for (b, v) in s.iter().enumerate() {
@@ -116,25 +135,42 @@ pub fn draw_histograms<DB: DrawingBackend>(
             points.push((a + bw, *v));
         }
         points.push((hi, 0.0));
+        let color = if one {
+            theme.axis
+        } else {
+            theme.series[i % theme.series.len()]
+        };
         chart.draw_series(std::iter::once(PathElement::new(
             points,
-            colors[i].stroke_width(2),
+            color.stroke_width(2),
         )))?;
-    }
-    for (i, (p50, p95)) in q.iter().enumerate() {
-        if p50.is_finite() && (lo..=hi).contains(p50) {
+        // p50 solid, p95 dashed: in the run's colour, or for one run in the legend's.
+        let (p50, p95) = q[i];
+        let marks = if one {
+            [theme.series[0], theme.series[1]]
+        } else {
+            [color, color]
+        };
+        if p50.is_finite() && (lo..=hi).contains(&p50) {
             chart.draw_series(std::iter::once(PathElement::new(
-                [(*p50, 0.0), (*p50, y1)],
-                colors[i].stroke_width(1),
+                [(p50, 0.0), (p50, y1)],
+                marks[0].stroke_width(1),
             )))?;
         }
-        if p95.is_finite() && (lo..=hi).contains(p95) {
-            let (x, y0) = chart.backend_coord(&(*p95, 0.0));
-            let (_, y1) = chart.backend_coord(&(*p95, y1));
-            overlay.vdashes.push((x, y0, y1, colors[i]));
+        if p95.is_finite() && (lo..=hi).contains(&p95) {
+            let (x, y0) = chart.backend_coord(&(p95, 0.0));
+            let (_, y1) = chart.backend_coord(&(p95, y1));
+            overlay.vdashes.push((x, y0, y1, marks[1]));
         }
     }
     Ok(())
+}
+
+/// Step-time histograms of `runs` as SVG, `width` pixels wide.
+pub fn histograms_of(runs: &[&StepsData], width: u32, theme: &Theme) -> Result<String, ChartError> {
+    to_svg(width.max(MIN_WIDTH), HIST_H, |area, overlay| {
+        draw_histograms(area, runs, theme, overlay)
+    })
 }
 
 /// Kept step timings, when there are any.
@@ -155,10 +191,7 @@ pub fn histograms_svg(
     let (Some(x), Some(y)) = (kept(a), kept(b)) else {
         return Ok(None);
     };
-    to_svg(width.max(MIN_WIDTH), HIST_H, |area, overlay| {
-        draw_histograms(area, [x, y], theme, overlay)
-    })
-    .map(Some)
+    histograms_of(&[x, y], width, theme).map(Some)
 }
 
 /// The utilization of the GPU at `pos` in both runs, each against seconds since its own

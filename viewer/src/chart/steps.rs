@@ -1,5 +1,6 @@
 //! The step view: per-phase step times stacked over the run (on the shared time axis), and
-//! the distribution of step times with its median and 95th percentile marked. The guides'
+//! the distribution of step times with its median and 95th percentile marked (drawn by
+//! [`super::compare::draw_histograms`], which also overlays two runs). The guides'
 //! procedure reads medians and tails, never means, so both are drawn.
 
 use gpuwhy::report::StepsData;
@@ -8,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{font, text_width, to_svg, ChartError, Frame, LEFT, PANEL_H, RIGHT, TITLE_H, X_AXIS_H};
-use crate::format::{axis_number, duration, time_label};
+use crate::format::{duration, time_label};
 use crate::theme::Theme;
 use crate::view::View;
 
@@ -173,80 +174,6 @@ pub fn draw_stacked<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Draws the histogram of kept step times with p50 and p95 marked.
-pub fn draw_histogram<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    steps: &StepsData,
-    theme: &Theme,
-) -> Result<(), ChartError> {
-    let d: Vec<f64> = steps.duration.present().map(f64::from).collect();
-    let (p50, p95) = step_quantiles(steps).unwrap_or((f64::NAN, f64::NAN));
-    let lo = d.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = d.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = if lo.is_finite() && hi > lo {
-        (lo, hi)
-    } else if lo.is_finite() {
-        (lo * 0.9, lo * 1.1 + 1e-6)
-    } else {
-        (0.0, 1.0)
-    };
-    let bw = (hi - lo) / HIST_BINS as f64;
-    let mut counts = [0u32; HIST_BINS];
-    for v in &d {
-        let b = (((v - lo) / bw).floor() as usize).min(HIST_BINS - 1);
-        counts[b] += 1;
-    }
-    let cmax = counts.iter().copied().max().unwrap_or(0).max(1) as f64;
-    let title = format!("Step time, {} steps", d.len());
-    legend(
-        area,
-        &title,
-        &[
-            (format!("p50 {}", duration(p50)), theme.series[0]),
-            (format!("p95 {}", duration(p95)), theme.series[1]),
-        ],
-        theme,
-    )?;
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(TITLE_H)
-        .margin_right(RIGHT)
-        .x_label_area_size(X_AXIS_H)
-        .y_label_area_size(LEFT)
-        .build_cartesian_2d(lo..hi, 0.0..cmax * 1.1)?;
-    let fmt_x = |v: &f64| duration(*v);
-    let fmt_y = |v: &f64| axis_number(*v);
-    chart
-        .configure_mesh()
-        .x_labels(8)
-        .y_labels(4)
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme.grid)
-        .axis_style(theme.axis)
-        .label_style(font(11.0, theme.muted))
-        .x_label_formatter(&fmt_x)
-        .y_label_formatter(&fmt_y)
-        .draw()?;
-    chart.draw_series(
-        counts
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| **c > 0)
-            .map(|(b, c)| {
-                let a = lo + b as f64 * bw;
-                Rectangle::new([(a, 0.0), (a + bw, *c as f64)], theme.axis.filled())
-            }),
-    )?;
-    for (q, color) in [(p50, theme.series[0]), (p95, theme.series[1])] {
-        if q.is_finite() && q >= lo && q <= hi {
-            chart.draw_series(std::iter::once(PathElement::new(
-                [(q, 0.0), (q, cmax * 1.1)],
-                color.stroke_width(2),
-            )))?;
-        }
-    }
-    Ok(())
-}
-
 /// The stacked per-phase chart as SVG, `None` without kept steps.
 pub fn stacked_svg(
     view: &View,
@@ -262,14 +189,12 @@ pub fn stacked_svg(
     }
 }
 
-/// The step-time histogram as SVG, `None` without kept steps.
+/// The step-time histogram (shares of steps, p50 and p95 marked) as SVG, `None` without
+/// kept steps.
 pub fn histogram_svg(view: &View, width: u32, theme: &Theme) -> Result<Option<String>, ChartError> {
     match &view.report.steps {
         Some(s) if s.duration.present().next().is_some() => {
-            to_svg(width.max(super::MIN_WIDTH), HIST_H, |a, _| {
-                draw_histogram(a, s, theme)
-            })
-            .map(Some)
+            super::compare::histograms_of(&[s], width, theme).map(Some)
         }
         _ => Ok(None),
     }

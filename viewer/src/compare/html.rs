@@ -3,9 +3,13 @@
 
 use gpuwhy::compare::{Change, MannWhitney};
 
-use super::Diff;
+use super::{gpu_pairs, Diff};
+use crate::chart::compare::{histograms_svg, utilization_svg};
+use crate::chart::ChartError;
 use crate::format::{duration, sig};
 use crate::page::{row, Html};
+use crate::theme::Theme;
+use crate::view::View;
 
 /// `+12.5%`, or `—` when the baseline is 0 or a value is missing.
 pub fn relative(c: &Change) -> String {
@@ -46,7 +50,6 @@ fn findings(h: &mut Html, d: &Diff) {
         return;
     }
     h.raw("<table class=\"compare-findings\">");
-    h.elem("caption", "Findings and their confidence in each run");
     head(h, &["Finding", "Baseline", "Candidate", "Now"]);
     h.raw("<tbody>");
     let conf = |id: &str, top: &(String, f64), c: f64| {
@@ -93,7 +96,6 @@ fn steps(h: &mut Html, d: &Diff) {
         return;
     };
     h.raw("<table class=\"compare-steps\">");
-    h.elem("caption", "Step time, baseline and candidate");
     head(h, &["", "Baseline", "Candidate", "Change"]);
     h.raw("<tbody>");
     change_row(h, "p50", &s.p50_s, duration);
@@ -118,7 +120,6 @@ fn gpus(h: &mut Html, d: &Diff) {
     }
     h.elem("h3", "GPUs");
     h.raw("<table class=\"compare-gpus\">");
-    h.elem("caption", "Per-GPU medians, baseline → candidate");
     head(
         h,
         &["GPU", "Utilization p50", "Change", "Test", "Power p50"],
@@ -184,4 +185,51 @@ pub fn section_html(d: &Diff, names: (&str, &str)) -> String {
          not computed in the page: run `gpuwhy compare BASELINE CANDIDATE`.",
     );
     h.finish()
+}
+
+/// A chart as a figure: its caption and text alternative (escaped), and its SVG.
+fn figure(h: &mut Html, class: &str, caption: &str, label: &str, svg: &str) {
+    h.raw("<figure class=\"compare-chart ")
+        .raw(class)
+        .raw("\"><figcaption>")
+        .text(caption)
+        .raw("</figcaption><div class=\"plot static\" role=\"img\" aria-label=\"")
+        .text(label)
+        .raw("\">")
+        .raw(svg)
+        .raw("</div></figure>");
+}
+
+/// The whole comparison of `a` (baseline) with `b` (candidate) for the page: the text
+/// ([`section_html`]; `names` are the file names), both runs' step-time histograms, and one
+/// chart per GPU of its utilization in both runs, `width` pixels wide.
+pub fn section(
+    a: &View,
+    b: &View,
+    names: (&str, &str),
+    width: u32,
+    theme: &Theme,
+) -> Result<String, ChartError> {
+    let mut h = Html::new();
+    h.raw(&section_html(&Diff::of(a, b), names));
+    if let Some(svg) = histograms_svg(a, b, width, theme)? {
+        figure(
+            &mut h,
+            "compare-hist",
+            "Step time: baseline and candidate",
+            "Step-time histograms of both runs, as shares of each run's steps, with p50 and \
+             p95 marked; the Step time table above has the numbers",
+            &svg,
+        );
+    }
+    for (pos, label) in gpu_pairs(a, b) {
+        if let Some(svg) = utilization_svg(a, b, pos, width, theme)? {
+            let alt = format!(
+                "Utilization of {label} in both runs, each from its own start; the GPUs \
+                 table above has the medians"
+            );
+            figure(&mut h, "compare-util", &label, &alt, &svg);
+        }
+    }
+    Ok(h.finish())
 }

@@ -39,10 +39,11 @@ async function open(url) {
   return { page, state, errors };
 }
 
-// `[stroke, stroke-width, points]` of every polyline in `root`'s SVG.
-const polylines = (page, selector) => page.$$eval(`${selector} polyline`, (ps) =>
-  ps.map((p) => [p.getAttribute('stroke'), p.getAttribute('stroke-width'),
-    (p.getAttribute('points') || '').trim().split(/\s+/).length]));
+// `[stroke, stroke-width, points]` of every polyline in `selector` (a string or a locator).
+const polylines = (page, selector) =>
+  (typeof selector === 'string' ? page.locator(selector) : selector).locator('polyline').evaluateAll((ps) =>
+    ps.map((p) => [p.getAttribute('stroke'), p.getAttribute('stroke-width'),
+      (p.getAttribute('points') || '').trim().split(/\s+/).length]));
 
 // The comparison of `a` (baseline) with `b`, as the page must show it.
 async function checkComparison(page, a, b, summary) {
@@ -52,24 +53,24 @@ async function checkComparison(page, a, b, summary) {
   assert.equal(order[0], 'compare');
   assert.equal(await page.textContent('.compare-summary'), summary);
   // Both runs' step histograms on one chart: one outline each, in two colours.
-  assert.equal(await page.locator('#compare-hist svg').count(), 1);
-  const outlines = (await polylines(page, '#compare-hist svg')).filter(([, w, n]) => w === '2' && n > 4);
+  assert.equal(await page.locator('figure.compare-hist svg').count(), 1);
+  const outlines = (await polylines(page, 'figure.compare-hist svg')).filter(([, w, n]) => w === '2' && n > 4);
   assert.equal(outlines.length, 2, JSON.stringify(outlines));
   assert.notEqual(outlines[0][0], outlines[1][0], 'two colours');
-  const legend = await page.textContent('#compare-hist svg');
+  const legend = await page.textContent('figure.compare-hist svg');
   assert.match(legend, new RegExp(`baseline \\(${a.steps.duration.length} steps\\): p50 .+, p95 `));
   assert.match(legend, new RegExp(`candidate \\(${b.steps.duration.length} steps\\): p50 .+, p95 `));
   // One utilization chart per GPU, each drawing both runs.
-  const figs = page.locator('#compare-util figure.compare-util');
+  const figs = page.locator('figure.compare-util');
   assert.equal(await figs.count(), a.series.length);
   for (let i = 0; i < a.series.length; i++) {
-    const lines = (await polylines(page, `#compare-util figure.compare-util:nth-child(${i + 1}) svg`))
+    const lines = (await polylines(page, figs.nth(i)))
       .filter(([, w, n]) => w === '1' && n > 10);
     const colours = new Set(lines.map(([c]) => c));
     assert.equal(colours.size, 2, `GPU chart ${i}: both runs (${JSON.stringify(lines)})`);
   }
   // The step-time change with its test, and the GPUs' medians.
-  const text = await page.textContent('#compare-text');
+  const text = await page.textContent('#compare-body');
   assert.match(text, /p95/);
   assert.match(text, /Mann–Whitney U: (significant|not significant)/);
   assert.equal(await page.locator('table.compare-gpus tbody tr').count(), a.series.length);

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use gpuwhy::report::{Column, Report, StepsData, Verdict};
 use gpuwhy_viewer::chart::compare::{histograms_svg, utilization_svg};
-use gpuwhy_viewer::compare::{html::section_html, Diff};
+use gpuwhy_viewer::compare::html::{section, section_html};
+use gpuwhy_viewer::compare::Diff;
 use gpuwhy_viewer::{Theme, View};
 
 use crate::fixtures::{every_text, one_gpu};
@@ -130,6 +131,22 @@ fn the_verdict_diff_is_the_one_gpuwhy_compare_prints() {
         assert!(html.contains(text), "{text} in {html}");
     }
     assert!(!html.contains("not strictly comparable"));
+    // The section for the page: the text, then both runs' histograms, then one chart per
+    // GPU with both runs.
+    let names = ("before.json", "after.json");
+    let page = section(&read(&a), &read(&b), names, 900, &Theme::light()).expect("draws");
+    assert!(page.starts_with(&html));
+    assert_eq!(
+        page.matches("<figure class=\"compare-chart compare-hist\">")
+            .count(),
+        1
+    );
+    assert_eq!(
+        page.matches("<figure class=\"compare-chart compare-util\">")
+            .count(),
+        1
+    );
+    assert!(page.contains("<figcaption>GPU 0 · Test GPU</figcaption>"));
 }
 
 #[test]
@@ -142,6 +159,13 @@ fn different_hardware_is_compared_with_a_warning_and_report_text_is_escaped() {
     assert!(html.contains("not strictly comparable"), "{html}");
     assert!(!html.contains("<img") && !html.contains("<script") && !html.contains("<b>"));
     assert!(html.contains("&lt;/table&gt;&lt;script&gt;"));
+    // The whole section: the GPU's name is escaped in its chart's caption and text
+    // alternative too.
+    let (va, vb) = (read(&a), read(&b));
+    let page = section(&va, &vb, ("a.json", "b.json"), 900, &Theme::light()).expect("draws");
+    assert!(!page.contains("<img") && !page.contains("<script"));
+    assert!(page.contains("<figcaption>GPU 0 · Test GPU / GPU 0 · &lt;img src=x"));
+    assert!(page.contains("aria-label=\"Utilization of GPU 0 · Test GPU / GPU 0 · &lt;img"));
 }
 
 /// `(stroke, stroke-width, points)` of each polyline.
@@ -224,4 +248,36 @@ fn utilization_draws_both_runs_on_the_longer_runs_axis() {
     assert!(utilization_svg(&a, &b, 1, 900, &theme)
         .expect("draws")
         .is_none());
+}
+
+#[test]
+fn the_rank_test_and_medians_are_cores_own() {
+    use gpuwhy_viewer::compare::stats;
+    let wide = |v: &[f32]| v.iter().map(|x| f64::from(*x)).collect::<Vec<f64>>();
+    // Many ties, a gap in the data, and more values than the test ranks (thinned evenly).
+    let mut a: Vec<f32> = (0..25_000)
+        .map(|i| ((i * 7919) % 1000) as f32 / 10.0)
+        .collect();
+    a[17] = f32::NAN;
+    let b: Vec<f32> = (0..3_000)
+        .map(|i| ((i * 31) % 997) as f32 / 10.0 + 5.0)
+        .collect();
+    let small = [1.0, 2.0, 2.0, 3.0];
+    for (x, y) in [
+        (&a[..], &b[..]),
+        (&b[..], &a[..]),
+        (&small[..], &[2.0, 2.0, 4.0][..]),
+        (&small[..], &small[..]),
+        (&[2.0; 10][..], &[2.0; 10][..]),
+        (&[1.0][..], &small[..]),
+    ] {
+        let core = gpuwhy::compare::mann_whitney(&wide(x), &wide(y));
+        assert_eq!(stats::mann_whitney(x, y), core);
+    }
+    assert!(stats::mann_whitney(&a, &b).is_some_and(|t| t.significant));
+    for v in [&a[..], &b[..], &small[..]] {
+        let core = gpuwhy::signals::stats::dist(wide(v)).map(|d| d.p50);
+        assert_eq!(stats::median(v), core);
+    }
+    assert_eq!(stats::median(&[f32::NAN]), None);
 }
