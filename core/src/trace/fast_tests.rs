@@ -52,7 +52,7 @@ fn real_shapes_read_as_serde_json_reads_them() {
         r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": "GPU 0", "tid": "stream 7", "ts": "5.5", "dur": 2}"#,
         r#"{"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": -3.25}"#,
         r#"{"ph": "X", "cat": "kernel", "name": "k", "ts": -0.0, "dur": -0, "args": null, "pid": null, "tid": true}"#,
-        r#"{"ph": "X", "cat": "kernel", "name": "ünïcode ✓", "ts": 0.1, "dur": 0.30000000000000004}"#,
+        r#"{"ph": "X", "cat": "kernel", "name": "ünïcode ✓", "ts": 0.1, "dur": 0.3}"#,
         r#"{"ph": "f", "id": 66, "pid": 0, "tid": 7, "ts": 1.0, "cat": "ac2g", "name": "ac2g", "bp": "e"}"#,
         r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","args":{"Input Dims":[[64,64],[]],"x":{"y":[true,false,null,-1.5e-3]},"s":"a\"b\\c\u00e9"}}"#,
         r#"{"ph": "X", "cat": "kernel", "unknown": {"deep": [[[[1]]]]}, "args": {}}"#,
@@ -79,9 +79,15 @@ fn decimals_are_serde_json_s_to_the_last_bit() {
         } else {
             format!("{int}.{frac:0frac_digits$}")
         };
-        same(&format!(
-            r#"{{"ph":"X","cat":"kernel","ts":{num},"dur":-{num}}}"#
-        ));
+        let ev = format!(r#"{{"ph":"X","cat":"kernel","ts":{num},"dur":-{num}}}"#);
+        let sig: u128 = num.replace('.', "").parse().expect("digits");
+        if sig <= 1 << 53 {
+            same(&ev);
+        } else {
+            // Not exact in one division without serde_json's float_roundtrip: its reading
+            // depends on that feature, so the fast path leaves it to serde_json.
+            assert!(quick(&ev).is_none(), "{ev}");
+        }
     }
 }
 
@@ -90,6 +96,7 @@ fn anything_unusual_is_left_to_the_general_path() {
     for ev in [
         r#"{"ph": "X", "ts": 1e3}"#,                   // exponent
         r#"{"ph": "X", "ts": 1234567890123456789.5}"#, // > 18 digits
+        r#"{"ph": "X", "ts": 1.4000000000000001}"#,    // significand > 2^53
         r#"{"ph": "X", "name": "a\"b"}"#,              // escape in a read string
         r#"{"p\u0068": "X"}"#,                         // escape in a key
         r#"{"ph": "X", "name": 5}"#,                   // numeric name
