@@ -7,8 +7,9 @@ and python_function events but no kernel, memcpy or cuda_runtime ones) and
 export_chrome_trace writes the file, gzip-compressed when the name ends in .gz.
 
 The committed fixture core/tests/fixtures/trace/torch_cpu.json.gz was made with
-torch 2.15.0 from PyPI (the wheel `pip install torch` installs on Linux x86_64, run on a
-machine without a GPU) and Python 3.11:
+torch 2.15.0+cu132 from PyPI (the wheel a plain `pip install torch` installs on Linux
+x86_64, with its CUDA libraries, run on a machine without a GPU; PyTorch's own CPU-only
+wheel index could not be reached from the development machine) and Python 3.11:
 
   python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch
   /tmp/torchvenv/bin/python scripts/record_cpu_trace.py core/tests/fixtures/trace/torch_cpu.json.gz
