@@ -26,6 +26,22 @@ pub fn trace_text(t: &TraceSummary) -> String {
         t.choices_text.join("; ")
     );
     for r in &t.ranks {
+        if r.streams.is_empty() {
+            let _ = writeln!(
+                out,
+                "  rank {} ({}): no GPU operations in the trace ({} events)",
+                r.rank, r.source, r.events
+            );
+            if r.step_stats.count > 0 {
+                let _ = writeln!(
+                    out,
+                    "    {} steps: CPU p50 {}",
+                    r.step_stats.count,
+                    ms(r.step_stats.cpu_us.p50)
+                );
+            }
+            continue;
+        }
         let i = &r.main_stream_idle;
         let total = i.total_us().max(f64::MIN_POSITIVE);
         let _ = writeln!(

@@ -85,6 +85,18 @@ fn a_gzip_trace_alone_gives_the_trace_summary_and_host_sync() {
 }
 
 #[test]
+fn a_real_cpu_only_torch_trace_says_it_has_no_gpu_operations() {
+    let o = run(gpuwhy()
+        .arg("diagnose")
+        .arg(fixture("trace/torch_cpu.json.gz")));
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("no GPU operations in the trace"), "{t}");
+    assert!(t.contains("4 steps: CPU p50"), "{t}");
+    assert!(!t.contains("): GPU busy"), "nothing to be busy with: {t}");
+}
+
+#[test]
 fn traces_of_two_ranks_name_the_straggler() {
     let o = run(gpuwhy()
         .args(["diagnose", "--json"])
