@@ -1,10 +1,15 @@
 //! Numbers at byte speed: the fast path of a column, and single numbers.
 //!
-//! Every number is read correctly rounded, as Rust's own parser (and serde_json with its
-//! `float_roundtrip` feature) reads it, whichever features serde_json was built with: a
-//! significand of at most 2⁵³ scaled by an exact power of ten up to 10²² is exact in one
-//! division or multiplication; any other number goes to `str::parse::<f64>`. Anything that
-//! is no number sends the whole array to serde_json, which says what is wrong.
+//! Every number is read exactly as the serde_json linked here reads it, to the last bit. A
+//! significand of at most 18 digits is scaled by an exact power of ten up to 10²², as
+//! serde_json does without its `float_roundtrip` feature (the browser's build); with that
+//! feature (the workspace's tests get it through a dependency) serde_json rounds correctly,
+//! which one division does only for a significand up to 2⁵³, so longer ones go to
+//! serde_json then. Anything that is no number sends the whole array to serde_json, which
+//! says what is wrong. (Rust's own correctly rounding parser would cost the module 15 kB
+//! gzipped.)
+
+use std::sync::OnceLock;
 
 use super::scan::ws;
 
@@ -16,9 +21,9 @@ const POW10: [f64; 23] = [
 
 /// The fast path of a numeric array from `i` (just after its `[`): its values and the
 /// index after its `]`, with `null` read as `null` where one is allowed. A number written
-/// simply (`-12.5`: a significand of at most 2⁵³, no exponent) is read right here, in one
-/// loop with no calls; any other goes to [`number`], then to Rust's parser. `None` sends
-/// the whole array to serde_json (to say what is wrong with it).
+/// simply (`-12.5`: at most 18 digits and [`exact_limit`], no exponent) is read right here,
+/// in one loop with no calls; any other goes to [`number`], then to serde_json alone.
+/// `None` sends the whole array to serde_json (to say what is wrong with it).
 #[inline(never)]
 pub(super) fn numbers<T: Copy + Default>(
     b: &[u8],
@@ -37,6 +42,7 @@ pub(super) fn numbers<T: Copy + Default>(
     // Written by index into a vector of the expected length: `push` is a call per value
     // in a size-optimised build.
     let mut out = vec![T::default(); rows.max(16)];
+    let limit = exact_limit();
     let mut k = 0;
     loop {
         while i < n && b[i] <= b' ' && ws(b[i]) {
@@ -84,10 +90,10 @@ pub(super) fn numbers<T: Copy + Default>(
                 && (int == 1 || b[first] != b'0')
                 && (frac > 0 || i == first + int)
                 && int + frac <= 18
-                && m <= EXACT
+                && m <= limit
                 && !(i < n && (b[i] | 0x20) == b'e');
             let x = if simple {
-                // Both exact, so the one division rounds correctly.
+                // As serde_json: the significand, divided by an exact power of ten.
                 let f = m as f64;
                 let f = if frac > 0 { f / POW10[frac] } else { f };
                 if neg {
@@ -129,8 +135,22 @@ pub(super) fn numbers<T: Copy + Default>(
     }
 }
 
-/// The largest significand every smaller one of which an `f64` holds exactly: 2⁵³.
-const EXACT: u64 = 1 << 53;
+/// The largest significand the one-division reading gives as serde_json does: any 18-digit
+/// one without `float_roundtrip`; with it, 2⁵³ (both operands exact, so the one division
+/// rounds correctly). Which serde_json is linked is asked once, of serde_json itself.
+fn exact_limit() -> u64 {
+    static LIMIT: OnceLock<u64> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        // 1.4000000000000001 is the double after 1.4; the one-division reading gives 1.4.
+        let correct = serde_json::from_str::<f64>("1.4000000000000001").ok()
+            == Some(f64::from_bits(1.4f64.to_bits() + 1));
+        if correct {
+            1 << 53
+        } else {
+            u64::MAX
+        }
+    })
+}
 
 /// Reads the decimal digits at `b[i..]` into `m`; the index after them.
 fn digits(b: &[u8], mut i: usize, m: &mut u64) -> usize {
@@ -141,59 +161,20 @@ fn digits(b: &[u8], mut i: usize, m: &mut u64) -> usize {
     i
 }
 
-/// A number [`number`] does not read (a significand past 2⁵³, a large exponent), read by
-/// Rust's correctly rounding parser; `None` when it is no JSON number.
+/// A number [`number`] does not read exactly (more digits, a large exponent), read by
+/// serde_json; `None` when it is no number.
 #[cold]
 pub(super) fn long_number(b: &[u8], i: usize) -> Option<(f64, usize)> {
     let len = b[i..]
         .iter()
         .position(|&c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
         .unwrap_or(b.len() - i);
-    let text = &b[i..i + len];
-    if !json_number(text) {
-        return None;
-    }
-    // JSON's number grammar is a subset of what `parse` accepts, and the bytes are ASCII.
-    let x = std::str::from_utf8(text).ok()?.parse::<f64>().ok()?;
+    let x = serde_json::from_slice::<f64>(&b[i..i + len]).ok()?;
     Some((x, i + len))
 }
 
-/// Whether `t` is exactly one number in JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)?
-/// ([eE] [+-]? [0-9]+)?`.
-fn json_number(t: &[u8]) -> bool {
-    let mut i = usize::from(t.first() == Some(&b'-'));
-    let digits = |i: &mut usize| {
-        let start = *i;
-        while t.get(*i).is_some_and(u8::is_ascii_digit) {
-            *i += 1;
-        }
-        *i - start
-    };
-    let start = i;
-    let int = digits(&mut i);
-    if int == 0 || (int > 1 && t[start] == b'0') {
-        return false;
-    }
-    if t.get(i) == Some(&b'.') {
-        i += 1;
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    if matches!(t.get(i), Some(b'e' | b'E')) {
-        i += 1;
-        if matches!(t.get(i), Some(b'+' | b'-')) {
-            i += 1;
-        }
-        if digits(&mut i) == 0 {
-            return false;
-        }
-    }
-    i == t.len()
-}
-
-/// The JSON number at `b[i..]`, and the index after it, when its significand and power of
-/// ten are both exact in an `f64` (so one operation rounds correctly); else `None`.
+/// The JSON number at `b[i..]` as serde_json reads it, and the index after it, when it is
+/// short enough to be read that way here (see [`exact_limit`]); else `None`.
 pub(super) fn number(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
     let n = b.len();
     let neg = i < n && b[i] == b'-';
@@ -215,7 +196,7 @@ pub(super) fn number(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
         }
         exp = -((i - dot) as i32);
     }
-    if int + exp.unsigned_abs() as usize > 18 || m > EXACT {
+    if int + exp.unsigned_abs() as usize > 18 || m > exact_limit() {
         return None;
     }
     if i < n && (b[i] | 0x20) == b'e' {
