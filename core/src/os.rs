@@ -57,6 +57,43 @@ pub fn clock_ticks_per_second() -> f64 {
     100.0
 }
 
+/// Set while one of gpuwhy's threads is inside the dynamic loader (see [`with_loader`]).
+static LOADER_BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Runs `f`, which calls into the dynamic loader (dlopen, dlsym, dladdr, dlclose), with the
+/// loader gate closed. The loader holds its own lock during those calls, and fork() copies
+/// that lock as it is: a child forked while gpuwhy's sampler thread loads NVML would inherit
+/// it locked, and hang at its first thread-local destructor registration or library load.
+/// A library embedding gpuwhy closes the gate in its pre-fork handler
+/// ([`loader_gate_close`]), so fork waits for such a call to end. Not reentrant.
+pub fn with_loader<R>(f: impl FnOnce() -> R) -> R {
+    struct Open;
+    impl Drop for Open {
+        fn drop(&mut self) {
+            loader_gate_open();
+        }
+    }
+    loader_gate_close();
+    let _open = Open;
+    f()
+}
+
+/// Closes the loader gate, waiting for a call inside [`with_loader`] to end.
+pub fn loader_gate_close() {
+    use std::sync::atomic::Ordering;
+    while LOADER_BUSY
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        std::thread::yield_now();
+    }
+}
+
+/// Opens the loader gate closed by [`loader_gate_close`] (in a fork child too).
+pub fn loader_gate_open() {
+    LOADER_BUSY.store(false, std::sync::atomic::Ordering::Release);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -105,14 +105,19 @@ fn gate_open() {
 
 extern "C" fn before_fork() {
     gate_close();
+    // No gpuwhy thread may be inside the dynamic loader (the sampler loading NVML) when the
+    // process is copied: the child would inherit the loader's lock held.
+    gpuwhy_core::os::loader_gate_close();
 }
 
 extern "C" fn after_fork_parent() {
+    gpuwhy_core::os::loader_gate_open();
     gate_open();
 }
 
 extern "C" fn after_fork_child() {
     FORK_GEN.fetch_add(1, Ordering::Relaxed);
+    gpuwhy_core::os::loader_gate_open();
     gate_open();
 }
 

@@ -1,6 +1,7 @@
 //! [`Nvml`]: finding, loading, initialising and shutting down the NVML library.
 
 use std::ffi::{c_void, CStr};
+use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -28,7 +29,8 @@ pub struct Nvml {
     pub(super) id: u64,
     path: PathBuf,
     init_symbol: &'static str,
-    _lib: Library,
+    /// Closed (dlclose) in `drop`, behind the loader gate.
+    _lib: ManuallyDrop<Library>,
 }
 
 // Thread safety: every field is Send + Sync on its own (function pointers, atomics, the
@@ -79,6 +81,14 @@ impl Nvml {
     }
 
     fn load_plan(plan: Plan) -> Result<Nvml> {
+        // The loader's part (dlopen, dlsym, dladdr, dlclose of refused candidates) behind
+        // the loader gate; the init, which may take seconds, outside it.
+        let (lib, syms, path) = crate::os::with_loader(|| Self::open_plan(&plan))?;
+        Self::init(lib, syms, path)
+    }
+
+    /// Opens the first acceptable candidate of `plan` and resolves its symbols.
+    fn open_plan(plan: &Plan) -> Result<(Library, Symbols, PathBuf)> {
         let mut tried = Vec::new();
         for candidate in &plan.candidates {
             let stop_note = |why: String| match plan.chosen_by {
@@ -123,7 +133,7 @@ impl Nvml {
                 ));
                 continue;
             }
-            return Self::init(lib, syms, path);
+            return Ok((lib, syms, path));
         }
         Err(Error::NvmlNotFound { tried })
     }
@@ -137,6 +147,7 @@ impl Nvml {
         });
         if let Err(e) = res {
             let message = error_text(&syms, e.code);
+            crate::os::with_loader(|| drop(lib));
             return Err(Error::NvmlInit {
                 path,
                 code: e.code,
@@ -150,7 +161,7 @@ impl Nvml {
             id,
             path,
             init_symbol,
-            _lib: lib,
+            _lib: ManuallyDrop::new(lib),
         })
     }
 
@@ -215,6 +226,9 @@ impl Drop for Nvml {
             // irrelevant at this point.
             let _ = unsafe { shutdown() };
         }
+        // SAFETY: `_lib` is dropped here only, once, and nothing uses it afterwards (the
+        // symbols that point into it are plain pointers, never called after this).
+        crate::os::with_loader(|| unsafe { ManuallyDrop::drop(&mut self._lib) });
     }
 }
 
