@@ -131,8 +131,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
     eprintln!("gpuwhy: demo '{name}' on the simulated GPU for {duration:.0} s of simulated time (speed ×{speed})…");
     let schedule = nvml_sim_bundle::trainer::schedule(&text, duration).map_err(|e| anyhow!(e))?;
     let session = Session::start(SessionConfig::from(cfg))?;
-    // Simulated time 0 is the simulated GPU's first nvmlInit, inside Session::start.
-    let origin = Instant::now();
+    // The sampler thread loads the simulated GPU; on a loaded machine that can take longer
+    // than Session::start waits. Its time 0 is the end of that first nvmlInit, and the
+    // trainer's schedule counts from there.
+    session.recorder().wait_probed(Duration::from_secs(30));
+    let origin = session
+        .recorder()
+        .nvml_ready_at()
+        .unwrap_or_else(Instant::now);
     if let Some(why) = session.recorder().gpu_absent_reason() {
         bail!("the simulated GPU did not load: {why}");
     }
