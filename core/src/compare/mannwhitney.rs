@@ -53,32 +53,51 @@ pub fn normal_cdf(x: f64) -> f64 {
 /// Tests whether `a` and `b` differ in location. `None` when either has fewer than 2 values
 /// or all values are tied.
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
-    let (a, b) = (thin(a), thin(b));
+    let (mut a, mut b) = (thin(a), thin(b));
+    a.sort_by(f64::total_cmp);
+    b.sort_by(f64::total_cmp);
+    mann_whitney_sorted(&a, &b)
+}
+
+/// [`mann_whitney`] of two samples already thinned, free of NaN and sorted ascending: the
+/// test walks both at once, each group of equal values taking the mean of the ranks it
+/// spans. Generic so that the viewer runs it on the report's `f32` columns, which it sorts
+/// anyway, without a second sort in its module.
+pub fn mann_whitney_sorted<T: Copy + PartialOrd>(a: &[T], b: &[T]) -> Option<MannWhitney> {
     let (n1, n2) = (a.len(), b.len());
     if n1 < 2 || n2 < 2 {
         return None;
     }
-    let mut all: Vec<(f64, bool)> = a
-        .iter()
-        .map(|x| (*x, true))
-        .chain(b.iter().map(|x| (*x, false)))
-        .collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let n = all.len();
+    let (mut i, mut j, mut k) = (0, 0, 0usize);
     let (mut r1, mut ties) = (0.0, 0.0);
-    let mut i = 0;
-    while i < n {
-        let mut j = i;
-        while j + 1 < n && all[j + 1].0 == all[i].0 {
+    while i < n1 || j < n2 {
+        let v = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) => {
+                if x <= y {
+                    x
+                } else {
+                    y
+                }
+            }
+            (Some(&x), None) => x,
+            (None, Some(&y)) => y,
+            (None, None) => break,
+        };
+        let (i0, j0) = (i, j);
+        while a.get(i).is_some_and(|x| *x == v) {
+            i += 1;
+        }
+        while b.get(j).is_some_and(|y| *y == v) {
             j += 1;
         }
-        let rank = (i + j) as f64 / 2.0 + 1.0;
-        let t = (j - i + 1) as f64;
-        ties += t * t * t - t;
-        r1 += all[i..=j].iter().filter(|x| x.1).count() as f64 * rank;
-        i = j + 1;
+        let t = (i - i0) + (j - j0);
+        let rank = (k + k + t - 1) as f64 / 2.0 + 1.0;
+        let tf = t as f64;
+        ties += tf * tf * tf - tf;
+        r1 += (i - i0) as f64 * rank;
+        k += t;
     }
-    let (n1f, n2f, nf) = (n1 as f64, n2 as f64, n as f64);
+    let (n1f, n2f, nf) = (n1 as f64, n2 as f64, (n1 + n2) as f64);
     let u = r1 - n1f * (n1f + 1.0) / 2.0;
     let mu = n1f * n2f / 2.0;
     let var = n1f * n2f / 12.0 * ((nf + 1.0) - ties / (nf * (nf - 1.0)));

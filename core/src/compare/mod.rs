@@ -10,7 +10,7 @@ mod mannwhitney;
 
 pub use baseline::BaselineComparison;
 pub use checks::{ExperimentCheck, Outcome};
-pub use mannwhitney::{mann_whitney, normal_cdf, MannWhitney, ALPHA};
+pub use mannwhitney::{mann_whitney, mann_whitney_sorted, normal_cdf, MannWhitney, ALPHA, MAX_N};
 
 use serde::{Deserialize, Serialize};
 

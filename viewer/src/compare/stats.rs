@@ -1,15 +1,12 @@
 //! Quantiles and the Mann–Whitney U test as core computes them (`gpuwhy::signals::stats`,
 //! `gpuwhy::compare::mann_whitney`), on the report's own `f32` columns.
 //!
-//! Why not core's functions: they sort `f64`s and `(f64, bool)` pairs, and each sort a
-//! module contains is a few kilobytes of its own; sorting the `f32` values (which the page
-//! already does, so the sort is there) gives the same order, and the same numbers. The
-//! native tests check them against core's.
+//! Why not core's `f64` entry points: each sort a module contains is a few kilobytes of its
+//! own; sorting the `f32` values (which the page already does, so the sort is there) gives
+//! the same order, and core's [`mann_whitney_sorted`] the same numbers. The native tests
+//! check them against core's.
 
-use gpuwhy::compare::{normal_cdf, MannWhitney, ALPHA};
-
-/// Core's cap on the values the rank test ranks (larger samples are thinned evenly).
-const MAX_N: usize = 20_000;
+use gpuwhy::compare::{mann_whitney_sorted, MannWhitney, MAX_N};
 
 /// The finite values, sorted.
 pub fn sorted(v: &[f32]) -> Vec<f32> {
@@ -60,53 +57,7 @@ fn finite(v: &[f32]) -> Vec<f32> {
     s
 }
 
-/// The two-sided Mann–Whitney U test of core (normal approximation, tie and continuity
-/// corrections): `None` when either sample has fewer than 2 values or all are tied.
+/// Core's two-sided Mann–Whitney U test on the finite values, thinned as core thins them.
 pub fn mann_whitney(a: &[f32], b: &[f32]) -> Option<MannWhitney> {
-    let (a, b) = (thin_sorted(a), thin_sorted(b));
-    let (n1, n2) = (a.len(), b.len());
-    if n1 < 2 || n2 < 2 {
-        return None;
-    }
-    // Walk both sorted samples at once: each group of equal values takes the mean of the
-    // ranks it spans, as in core's one sorted list.
-    let (mut i, mut j, mut k) = (0, 0, 0usize);
-    let (mut r1, mut ties) = (0.0, 0.0);
-    while i < n1 || j < n2 {
-        let v = match (a.get(i), b.get(j)) {
-            (Some(x), Some(y)) => x.min(*y),
-            (Some(x), None) => *x,
-            (None, Some(y)) => *y,
-            (None, None) => break,
-        };
-        let (i0, j0) = (i, j);
-        while a.get(i) == Some(&v) {
-            i += 1;
-        }
-        while b.get(j) == Some(&v) {
-            j += 1;
-        }
-        let t = (i - i0) + (j - j0);
-        let rank = (k + k + t - 1) as f64 / 2.0 + 1.0;
-        let tf = t as f64;
-        ties += tf * tf * tf - tf;
-        r1 += (i - i0) as f64 * rank;
-        k += t;
-    }
-    let (n1f, n2f, nf) = (n1 as f64, n2 as f64, (n1 + n2) as f64);
-    let u = r1 - n1f * (n1f + 1.0) / 2.0;
-    let mu = n1f * n2f / 2.0;
-    let var = n1f * n2f / 12.0 * ((nf + 1.0) - ties / (nf * (nf - 1.0)));
-    if var <= 0.0 {
-        return None;
-    }
-    let diff = u - mu;
-    let z = (diff - 0.5 * diff.signum()) / var.sqrt();
-    let p = (2.0 * (1.0 - normal_cdf(z.abs()))).clamp(0.0, 1.0);
-    Some(MannWhitney {
-        u,
-        z,
-        p,
-        significant: p < ALPHA,
-    })
+    mann_whitney_sorted(&thin_sorted(a), &thin_sorted(b))
 }
