@@ -3,18 +3,15 @@
 // static page are read and diagnosed there, the rules re-run on a report, and a file gpuwhy
 // does not read gets a clear message. GPUWHY_VIEWER_SITE is the built static page,
 // GPUWHY_VIEWER_FIXTURES the directory with cargo xtask's demo report.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { launch, serve, settled } from './common.mjs';
+import { FIX, fixture, viewerSuite } from './suite.mjs';
 
-const SITE = process.env.GPUWHY_VIEWER_SITE;
-const FIX = process.env.GPUWHY_VIEWER_FIXTURES;
-if (!SITE || !FIX) throw new Error('set GPUWHY_VIEWER_SITE and GPUWHY_VIEWER_FIXTURES (cargo xtask test does)');
 const CORE_FIX = fileURLToPath(new URL('../../../core/tests/fixtures/', import.meta.url));
-const demo = JSON.parse(readFileSync(join(FIX, 'demo.json'), 'utf8'));
+const demo = fixture('demo.json');
 
 // An `nvidia-smi dmon` log (-s puc, no time column) of `samples` rows per GPU, every GPU
 // busy 6 s then idle 4 s: gpuwhy's rules call that a GPU waiting for input data.
@@ -46,28 +43,8 @@ function csvLog(samples) {
   return s;
 }
 
-let browser;
-let srv;
-before(async () => {
-  browser = await launch();
-  srv = await serve({ '/fixtures/': FIX, '/': SITE });
-});
-after(async () => {
-  await browser?.close();
-  srv?.server.close();
-});
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  const errors = [];
-  const fetched = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('dialog', (d) => { errors.push(`dialog: ${d.message()}`); d.dismiss(); });
-  page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
-  await page.goto(url);
-  await settled(page);
-  return { page, errors, fetched };
-}
+const suite = viewerSuite();
+const { open } = suite;
 
 // Drops a file (bytes given as an array of numbers, or text) onto the page, as a person
 // dragging it from their file manager would, and waits for the page to settle.
@@ -88,7 +65,7 @@ const message = (page) => page.textContent('#message');
 
 describe('analysis on the static page', () => {
   test('a dropped dmon log is diagnosed, with a verdict naming its source and a timeline per GPU', async () => {
-    const { page, errors, fetched } = await open(`${srv.base}/index.html`);
+    const { page, errors, fetched } = await open(`${suite.base}/index.html`);
     assert.ok(!fetched.some((p) => p.includes('analyze')), 'nothing of the analysis is fetched up front');
     const state = await drop(page, 'run.log', dmonLog(120, 2));
     assert.equal(state, 'ready', await message(page));
@@ -106,7 +83,7 @@ describe('analysis on the static page', () => {
   });
 
   test('a query-gpu CSV log opened with the file picker is diagnosed', async () => {
-    const { page, errors } = await open(`${srv.base}/index.html`);
+    const { page, errors } = await open(`${suite.base}/index.html`);
     await page.evaluate(() => { document.body.dataset.state = 'picking'; });
     await page.setInputFiles('#file', { name: 'gpu.csv', mimeType: 'text/csv', buffer: Buffer.from(csvLog(90)) });
     await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state));
@@ -121,7 +98,7 @@ describe('analysis on the static page', () => {
   });
 
   test('a gzip-compressed profiler trace is diagnosed', async () => {
-    const { page, errors } = await open(`${srv.base}/index.html`);
+    const { page, errors } = await open(`${suite.base}/index.html`);
     const gz = [...readFileSync(join(CORE_FIX, 'trace/small.json.gz'))];
     const state = await drop(page, 'small.json.gz', gz);
     assert.equal(state, 'ready', await message(page));
@@ -132,7 +109,7 @@ describe('analysis on the static page', () => {
   });
 
   test('"Re-run the rules" runs them again on the report shown', async () => {
-    const { page, errors, fetched } = await open(`${srv.base}/index.html?url=/fixtures/demo.json`);
+    const { page, errors, fetched } = await open(`${suite.base}/index.html?url=/fixtures/demo.json`);
     assert.equal(await page.textContent('.verdict-title'), demo.verdict.title);
     assert.ok(await page.isHidden('#analysis-notes'));
     assert.ok(!fetched.some((p) => p.includes('analyze')), 'a report alone loads no analysis');
@@ -149,7 +126,7 @@ describe('analysis on the static page', () => {
   });
 
   test('a file gpuwhy does not read gets a clear message naming where it went wrong', async () => {
-    const { page, errors } = await open(`${srv.base}/index.html`);
+    const { page, errors } = await open(`${suite.base}/index.html`);
     const state = await drop(page, 'photo.png', [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
     assert.equal(state, 'error');
     assert.ok(await page.isHidden('#report'));
@@ -166,7 +143,7 @@ describe('analysis on the static page', () => {
   });
 
   test('a file name with markup stays text', async () => {
-    const { page, errors } = await open(`${srv.base}/index.html`);
+    const { page, errors } = await open(`${suite.base}/index.html`);
     const name = '<img src=x onerror="window.__gpuwhyPwned=1">.log';
     assert.equal(await drop(page, name, 'hello\nworld\n'), 'error');
     await page.waitForTimeout(200);
@@ -178,7 +155,7 @@ describe('analysis on the static page', () => {
   });
 
   test('JSON that is not a report keeps the viewer\'s reason', async () => {
-    const { page } = await open(`${srv.base}/index.html?url=/fixtures/not-report.json`);
+    const { page } = await open(`${suite.base}/index.html?url=/fixtures/not-report.json`);
     assert.equal(await page.evaluate(() => document.body.dataset.state), 'error');
     assert.match(await message(page), /not a gpuwhy report/);
     await page.close();

@@ -3,41 +3,19 @@
 // run; fixed.json, the same job with its data phase cut from 450 to 30 ms; compare.json,
 // what `gpuwhy compare starved.json fixed.json --json` says; compare.html, the single file
 // `gpuwhy view starved.json --compare fixed.json` wrote; demo.json, eight GPUs.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { launch, serve, settled } from './common.mjs';
+import { FIX, fixture, viewerSuite } from './suite.mjs';
 
-const SITE = process.env.GPUWHY_VIEWER_SITE;
-const FIX = process.env.GPUWHY_VIEWER_FIXTURES;
-if (!SITE || !FIX) throw new Error('set GPUWHY_VIEWER_SITE and GPUWHY_VIEWER_FIXTURES (cargo xtask test does)');
-const load = (name) => JSON.parse(readFileSync(join(FIX, name), 'utf8'));
-const starved = load('starved.json');
-const fixed = load('fixed.json');
-const cli = load('compare.json');
-const demo = load('demo.json');
+const starved = fixture('starved.json');
+const fixed = fixture('fixed.json');
+const cli = fixture('compare.json');
+const demo = fixture('demo.json');
 
-let browser;
-let srv;
-before(async () => {
-  browser = await launch();
-  srv = await serve({ '/fixtures/': FIX, '/': SITE });
-});
-after(async () => {
-  await browser?.close();
-  srv?.server.close();
-});
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(url);
-  const state = await settled(page);
-  return { page, state, errors };
-}
+const suite = viewerSuite();
+const { open } = suite;
 
 // `[stroke, stroke-width, points]` of every polyline in `selector` (a string or a locator).
 const polylines = (page, selector) =>
@@ -79,7 +57,7 @@ async function checkComparison(page, a, b, summary) {
 describe('two reports side by side', () => {
   test('?url= and ?compare= open on the comparison, worded as gpuwhy compare words it', async () => {
     const { page, state, errors } = await open(
-      `${srv.base}/index.html?url=/fixtures/starved.json&compare=/fixtures/fixed.json`);
+      `${suite.base}/index.html?url=/fixtures/starved.json&compare=/fixtures/fixed.json`);
     assert.equal(state, 'ready', errors.join('\n'));
     await checkComparison(page, starved, fixed, cli.summary);
     assert.match(cli.summary, /data_starvation [0-9.]+ → resolved; new top finding/);
@@ -101,7 +79,7 @@ describe('two reports side by side', () => {
   });
 
   test('"Compare with…" adds a second report; Swap and Stop comparing', async () => {
-    const { page, state } = await open(`${srv.base}/index.html?url=/fixtures/fixed.json`);
+    const { page, state } = await open(`${suite.base}/index.html?url=/fixtures/fixed.json`);
     assert.equal(state, 'ready');
     assert.ok(await page.isHidden('#compare'));
     await page.setInputFiles('#compare-file', join(FIX, 'starved.json'));
@@ -123,7 +101,7 @@ describe('two reports side by side', () => {
 
   test('eight GPUs compared with themselves: a chart per GPU, nothing significant', async () => {
     const { page, state, errors } = await open(
-      `${srv.base}/index.html?url=/fixtures/demo.json&compare=/fixtures/demo.json`);
+      `${suite.base}/index.html?url=/fixtures/demo.json&compare=/fixtures/demo.json`);
     assert.equal(state, 'ready', errors.join('\n'));
     assert.ok(demo.series.length > 1);
     const top = `${demo.verdict.id} ${demo.verdict.confidence.toFixed(2)} → ${demo.verdict.confidence.toFixed(2)}`;

@@ -1,38 +1,16 @@
 // Browser tests of the report viewer, run by `cargo xtask test` (node --test) against
 // Debian's Chromium. GPUWHY_VIEWER_SITE is the built static page, GPUWHY_VIEWER_FIXTURES
 // the reports and single-file pages `cargo xtask` prepared (demo, hostile, invalid, …).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { launch, serve, settled } from './common.mjs';
+import { FIX, fixture, viewerSuite } from './suite.mjs';
 
-const SITE = process.env.GPUWHY_VIEWER_SITE;
-const FIX = process.env.GPUWHY_VIEWER_FIXTURES;
-if (!SITE || !FIX) throw new Error('set GPUWHY_VIEWER_SITE and GPUWHY_VIEWER_FIXTURES (cargo xtask test does)');
-const demo = JSON.parse(readFileSync(join(FIX, 'demo.json'), 'utf8'));
+const demo = fixture('demo.json');
 
-let browser;
-let srv;
-before(async () => {
-  browser = await launch();
-  srv = await serve({ '/fixtures/': FIX, '/': SITE });
-});
-after(async () => {
-  await browser?.close();
-  srv?.server.close();
-});
-
-async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('dialog', (d) => { errors.push(`dialog: ${d.message()}`); d.dismiss(); });
-  await page.goto(url);
-  const state = await settled(page);
-  return { page, state, errors };
-}
+const suite = viewerSuite();
+const { open } = suite;
 
 const timeRanges = (page) => page.$$eval('figure.timechart', (figs) =>
   figs.map((f) => [f.dataset.kind, Number(f.dataset.t0), Number(f.dataset.t1)]));
@@ -82,7 +60,7 @@ async function checkDemo(page) {
 
 describe('the static page', () => {
   test('shows the demo report opened by ?url=, and brush-zoom moves every timeline', async () => {
-    const { page, state, errors } = await open(`${srv.base}/index.html?url=/fixtures/demo.json`);
+    const { page, state, errors } = await open(`${suite.base}/index.html?url=/fixtures/demo.json`);
     assert.equal(state, 'ready', errors.join('\n'));
     await checkDemo(page);
     // Artifacts for a person to look at: the top of the page in both themes, and all of it.
@@ -97,7 +75,7 @@ describe('the static page', () => {
   });
 
   test('computes a chart\'s numbers when they are opened, and again after a zoom', async () => {
-    const { page, state } = await open(`${srv.base}/index.html?url=/fixtures/demo.json`);
+    const { page, state } = await open(`${suite.base}/index.html?url=/fixtures/demo.json`);
     assert.equal(state, 'ready');
     const numbers = page.locator('figure.gpu-timeline details.numbers').first();
     assert.equal(await numbers.locator('table').count(), 0, 'not computed while closed');
@@ -112,7 +90,7 @@ describe('the static page', () => {
   });
 
   test('opens a report from the file picker', async () => {
-    const { page } = await open(`${srv.base}/index.html`);
+    const { page } = await open(`${suite.base}/index.html`);
     await page.setInputFiles('#file', join(FIX, 'demo.json'));
     await page.waitForFunction(() => document.body.dataset.state === 'ready');
     assert.equal(await page.textContent('.verdict-title'), demo.verdict.title);
@@ -120,7 +98,7 @@ describe('the static page', () => {
   });
 
   test('refuses a report from another site', async () => {
-    const { page, state } = await open(`${srv.base}/index.html?url=http://example.invalid/r.json`);
+    const { page, state } = await open(`${suite.base}/index.html?url=http://example.invalid/r.json`);
     assert.equal(state, 'error');
     assert.match(await page.textContent('#message'), /Only reports from this site/);
     await page.close();
@@ -132,7 +110,7 @@ describe('the static page', () => {
     ['not-report.json', /not a gpuwhy report/],
   ]) {
     test(`says what is wrong with ${file}`, async () => {
-      const { page, state } = await open(`${srv.base}/index.html?url=/fixtures/${file}`);
+      const { page, state } = await open(`${suite.base}/index.html?url=/fixtures/${file}`);
       assert.equal(state, 'error');
       assert.ok(await page.isVisible('#message'));
       assert.match(await page.textContent('#message'), pattern);
@@ -156,7 +134,7 @@ describe('the single-file export', () => {
 describe('a hostile report', () => {
   const PAYLOAD_START = '<img src=x onerror="window.__gpuwhyPwned=1">';
   for (const [how, url] of [
-    ['on the static page', () => `${srv.base}/index.html?url=/fixtures/hostile.json`],
+    ['on the static page', () => `${suite.base}/index.html?url=/fixtures/hostile.json`],
     ['in the single file', () => pathToFileURL(join(FIX, 'hostile.html')).href],
   ]) {
     test(`runs no script and shows its text literally ${how}`, async () => {
