@@ -1,0 +1,359 @@
+//! The viewer's test and benchmark inputs: the browser tests' reports (a demo, a hostile
+//! one, invalid and foreign files, two runs to compare) and a synthetic long report.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use gpuwhy::metric::GpuMetric;
+use gpuwhy::report::{
+    Capability, CoarseColumn, CoarseData, Column, DeviceInfo, DeviceSeries, Overhead, PhaseStats,
+    Report, RunInfo, SeriesData, StepsData, Tool, Verdict, SCHEMA,
+};
+use serde_json::Value;
+
+use super::out_dir;
+use crate::{cargo, root, run_cmd};
+
+/// The `gpuwhy` binary built by the test command's `cargo build`.
+fn gpuwhy_bin() -> Result<PathBuf> {
+    run_cmd(cargo().args(["build", "-q", "-p", "gpuwhy-cli"]))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    Ok(target.join("debug").join("gpuwhy"))
+}
+
+/// Writes the browser tests' reports into `dir`: a demo report of several GPUs with
+/// steps, one whose every text is an attack, an invalid file, a future schema, JSON that
+/// is not a report, and single-file pages of the first two made by `gpuwhy view`.
+pub(super) fn fixtures(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let bin = gpuwhy_bin()?;
+    let demo = dir.join("demo-raw.json");
+    run_cmd(
+        Command::new(&bin)
+            .args(["demo", "straggler_8gpu", "--quiet", "--duration", "8", "-o"])
+            .arg(&demo),
+    )?;
+    let mut report = Report::load(&demo)?;
+    if report.steps.is_none() {
+        report.steps = Some(synthetic_steps(report.run.duration_s.max(1.0)));
+    }
+    let demo_json = dir.join("demo.json");
+    report.save(&demo_json)?;
+
+    let mut v: Value = serde_json::from_str(&report.to_json())?;
+    poison(&mut v, None);
+    std::fs::write(dir.join("hostile.json"), serde_json::to_string(&v)?)?;
+    std::fs::write(
+        dir.join("invalid.json"),
+        "{\"schema\": \"gpuwhy.report/1\", \"run\": ",
+    )?;
+    std::fs::write(
+        dir.join("future.json"),
+        r#"{"schema":"gpuwhy.report/2.0","verdict":{"id":"x","title":"t","confidence":1,"summary":"s"}}"#,
+    )?;
+    std::fs::write(dir.join("not-report.json"), r#"{"hello":"world"}"#)?;
+    for name in ["demo", "hostile"] {
+        run_cmd(
+            Command::new(&bin)
+                .arg("view")
+                .arg(dir.join(format!("{name}.json")))
+                .arg("-o")
+                .arg(dir.join(format!("{name}.html")))
+                .env("GPUWHY_VIEWER_PAGE", out_dir().join("gpuwhy-viewer.html")),
+        )?;
+    }
+    compare_fixtures(&bin, dir)
+}
+
+/// Two runs to compare (issue 7): a data-starved demo run (`starved.json`) and the same job
+/// with its data phase cut from 450 to 30 ms (`fixed.json`); what `gpuwhy compare` says of
+/// them (`compare.json`), and the single file `gpuwhy view --compare` makes (`compare.html`).
+fn compare_fixtures(bin: &Path, dir: &Path) -> Result<()> {
+    let starved = root().join("sim/scenarios/data_starvation.json");
+    let mut fixed: Value = serde_json::from_str(&std::fs::read_to_string(&starved)?)?;
+    fixed["name"] = "data_starvation_fixed".into();
+    fixed["workload"]["phases"][0]["ms"] = 30.into();
+    fixed["expect"] = serde_json::json!({"top_finding": "none", "also": [], "absent": []});
+    let fixed_scenario = dir.join("fixed-scenario.json");
+    std::fs::write(&fixed_scenario, fixed.to_string())?;
+    for (name, scenario) in [("starved", &starved), ("fixed", &fixed_scenario)] {
+        run_cmd(
+            Command::new(bin)
+                .arg("demo")
+                .arg(scenario)
+                .args(["--quiet", "--duration", "8", "-o"])
+                .arg(dir.join(format!("{name}.json"))),
+        )?;
+    }
+    let out = Command::new(bin)
+        .args(["compare", "--json"])
+        .arg(dir.join("starved.json"))
+        .arg(dir.join("fixed.json"))
+        .output()
+        .context("cannot run gpuwhy compare")?;
+    if !out.status.success() {
+        bail!(
+            "gpuwhy compare failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::write(dir.join("compare.json"), &out.stdout)?;
+    run_cmd(
+        Command::new(bin)
+            .arg("view")
+            .arg(dir.join("starved.json"))
+            .arg("--compare")
+            .arg(dir.join("fixed.json"))
+            .arg("-o")
+            .arg(dir.join("compare.html"))
+            .env("GPUWHY_VIEWER_PAGE", out_dir().join("gpuwhy-viewer.html")),
+    )
+}
+
+/// The text every string of the hostile report carries: markup that would run script if
+/// it were ever parsed as HTML, and a script-element breakout.
+pub const PAYLOAD: &str =
+    "<img src=x onerror=\"window.__gpuwhyPwned=1\"></script><script>window.__gpuwhyPwned=2</script>";
+
+/// Replaces every string (and map key) of a report with [`PAYLOAD`], except the ones that
+/// must stay valid for it to be read at all: the schema and the enum values.
+fn poison(v: &mut Value, key: Option<&str>) {
+    match v {
+        Value::String(s) if !matches!(key, Some("schema" | "severity" | "cost")) => {
+            *s = format!("{PAYLOAD} {s}");
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| poison(x, key)),
+        Value::Object(m) => {
+            let entries = std::mem::take(m);
+            for (k, mut x) in entries {
+                poison(&mut x, Some(&k));
+                // Keys of free-form maps (capabilities, host units) become payloads too.
+                let k = if matches!(
+                    key,
+                    Some("capabilities" | "units" | "unavailable" | "symbols")
+                ) {
+                    format!("{PAYLOAD}{k}")
+                } else {
+                    k
+                };
+                m.insert(k, x);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Step timings with four phases and a slow step every tenth, for reports without markers.
+pub fn synthetic_steps(duration_s: f64) -> StepsData {
+    let phases = ["data", "forward", "backward", "optimizer"];
+    let mut t = Vec::new();
+    let mut dur = Vec::new();
+    let mut per: BTreeMap<String, Vec<f32>> = BTreeMap::new();
+    let mut now = 0.0;
+    let mut i = 0u32;
+    while now < duration_s {
+        let slow = i % 10 == 9;
+        let parts = [if slow { 0.30 } else { 0.04 }, 0.05, 0.09, 0.02];
+        let d: f32 = parts.iter().sum::<f32>() * (1.0 + 0.05 * ((i % 7) as f32 / 7.0));
+        t.push(now);
+        dur.push(d);
+        for (p, v) in phases.iter().zip(parts) {
+            per.entry(p.to_string()).or_default().push(v);
+        }
+        now += d as f64;
+        i += 1;
+    }
+    let stats_of = |v: &[f32]| {
+        let mut s = v.to_vec();
+        s.sort_by(f32::total_cmp);
+        let q = |p: f64| s[((s.len() - 1) as f64 * p).round() as usize] as f64;
+        PhaseStats {
+            count: s.len() as u64,
+            sum_s: s.iter().map(|x| *x as f64).sum(),
+            min_s: q(0.0),
+            max_s: q(1.0),
+            p50_s: q(0.5),
+            p95_s: q(0.95),
+            p99_s: q(0.99),
+        }
+    };
+    let mut stats = BTreeMap::new();
+    stats.insert("step".to_string(), stats_of(&dur));
+    for (p, v) in &per {
+        stats.insert(p.clone(), stats_of(v));
+    }
+    StepsData {
+        phases: phases.iter().map(|p| p.to_string()).collect(),
+        count: t.len() as u64,
+        exact_steps: t.len() as u64,
+        t,
+        duration: Column(dur),
+        phase_durations: per.into_iter().map(|(k, v)| (k, Column(v))).collect(),
+        stats,
+        ..StepsData::default()
+    }
+}
+
+/// A synthetic long report: `hours` of 100 ms samples on `gpus` GPUs, the first hour at full
+/// resolution and the rest in coarse buckets, as the recorder keeps a long run.
+pub fn long_report(hours: f64, gpus: u32) -> Report {
+    let interval = 0.1;
+    let total_rows = (hours * 36_000.0) as usize;
+    let full_rows = total_rows.min(36_000);
+    let coarse_rows = total_rows - full_rows;
+    let mut rows_per_bucket = 1usize;
+    while coarse_rows / rows_per_bucket > 4096 {
+        rows_per_bucket *= 2;
+    }
+    let buckets = coarse_rows.div_ceil(rows_per_bucket);
+    // A data-starved shape: 40% of each second near idle, staggered across GPUs; slow
+    // metrics only every tenth row, as the sampler reads them.
+    let value = |m: GpuMetric, g: u32, i: usize| -> f32 {
+        let t = i as f64 * interval;
+        let idle = ((t + g as f64 * 0.13) % 1.0) < 0.4;
+        let slow_row = (i + g as usize).is_multiple_of(10);
+        match m {
+            GpuMetric::UtilGpu => {
+                if idle {
+                    2.0
+                } else {
+                    97.0
+                }
+            }
+            GpuMetric::UtilMem => {
+                if idle {
+                    1.0
+                } else {
+                    40.0
+                }
+            }
+            GpuMetric::Power => {
+                if idle {
+                    90.0
+                } else {
+                    380.0
+                }
+            }
+            GpuMetric::SmClock | GpuMetric::GraphicsClock => 1410.0,
+            GpuMetric::MemClock => 1593.0,
+            GpuMetric::MemUsed => 60_000.0 + (i % 100) as f32,
+            GpuMetric::Pstate | GpuMetric::ClockReasons => 0.0,
+            GpuMetric::Temp if slow_row => 60.0 + (t / 3600.0) as f32,
+            GpuMetric::PcieRx if slow_row => {
+                if idle {
+                    9000.0
+                } else {
+                    100.0
+                }
+            }
+            GpuMetric::PcieTx if slow_row => 50.0,
+            _ => f32::NAN,
+        }
+    };
+    let mut devices = Vec::new();
+    let mut series = Vec::new();
+    for g in 0..gpus {
+        let mut caps = BTreeMap::new();
+        for m in GpuMetric::ALL {
+            let ok = (0..10).any(|i| !value(m, g, i).is_nan());
+            let cap = if ok {
+                Capability::available()
+            } else {
+                Capability::unavailable("GPM is not supported on this GPU (Hopper and newer only)")
+            };
+            caps.insert(m.name().to_string(), cap);
+        }
+        devices.push(DeviceInfo {
+            index: g,
+            name: Some("NVIDIA A100-SXM4-80GB".into()),
+            memory_total_mib: Some(81_920.0),
+            power_limit_w: Some(400.0),
+            max_sm_clock_mhz: Some(1410.0),
+            temp_slowdown_c: Some(87.0),
+            capabilities: caps,
+            ..DeviceInfo::default()
+        });
+        let mut metrics = BTreeMap::new();
+        let mut coarse = BTreeMap::new();
+        for m in GpuMetric::ALL {
+            metrics.insert(
+                m.name().to_string(),
+                Column((0..full_rows).map(|i| value(m, g, i)).collect()),
+            );
+            let (mut lo, mut mean, mut hi) = (Vec::new(), Vec::new(), Vec::new());
+            for b in 0..buckets {
+                let first = full_rows + b * rows_per_bucket;
+                let last = (full_rows + (b + 1) * rows_per_bucket).min(total_rows);
+                let vals: Vec<f32> = (first..last)
+                    .map(|i| value(m, g, i))
+                    .filter(|v| !v.is_nan())
+                    .collect();
+                if vals.is_empty() {
+                    lo.push(f32::NAN);
+                    mean.push(f32::NAN);
+                    hi.push(f32::NAN);
+                } else {
+                    lo.push(vals.iter().copied().fold(f32::INFINITY, f32::min));
+                    hi.push(vals.iter().copied().fold(f32::NEG_INFINITY, f32::max));
+                    mean.push(vals.iter().sum::<f32>() / vals.len() as f32);
+                }
+            }
+            coarse.insert(
+                m.name().to_string(),
+                CoarseColumn {
+                    min: Column(lo),
+                    mean: Column(mean),
+                    max: Column(hi),
+                },
+            );
+        }
+        let coarse = (buckets > 0).then(|| CoarseData {
+            rows_per_bucket,
+            t_start: (0..buckets)
+                .map(|b| (full_rows + b * rows_per_bucket) as f64 * interval)
+                .collect(),
+            t_end: (0..buckets)
+                .map(|b| {
+                    ((full_rows + (b + 1) * rows_per_bucket).min(total_rows) - 1) as f64 * interval
+                })
+                .collect(),
+            metrics: coarse,
+        });
+        series.push(DeviceSeries {
+            device: g,
+            data: SeriesData {
+                t: (0..full_rows).map(|i| i as f64 * interval).collect(),
+                metrics,
+                coarse,
+            },
+        });
+    }
+    Report {
+        schema: SCHEMA.into(),
+        tool: Tool::default(),
+        run: RunInfo {
+            duration_s: hours * 3600.0,
+            interval_s: interval,
+            source: "synthetic".into(),
+            complete: true,
+            label: Some(format!("synthetic {hours} h × {gpus} GPUs")),
+            ..RunInfo::default()
+        },
+        nvml: None,
+        gpu_absent_reason: None,
+        verdict: Verdict::default(),
+        findings: Vec::new(),
+        devices,
+        series,
+        host: None,
+        steps: None,
+        events: Vec::new(),
+        faults: Vec::new(),
+        overhead: Overhead::default(),
+        ranks: None,
+        comparison: None,
+    }
+}
