@@ -138,8 +138,17 @@ impl View {
 
     /// Prepares a report for drawing.
     pub fn new(report: Report) -> View {
+        // GPUs in device order, series of one device in the report's order. An insertion
+        // sort: the list is short and nearly always sorted already, and the standard
+        // library's stable sort would add kilobytes to the module.
         let mut order: Vec<usize> = (0..report.series.len()).collect();
-        order.sort_by_key(|&i| report.series[i].device);
+        for i in 1..order.len() {
+            let mut j = i;
+            while j > 0 && report.series[order[j - 1]].device > report.series[order[j]].device {
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
         let gpus = order
             .into_iter()
             .enumerate()

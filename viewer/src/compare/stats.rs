@@ -11,7 +11,7 @@ use gpuwhy::compare::{mann_whitney_sorted, MannWhitney, MAX_N};
 /// The finite values, sorted.
 pub fn sorted(v: &[f32]) -> Vec<f32> {
     let mut s = finite(v);
-    s.sort_by(f32::total_cmp);
+    s.sort_unstable_by(f32::total_cmp);
     s
 }
 
@@ -42,7 +42,7 @@ fn thin_sorted(v: &[f32]) -> Vec<f32> {
         }
         v = t;
     }
-    v.sort_by(f32::total_cmp);
+    v.sort_unstable_by(f32::total_cmp);
     v
 }
 

@@ -114,7 +114,7 @@ impl<'a> Trace<'a> {
         let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
         let mut it = Samples::new(self, t0, t1);
         while let Some((s, _)) = it.step() {
-            means.push(s.mean);
+            means.push(f64::from(s.mean));
             lo = lo.min(s.lo);
             hi = hi.max(s.hi);
         }
@@ -122,10 +122,11 @@ impl<'a> Trace<'a> {
             return None;
         }
         let mid = means.len() / 2;
-        let (_, m, _) = means.select_nth_unstable_by(mid, f32::total_cmp);
+        // In f64, as the row steps below: one selection routine in the module, not two.
+        let (_, m, _) = means.select_nth_unstable_by(mid, f64::total_cmp);
         Some(Stats {
             min: lo as f64,
-            median: *m as f64,
+            median: *m,
             max: hi as f64,
             count: means.len(),
         })
