@@ -220,8 +220,7 @@ pub fn draw_panel<DB: DrawingBackend>(
         let color = theme.series[i % theme.series.len()];
         for run in line_runs {
             if run.len() >= 2 {
-                let points = run.iter().map(|p| chart.backend_coord(p)).collect();
-                overlay.lines.push((points, color));
+                overlay.line(run.iter().map(|p| chart.backend_coord(p)), color);
             } else if let Some(&p) = run.first() {
                 chart.draw_series(std::iter::once(Circle::new(p, 2, color.filled())))?;
             }

@@ -31,6 +31,26 @@ pub struct Overlay {
 }
 
 impl Overlay {
+    /// Adds a polyline, without the points that change nothing on screen: the middle one of
+    /// three on one pixel row, or of three in one pixel column where it lies between the
+    /// other two. A flat stretch (a clock at its maximum, memory that does not move) is then
+    /// two points, not two per pixel column, which the browser no longer has to parse and
+    /// lay out.
+    pub fn line(&mut self, points: impl IntoIterator<Item = (i32, i32)>, color: RGBColor) {
+        let mut out: Vec<(i32, i32)> = Vec::new();
+        for p in points {
+            if let [.., a, b] = out[..] {
+                let row = a.1 == b.1 && b.1 == p.1;
+                let column = a.0 == b.0 && b.0 == p.0 && (a.1 <= b.1) == (b.1 <= p.1);
+                if row || column {
+                    out.pop();
+                }
+            }
+            out.push(p);
+        }
+        self.lines.push((out, color));
+    }
+
     /// Draws everything with plotters (for backends other than [`to_svg`](super::to_svg)'s).
     pub fn draw_on<DB: DrawingBackend>(
         &self,

@@ -1,7 +1,7 @@
 //! Charts rendered to SVG and checked for what a person would see: the series drawn, the
 //! axis labels, and gaps kept as gaps.
 
-use gpuwhy_viewer::chart::{heatmap, steps, timeline, Frame, LEFT, RIGHT};
+use gpuwhy_viewer::chart::{heatmap, steps, timeline, Frame, Overlay, LEFT, RIGHT};
 use gpuwhy_viewer::{Theme, Trace, View};
 
 use crate::fixtures::one_gpu;
@@ -127,6 +127,24 @@ fn long_series_are_decimated_to_a_min_max_pair_per_pixel_column() {
     let all: Vec<f64> = runs.iter().flatten().map(|p| p.1).collect();
     assert_eq!(all.iter().copied().fold(f64::INFINITY, f64::min), 0.0);
     assert_eq!(all.iter().copied().fold(f64::NEG_INFINITY, f64::max), 99.0);
+}
+
+#[test]
+fn points_that_change_nothing_on_screen_are_left_out() {
+    // A flat line over thousands of pixel columns is its two ends.
+    let view = View::new(one_gpu(vec![50.0; 10_000], vec![f32::NAN; 10_000]));
+    assert_eq!(series_lines(&render(&view, 1200), 0), vec![2, 2]);
+    // Steps keep their corners: each level's two ends.
+    let util: Vec<f32> = (0..10_000)
+        .map(|i| if (i / 2500) % 2 == 0 { 10.0 } else { 90.0 })
+        .collect();
+    let view = View::new(one_gpu(util, vec![f32::NAN; 10_000]));
+    assert_eq!(series_lines(&render(&view, 1200), 0)[0], 8);
+    // In one pixel column, a point between two others goes; an extreme stays.
+    let mut o = Overlay::default();
+    let c = Theme::light().series[0];
+    o.line([(0, 5), (3, 5), (3, 2), (3, 1), (3, 4), (6, 4), (9, 4)], c);
+    assert_eq!(o.lines[0].0, vec![(0, 5), (3, 5), (3, 1), (3, 4), (9, 4)]);
 }
 
 #[test]
