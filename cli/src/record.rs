@@ -135,10 +135,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         place.apply(&mut cfg.run);
     }
     let recorder = Recorder::start(cfg)?;
-    if let Some(why) = recorder.gpu_absent_reason() {
-        eprintln!("gpuwhy: no GPU metrics will be recorded: {why}");
-        eprintln!("gpuwhy: recording host metrics only");
-    }
+    // NVML loads on the sampler thread, and a slow driver can take seconds: whether there
+    // are GPU metrics is said as soon as it is known, at start or later in the loop.
+    let mut gpus_told = false;
+    tell_gpus(&recorder, &mut gpus_told);
     let started = Instant::now();
     let mut live = Live::new(a.quiet);
     let mut exit: Option<std::process::ExitStatus> = None;
@@ -146,6 +146,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut last_prom: Option<Instant> = None;
     let ended_by = loop {
         std::thread::sleep(Duration::from_millis(50));
+        tell_gpus(&recorder, &mut gpus_told);
         live.tick(&recorder);
         if let Some(p) = &a.prometheus_textfile {
             if last_prom.is_none_or(|t| t.elapsed() >= PROMETHEUS_EVERY) {
@@ -180,6 +181,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         eprintln!("gpuwhy: warning: the crash journal could not be written ({e}); the report is still written at the end");
     }
     let mut rec = recorder.stop();
+    if !gpus_told {
+        if let Some(why) = &rec.gpu_absent_reason {
+            eprintln!("gpuwhy: no GPU metrics were recorded: {why}");
+        }
+    }
     rec.run.complete = true;
     rec.run.ended_by = Some(ended_by.into());
     rec.run.exit_code = exit.and_then(|s| s.code());
@@ -212,6 +218,18 @@ pub fn run(a: Args) -> Result<ExitCode> {
         None => 0,
     };
     Ok(ExitCode::from(code))
+}
+
+/// Says once, when the GPUs have been probed, that there are no GPU metrics and why.
+fn tell_gpus(recorder: &Recorder, told: &mut bool) {
+    if *told || !recorder.wait_probed(Duration::ZERO) {
+        return;
+    }
+    *told = true;
+    if let Some(why) = recorder.gpu_absent_reason() {
+        eprintln!("gpuwhy: no GPU metrics will be recorded: {why}");
+        eprintln!("gpuwhy: recording host metrics only");
+    }
 }
 
 /// The shell's convention: the exit code, or 128 + the signal number.

@@ -89,6 +89,37 @@ fn record_without_nvml_says_so_and_still_records_the_host() {
 }
 
 #[test]
+fn record_says_there_are_no_gpu_metrics_when_a_slow_nvml_init_fails() {
+    // The init fails after 800 ms: later than the 200 ms the recorder waits at start.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let lib = sim(
+        dir.path(),
+        &scenario_with(
+            "healthy",
+            &[
+                ("init_delay_ms", serde_json::json!(800)),
+                ("init_error", serde_json::json!(9)),
+            ],
+        ),
+    );
+    let out = dir.path().join("run.json");
+    let o = run(gpuwhy()
+        .args(["record", "--duration", "2s", "--nvml"])
+        .arg(&lib)
+        .arg("-o")
+        .arg(&out));
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert_eq!(
+        t.matches("no GPU metrics will be recorded").count(),
+        1,
+        "{t}"
+    );
+    let r = gpuwhy::report::Report::load(&out).expect("report");
+    assert!(r.gpu_absent_reason.is_some() && r.series.is_empty());
+}
+
+#[test]
 fn devices_lists_capabilities_and_fails_clearly_without_nvml() {
     let dir = tempfile::tempdir().expect("tempdir");
     let lib = sim(dir.path(), &scenario_with("consumer_gpu", &[]));
