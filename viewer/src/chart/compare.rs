@@ -10,8 +10,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::steps::{legend, step_quantiles, HIST_BINS, HIST_H};
-use super::{draw_panel, font, to_svg, ChartError, Frame, Line, Overlay, Panel, Scale};
-use super::{LEFT, MIN_WIDTH, PANEL_H, RIGHT, TITLE_H, X_AXIS_H};
+use super::{draw_panel, plot, to_svg, ChartError, Frame, Line, Overlay, Panel, Scale};
+use super::{MIN_WIDTH, PANEL_H, X_AXIS_H};
 use crate::format::{axis_number, duration};
 use crate::theme::Theme;
 use crate::trace::Trace;
@@ -107,25 +107,9 @@ pub fn draw_histograms<DB: DrawingBackend>(
     };
     legend(area, &title, &items, theme)?;
     let y1 = top * 1.1;
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(TITLE_H)
-        .margin_right(RIGHT)
-        .x_label_area_size(X_AXIS_H)
-        .y_label_area_size(LEFT)
-        .build_cartesian_2d(lo..hi, 0.0..y1)?;
     let fmt_x = |v: &f64| duration(*v);
     let fmt_y = |v: &f64| format!("{}%", axis_number(*v));
-    chart
-        .configure_mesh()
-        .x_labels(8)
-        .y_labels(4)
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme.grid)
-        .axis_style(theme.axis)
-        .label_style(font(11.0, theme.muted))
-        .x_label_formatter(&fmt_x)
-        .y_label_formatter(&fmt_y)
-        .draw()?;
+    let mut chart = plot(area, lo..hi, 0.0..y1, X_AXIS_H, &fmt_x, &fmt_y, theme)?;
     for (i, s) in share.iter().enumerate() {
         // The outline of the bars: up and across each bin, down to 0 at the end.
         let mut points = vec![(lo, 0.0)];

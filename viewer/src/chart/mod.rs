@@ -12,6 +12,9 @@ mod overlay;
 pub mod steps;
 pub mod timeline;
 
+use std::ops::Range;
+
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -186,26 +189,11 @@ pub fn draw_panel<DB: DrawingBackend>(
         Scale::FromZero => (lo, lo + 1.0),
     };
 
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(TITLE_H)
-        .margin_right(RIGHT)
-        .x_label_area_size(if x_axis { X_AXIS_H } else { 0 })
-        .y_label_area_size(LEFT)
-        .build_cartesian_2d(t0..t1, y0..y1)?;
     let span = t1 - t0;
+    let x_axis_h = if x_axis { X_AXIS_H } else { 0 };
     let fmt_t = |t: &f64| time_label(*t, span);
     let fmt_y = |v: &f64| axis_number(*v);
-    chart
-        .configure_mesh()
-        .x_labels(8)
-        .y_labels(4)
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme.grid)
-        .axis_style(theme.axis)
-        .label_style(font(11.0, theme.muted))
-        .x_label_formatter(&fmt_t)
-        .y_label_formatter(&fmt_y)
-        .draw()?;
+    let mut chart = plot(area, t0..t1, y0..y1, x_axis_h, &fmt_t, &fmt_y, theme)?;
 
     for r in &panel.refs {
         let (x0, y) = chart.backend_coord(&(t0, r.value));
@@ -227,6 +215,40 @@ pub fn draw_panel<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+/// The plot area of a chart under its title strip, in the layout every chart shares (the
+/// [`LEFT`] label column, the [`RIGHT`] margin), over `x` by `y`, with its grid and axes
+/// drawn: 8 labels along x (in an `x_axis_h` pixels high strip, 0 for none) and 4 up y,
+/// written by `fmt_x` and `fmt_y`. The formatters are taken as `dyn` so that every chart
+/// shares one copy of this code in the module.
+pub(crate) fn plot<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    x: Range<f64>,
+    y: Range<f64>,
+    x_axis_h: u32,
+    fmt_x: &dyn Fn(&f64) -> String,
+    fmt_y: &dyn Fn(&f64) -> String,
+    theme: &Theme,
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, ChartError> {
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(TITLE_H)
+        .margin_right(RIGHT)
+        .x_label_area_size(x_axis_h)
+        .y_label_area_size(LEFT)
+        .build_cartesian_2d(x, y)?;
+    chart
+        .configure_mesh()
+        .x_labels(8)
+        .y_labels(4)
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(theme.grid)
+        .axis_style(theme.axis)
+        .label_style(font(11.0, theme.muted))
+        .x_label_formatter(fmt_x)
+        .y_label_formatter(fmt_y)
+        .draw()?;
+    Ok(chart)
 }
 
 /// Title, unit and legend along the top strip of a panel. Text widths are estimated (about

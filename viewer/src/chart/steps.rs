@@ -8,7 +8,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{font, text_width, to_svg, ChartError, Frame, LEFT, PANEL_H, RIGHT, TITLE_H, X_AXIS_H};
+use super::{font, plot, text_width, to_svg, ChartError, Frame, LEFT, PANEL_H, X_AXIS_H};
 use crate::format::{duration, time_label};
 use crate::theme::Theme;
 use crate::view::View;
@@ -127,25 +127,9 @@ pub fn draw_stacked<DB: DrawingBackend>(
     items.push(("not in a phase".into(), theme.grid));
     legend(area, "Step time by phase (mean per column)", &items, theme)?;
     let y1 = if top > 0.0 { top * 1.08 } else { 1.0 };
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(TITLE_H)
-        .margin_right(RIGHT)
-        .x_label_area_size(X_AXIS_H)
-        .y_label_area_size(LEFT)
-        .build_cartesian_2d(t0..t1, 0.0..y1)?;
     let fmt_t = |t: &f64| time_label(*t, span);
     let fmt_y = |v: &f64| duration(*v);
-    chart
-        .configure_mesh()
-        .x_labels(8)
-        .y_labels(4)
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme.grid)
-        .axis_style(theme.axis)
-        .label_style(font(11.0, theme.muted))
-        .x_label_formatter(&fmt_t)
-        .y_label_formatter(&fmt_y)
-        .draw()?;
+    let mut chart = plot(area, t0..t1, 0.0..y1, X_AXIS_H, &fmt_t, &fmt_y, theme)?;
     let w = span / bins as f64;
     for b in (0..bins).filter(|&b| count[b] > 0) {
         let n = count[b] as f64;
