@@ -22,10 +22,11 @@ const FUNCTIONS: [&str; 11] = [
 /// NOT_SUPPORTED, NO_PERMISSION, TIMEOUT, UNKNOWN, DEPRECATED, FUNCTION_NOT_FOUND.
 const CODES: [u32; 6] = [3, 4, 10, 999, 26, 13];
 
-fn two_gpus(faults: Vec<Value>) -> String {
+/// The bundled `healthy` scenario with `n` copies of its GPU and these `faults`.
+fn healthy_gpus(n: usize, faults: Vec<Value>) -> String {
     let mut v: Value = serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
     let dev = v["devices"][0].clone();
-    v["devices"] = json!([dev.clone(), dev]);
+    v["devices"] = Value::Array(vec![dev; n]);
     v["faults"] = Value::Array(faults);
     v.to_string()
 }
@@ -41,7 +42,7 @@ fn every_function_failing_with_every_error_leaves_a_complete_report() {
         }
     }
     let r = record(
-        &two_gpus(faults),
+        &healthy_gpus(2, faults),
         &Run {
             duration_s: Some(12.0),
             speed: 4.0,
@@ -95,7 +96,7 @@ fn slow_calls_are_survived_and_the_missed_cadence_is_recorded() {
         json!({"kind": "latency", "device": 0, "function": "nvmlDeviceGetPowerUsage", "ms": 300, "from_s": 1.0, "until_s": 3.0}),
     ];
     let r = record(
-        &two_gpus(faults),
+        &healthy_gpus(2, faults),
         &Run {
             duration_s: Some(6.0),
             speed: 1.0,
@@ -129,11 +130,8 @@ fn slow_calls_are_survived_and_the_missed_cadence_is_recorded() {
 /// (and a GPU with no fault) keep recording to the end.
 #[test]
 fn gpu_is_lost_from_any_function_stops_only_that_gpu() {
-    let mut v: Value = serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
-    let dev = v["devices"][0].clone();
     let n = FUNCTIONS.len();
-    v["devices"] = Value::Array(vec![dev; n + 1]);
-    v["faults"] = FUNCTIONS
+    let faults = FUNCTIONS
         .iter()
         .enumerate()
         .map(|(i, f)| {
@@ -142,7 +140,7 @@ fn gpu_is_lost_from_any_function_stops_only_that_gpu() {
         })
         .collect();
     let r = record(
-        &v.to_string(),
+        &healthy_gpus(n + 1, faults),
         &Run {
             duration_s: Some(8.0),
             speed: 4.0,
@@ -179,12 +177,9 @@ fn gpu_is_lost_from_any_function_stops_only_that_gpu() {
 /// GPU is reported lost at its time and the others keep recording under their own indices.
 #[test]
 fn a_gpu_removed_mid_run_is_reported_and_the_others_keep_recording() {
-    let mut v: Value = serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
-    let dev = v["devices"][0].clone();
-    v["devices"] = json!([dev.clone(), dev.clone(), dev]);
-    v["faults"] = json!([{"kind": "gpu_removed", "device": 1, "at_s": 3.0}]);
+    let faults = vec![json!({"kind": "gpu_removed", "device": 1, "at_s": 3.0})];
     let r = record(
-        &v.to_string(),
+        &healthy_gpus(3, faults),
         &Run {
             duration_s: Some(8.0),
             speed: 4.0,
@@ -267,10 +262,6 @@ const SYSTEM_FUNCTIONS: [&str; 5] = [
 #[test]
 fn open_time_and_system_calls_failing_from_the_start_leave_a_report() {
     for code in CODES.iter().chain(&[15]) {
-        let mut v: Value =
-            serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
-        let dev = v["devices"][0].clone();
-        v["devices"] = json!([dev.clone(), dev.clone(), dev]);
         let mut faults: Vec<Value> = OPEN_FUNCTIONS
             .iter()
             .map(|f| json!({"kind": "error", "device": 0, "function": f, "code": code}))
@@ -281,9 +272,8 @@ fn open_time_and_system_calls_failing_from_the_start_leave_a_report() {
                 .iter()
                 .map(|f| json!({"kind": "error", "function": f, "code": code})),
         );
-        v["faults"] = Value::Array(faults);
         let r = record(
-            &v.to_string(),
+            &healthy_gpus(3, faults),
             &Run {
                 duration_s: Some(4.0),
                 speed: 4.0,
