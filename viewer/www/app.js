@@ -8,7 +8,7 @@
 
 // @inline-strip-begin (the single-file export inlines the glue above this script instead)
 import __wbg_init, { initSync, Viewer } from './gpuwhy_viewer.js';
-import { $, buildReport, chartWidth, darkQuery, pan, renderCharts, setRange, state, zoom } from './charts.js';
+import { $, buildReport, chartWidth, darkQuery, pan, readFile, renderCharts, setRange, state, zoom } from './charts.js';
 import { openCompareFile, openCompareUrl, openEmbeddedCompare, renderCompare, wireCompare } from './compare.js';
 // @inline-strip-end
 
@@ -108,13 +108,8 @@ function analyse(bytes, name, refused) {
 $('rerun').hidden = inlined();
 $('rerun').addEventListener('click', () => shown && analyse(shown.bytes, shown.name, null));
 
-async function openFile(file) {
-  try {
-    const buf = await file.arrayBuffer();
-    openBytes(new Uint8Array(buf), file.name);
-  } catch (e) {
-    showMessage('The file could not be read', String(e));
-  }
+function openFile(file) {
+  return readFile(file, openBytes, (e) => showMessage('The file could not be read', e));
 }
 
 async function openUrl(param) {

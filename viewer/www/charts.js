@@ -23,6 +23,17 @@ export const state = {
   charts: [], // { el, kind, pos }
 };
 
+// Reads a picked or dropped file and hands its bytes and name to `open`; `fail` gets the
+// error as text when the file cannot be read (or `open` throws). For both app.js and
+// compare.js: here, the single file inlines it for both.
+export async function readFile(file, open, fail) {
+  try {
+    open(new Uint8Array(await file.arrayBuffer()), file.name);
+  } catch (e) {
+    fail(String(e));
+  }
+}
+
 function timeText(t, span) {
   if (!Number.isFinite(t)) return '—';
   const a = Math.abs(t);

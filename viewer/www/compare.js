@@ -11,7 +11,7 @@
 
 // @inline-strip-begin (the single-file export inlines the glue and charts.js above this)
 import { Viewer } from './gpuwhy_viewer.js';
-import { $, buildReport, chartWidth, darkQuery, state } from './charts.js';
+import { $, buildReport, chartWidth, darkQuery, readFile, state } from './charts.js';
 // @inline-strip-end
 
 export const other = { viewer: null, name: '' };
@@ -73,12 +73,8 @@ export function openCompareBytes(bytes, name) {
   renderCompare();
 }
 
-export async function openCompareFile(file) {
-  try {
-    openCompareBytes(new Uint8Array(await file.arrayBuffer()), file.name);
-  } catch (e) {
-    compareMessage(`${file.name} could not be read`, String(e));
-  }
+export function openCompareFile(file) {
+  return readFile(file, openCompareBytes, (e) => compareMessage(`${file.name} could not be read`, e));
 }
 
 // ?compare=: a report on this site, as ?url= is.
