@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use gpuwhy::import::{self, ImportOptions, Kind};
+use gpuwhy::import::{self, Diagnosed, ImportOptions, Input, Kind};
 use gpuwhy::report::Report;
 use gpuwhy::trace::{self, Choices, ReadOptions, TraceSummary};
 
@@ -101,35 +101,29 @@ pub fn load(inp: &Inputs) -> Result<Loaded> {
         ranks.push(trace::read_rank(reader, &opts)?);
     }
     let trace = (!ranks.is_empty()).then(|| TraceSummary::from_ranks(ranks, choices));
-    let mut notes = Vec::new();
-    let mut report = match &samples {
-        Some((path, Kind::Report | Kind::Journal)) => Report::load(path)?,
+    // Reading is this side's (with a progress line); the rest is core's, as in the browser.
+    let mut bytes = Vec::new();
+    let input = match samples {
+        Some((path, Kind::Report | Kind::Journal)) => {
+            Some(Input::Report(Box::new(Report::load(&path)?)))
+        }
         Some((path, kind)) => {
-            let mut bytes = Vec::new();
-            progress_reader(path)?
+            progress_reader(&path)?
                 .read_to_end(&mut bytes)
                 .with_context(|| format!("cannot read {}", path.display()))?;
-            let opts = ImportOptions {
-                path: path.clone(),
-                interval_s: inp.interval_s,
-                fields: inp.fields.clone(),
-            };
-            let imported = import::import(*kind, &bytes, &opts)?;
-            notes = imported.notes;
-            let mut r = Report::from_recording(&imported.recording);
-            r.run.label = path.file_name().map(|n| n.to_string_lossy().into_owned());
-            r
+            Some(Input::Bytes {
+                kind,
+                bytes: &bytes,
+                opts: ImportOptions {
+                    path,
+                    interval_s: inp.interval_s,
+                    fields: inp.fields.clone(),
+                },
+            })
         }
-        None => match &trace {
-            Some(t) => trace::report(t),
-            None => bail!("nothing to diagnose: give a report, a log or a profiler trace"),
-        },
+        None => None,
     };
-    match &trace {
-        Some(t) => trace::diagnose(&mut report, t),
-        None => gpuwhy::analysis::diagnose(&mut report),
-    }
-    import::temper(&mut report);
+    let Diagnosed { report, notes, .. } = import::diagnose_any(input, trace.as_ref())?;
     Ok(Loaded {
         report,
         trace,

@@ -6,13 +6,18 @@
 //! input apart by content (a report, a recording journal, a profiler trace, a dmon log, a
 //! CSV log); profiler traces are read by [`crate::trace`]. A log says less than a
 //! recording: metrics it has no column for are unavailable with the reason, and a log of a
-//! few samples lowers the findings' confidence ([`diagnose_log`]).
+//! few samples lowers the findings' confidence ([`diagnose_log`]). [`diagnose_any`] is the
+//! whole path from any file's content to a diagnosed report, taken by the CLI and the
+//! browser alike.
 //!
 //! Not for: reading files (callers pass bytes) or writing anything.
 
+mod any;
 pub mod csv;
 pub mod dmon;
 mod table;
+
+pub use any::{diagnose as diagnose_any, Diagnosed, Input};
 
 use std::path::PathBuf;
 

@@ -1,10 +1,10 @@
 //! One dropped file in, a diagnosed report out: the kind told by content with core's
-//! [`import::detect`], then the path `gpuwhy diagnose FILE` takes for that kind
-//! (`cli/src/import.rs`), from bytes instead of a file.
+//! [`import::detect`], then core's [`import::diagnose_any`] — the path `gpuwhy diagnose FILE`
+//! takes too (`cli/src/import.rs`) — on the bytes instead of a file.
 
 use std::path::Path;
 
-use gpuwhy::import::{self, ImportOptions, Kind};
+use gpuwhy::import::{self, Diagnosed, ImportOptions, Input, Kind};
 use gpuwhy::report::{Report, Tool};
 use gpuwhy::trace::{self, Choices, ReadOptions, TraceSummary};
 
@@ -47,44 +47,8 @@ pub fn analyze(bytes: &[u8], name: &str) -> Result<Analysis, String> {
         return Err(unknown(bytes, name));
     };
     let err = |e: gpuwhy::Error| e.to_string();
-    let mut notes = Vec::new();
-    let (mut report, source, trace) = match kind {
-        Kind::Report | Kind::Journal => {
-            let report = Report::from_slice(bytes, path).map_err(err)?;
-            let source = if kind == Kind::Journal {
-                format!("Replayed in this browser from {name}, the journal of an interrupted recording, and diagnosed.")
-            } else {
-                format!(
-                    "Rules re-run in this browser by gpuwhy {} on the samples of {name} (written by gpuwhy {}).",
-                    Tool::default().version,
-                    report.tool.version
-                )
-            };
-            (report, source, None)
-        }
-        Kind::Dmon | Kind::Csv => {
-            let opts = ImportOptions {
-                path: path.to_path_buf(),
-                ..ImportOptions::default()
-            };
-            let imported = import::import(kind, bytes, &opts).map_err(err)?;
-            notes = imported.notes;
-            let mut report = Report::from_recording(&imported.recording);
-            report.run.label = Some(name.to_string());
-            let what = if kind == Kind::Dmon {
-                "an nvidia-smi dmon log"
-            } else {
-                "an nvidia-smi --query-gpu CSV log"
-            };
-            let gpus = report.series.len();
-            let source = format!(
-                "From {what} ({name}), analysed in this browser: {} samples per GPU, {gpus} GPU{}, {} s apart.",
-                imported.samples,
-                if gpus == 1 { "" } else { "s" },
-                round(report.run.interval_s)
-            );
-            (report, source, None)
-        }
+    // A trace is read from the bytes here (the CLI streams its file); the rest is core's.
+    let trace = match kind {
         Kind::Trace => {
             let choices = Choices::default();
             let opts = ReadOptions {
@@ -93,18 +57,27 @@ pub fn analyze(bytes: &[u8], name: &str) -> Result<Analysis, String> {
                 position: 0,
             };
             let rank = trace::read_slice(bytes, &opts).map_err(err)?;
-            let summary = TraceSummary::from_ranks(vec![rank], choices);
-            notes = summary.choices_text.clone();
-            let report = trace::report(&summary);
-            let source = trace_source(&summary, name);
-            (report, source, Some(summary))
+            Some(TraceSummary::from_ranks(vec![rank], choices))
         }
+        _ => None,
     };
-    match &trace {
-        Some(t) => trace::diagnose(&mut report, t),
-        None => gpuwhy::analysis::diagnose(&mut report),
-    }
-    import::temper(&mut report);
+    let input = trace.is_none().then(|| Input::Bytes {
+        kind,
+        bytes,
+        opts: ImportOptions {
+            path: path.to_path_buf(),
+            ..ImportOptions::default()
+        },
+    });
+    let Diagnosed {
+        mut report,
+        notes,
+        samples,
+    } = import::diagnose_any(input, trace.as_ref()).map_err(err)?;
+    let (source, notes) = match &trace {
+        Some(t) => (trace_source(t, name), t.choices_text.clone()),
+        None => (file_source(kind, &report, samples, name), notes),
+    };
     report.verdict.summary = format!("{} {source}", report.verdict.summary);
     Ok(Analysis {
         report,
@@ -112,6 +85,31 @@ pub fn analyze(bytes: &[u8], name: &str) -> Result<Analysis, String> {
         source,
         notes,
     })
+}
+
+/// The sentence for a report, a journal or a log; `samples` per GPU of a log.
+fn file_source(kind: Kind, report: &Report, samples: Option<usize>, name: &str) -> String {
+    let what = match kind {
+        Kind::Journal => {
+            return format!("Replayed in this browser from {name}, the journal of an interrupted recording, and diagnosed.")
+        }
+        Kind::Report => {
+            return format!(
+                "Rules re-run in this browser by gpuwhy {} on the samples of {name} (written by gpuwhy {}).",
+                Tool::default().version,
+                report.tool.version
+            )
+        }
+        Kind::Dmon => "an nvidia-smi dmon log",
+        Kind::Csv | Kind::Trace => "an nvidia-smi --query-gpu CSV log",
+    };
+    let gpus = report.series.len();
+    format!(
+        "From {what} ({name}), analysed in this browser: {} samples per GPU, {gpus} GPU{}, {} s apart.",
+        samples.unwrap_or_default(),
+        if gpus == 1 { "" } else { "s" },
+        round(report.run.interval_s)
+    )
 }
 
 /// The sentence for a trace read alone.
