@@ -319,3 +319,47 @@ fn open_time_and_system_calls_failing_from_the_start_leave_a_report() {
             .unwrap_or_else(|e| panic!("code {code}: the report reads back: {e}"));
     }
 }
+
+#[test]
+fn calls_failing_while_the_gpus_are_opened_are_listed_as_faults() {
+    // Whole-run windows: these calls are made once, when the GPUs are opened.
+    let faults = vec![
+        json!({"kind": "error", "device": 0, "function": "nvmlDeviceGetName", "code": 999, "from_s": 0.0, "until_s": 1000.0}),
+        json!({"kind": "error", "device": 0, "function": "nvmlDeviceGetEnforcedPowerLimit", "code": 10, "from_s": 0.0, "until_s": 1000.0}),
+        // "Not supported here" is a missing fact, not a fault.
+        json!({"kind": "error", "device": 1, "function": "nvmlDeviceGetUUID", "code": 3, "from_s": 0.0, "until_s": 1000.0}),
+        json!({"kind": "error", "device": 2, "function": "nvmlDeviceGetHandleByIndex_v2", "code": 999, "from_s": 0.0, "until_s": 1000.0}),
+    ];
+    let r = record(
+        &healthy_gpus(3, faults),
+        &Run {
+            duration_s: Some(2.0),
+            speed: 4.0,
+            ..Run::default()
+        },
+    )
+    .expect("records");
+    let listed: Vec<(Option<u32>, &str, u32, u64)> = r
+        .faults
+        .iter()
+        .map(|f| (f.device, f.function.as_str(), f.code, f.count))
+        .collect();
+    for want in [
+        (Some(0), "nvmlDeviceGetName", 999, 1),
+        (Some(0), "nvmlDeviceGetEnforcedPowerLimit", 10, 1),
+        (Some(2), "nvmlDeviceGetHandleByIndex_v2", 999, 1),
+    ] {
+        assert!(listed.contains(&want), "{want:?} in {listed:?}");
+    }
+    assert!(
+        listed.iter().all(|f| f.0 != Some(1)),
+        "NOT_SUPPORTED is no fault: {listed:?}"
+    );
+    assert_eq!(r.devices.len(), 3);
+    assert_eq!(r.devices[0].name, None);
+    assert_eq!(r.devices[0].power_limit_w, None);
+    assert!(r.devices[1].name.is_some() && r.devices[1].uuid.is_none());
+    assert!(!r.devices[2].capabilities["util_gpu"].available);
+    // The GPUs that opened are sampled as usual.
+    assert!(r.series.iter().filter(|s| !s.data.t.is_empty()).count() >= 2);
+}

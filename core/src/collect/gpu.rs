@@ -9,9 +9,11 @@ use std::collections::BTreeMap;
 
 use crate::metric::GpuMetric;
 use crate::nvml::{ClockType, Device, Nvml, NvmlError, PcieCounter, TemperatureThreshold};
-use crate::report::{Capability, DeviceInfo, NvmlInfo};
+use crate::report::{Capability, DeviceInfo};
 
 use super::cost::CallStats;
+use super::facts::Facts;
+pub use super::facts::{architecture_name, nvml_info};
 
 /// Seconds between reads of the slow metrics (temperature, PCIe link and throughput, NVLink,
 /// GPM). `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more
@@ -51,44 +53,6 @@ pub enum Outcome {
     Lost(NvmlError),
 }
 
-/// NVML facts about the library, for the report.
-pub fn nvml_info(nvml: &Nvml) -> NvmlInfo {
-    let cuda = nvml
-        .cuda_driver_version()
-        .ok()
-        .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10));
-    NvmlInfo {
-        path: nvml.path().display().to_string(),
-        driver_version: nvml.driver_version().ok(),
-        nvml_version: nvml.nvml_version().ok(),
-        cuda_driver_version: cuda,
-        symbols: nvml
-            .resolved_symbols()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
-            .collect(),
-    }
-}
-
-/// Architecture name for `nvmlDeviceArchitecture_t` (nvml.md §5.16).
-pub fn architecture_name(a: u32) -> String {
-    match a {
-        2 => "kepler",
-        3 => "maxwell",
-        4 => "pascal",
-        5 => "volta",
-        6 => "turing",
-        7 => "ampere",
-        8 => "ada",
-        9 => "hopper",
-        10 => "blackwell",
-        11 => "orin",
-        13 => "rubin",
-        _ => "unknown",
-    }
-    .to_string()
-}
-
 fn reason(e: &NvmlError) -> String {
     if e.missing_symbol {
         format!("{} is not exported by this NVML (older driver)", e.function)
@@ -113,6 +77,8 @@ pub struct Gpu {
     nvlink_prev: Option<(i64, f64, f64)>,
     /// Whether GPM is read on this device.
     pub gpm: bool,
+    /// Calls for the static facts that failed other than with "not supported here".
+    open_errors: Vec<NvmlError>,
 }
 
 impl Gpu {
@@ -130,48 +96,44 @@ impl Gpu {
             index,
             ..Default::default()
         };
-        info.name = nvml.name(handle).ok();
-        info.uuid = nvml.uuid(handle).ok();
-        if let Ok(pci) = nvml.pci_info(handle) {
+        // A fact this GPU or driver does not have is left out; any other failure is kept
+        // for the report's faults ([`Gpu::take_open_errors`]).
+        let mut f = Facts::default();
+        info.name = f.get(nvml.name(handle));
+        info.uuid = f.get(nvml.uuid(handle));
+        if let Some(pci) = f.get(nvml.pci_info(handle)) {
             info.pci_bus_id = Some(pci.bus_id);
             info.pci_device_id = Some(pci.pci_device_id);
         }
-        info.architecture = nvml.architecture(handle).ok().map(architecture_name);
-        info.compute_capability = nvml
-            .cuda_compute_capability(handle)
-            .ok()
+        info.architecture = f.get(nvml.architecture(handle)).map(architecture_name);
+        info.compute_capability = f
+            .get(nvml.cuda_compute_capability(handle))
             .map(|(a, b)| format!("{a}.{b}"));
-        info.memory_total_mib = nvml
-            .memory_info(handle)
-            .ok()
+        info.memory_total_mib = f
+            .get(nvml.memory_info(handle))
             .map(|m| m.total as f64 / 1_048_576.0);
-        info.power_limit_w = nvml
-            .enforced_power_limit_mw(handle)
-            .ok()
+        info.power_limit_w = f
+            .get(nvml.enforced_power_limit_mw(handle))
             .map(|mw| f64::from(mw) / 1000.0);
-        info.max_sm_clock_mhz = nvml
-            .max_clock_mhz(handle, ClockType::Sm)
-            .ok()
+        info.max_sm_clock_mhz = f
+            .get(nvml.max_clock_mhz(handle, ClockType::Sm))
             .map(f64::from);
-        info.max_mem_clock_mhz = nvml
-            .max_clock_mhz(handle, ClockType::Mem)
-            .ok()
+        info.max_mem_clock_mhz = f
+            .get(nvml.max_clock_mhz(handle, ClockType::Mem))
             .map(f64::from);
-        info.max_graphics_clock_mhz = nvml
-            .max_clock_mhz(handle, ClockType::Graphics)
-            .ok()
+        info.max_graphics_clock_mhz = f
+            .get(nvml.max_clock_mhz(handle, ClockType::Graphics))
             .map(f64::from);
-        info.pcie_max_gen = nvml.max_pcie_link_gen(handle).ok();
-        info.pcie_max_width = nvml.max_pcie_link_width(handle).ok();
-        info.temp_slowdown_c = nvml
-            .temperature_threshold_c(handle, TemperatureThreshold::Slowdown)
-            .ok()
+        info.pcie_max_gen = f.get(nvml.max_pcie_link_gen(handle));
+        info.pcie_max_width = f.get(nvml.max_pcie_link_width(handle));
+        info.temp_slowdown_c = f
+            .get(nvml.temperature_threshold_c(handle, TemperatureThreshold::Slowdown))
             .map(f64::from);
         let mut links = [crate::nvml::FieldValue::new(FI_NVLINK_LINK_COUNT)];
-        if nvml.field_values(handle, &mut links).is_ok() {
+        if f.get(nvml.field_values(handle, &mut links)).is_some() {
             info.nvlink_links = links[0].result.as_ref().ok().map(|v| *v as u32);
         }
-        let gpm = want_gpm && nvml.gpm_supported(handle).unwrap_or(false);
+        let gpm = want_gpm && f.get(nvml.gpm_supported(handle)).unwrap_or(false);
         info.gpm = gpm;
         let mut gpu = Gpu {
             pos,
@@ -182,6 +144,7 @@ impl Gpu {
             lost: false,
             nvlink_prev: None,
             gpm,
+            open_errors: f.errors,
         };
         if !gpm {
             let why = if want_gpm {
@@ -199,6 +162,12 @@ impl Gpu {
             }
         }
         Ok((gpu, info))
+    }
+
+    /// The calls for the static facts at [`Gpu::open`] that failed other than with "not
+    /// supported here" (once: the list is emptied), for the report's faults.
+    pub fn take_open_errors(&mut self) -> Vec<NvmlError> {
+        std::mem::take(&mut self.open_errors)
     }
 
     /// The handle.

@@ -7,6 +7,7 @@
 
 mod clock;
 mod cost;
+mod facts;
 mod gpu;
 mod hook;
 mod host_rows;

@@ -55,12 +55,19 @@ pub(super) fn run_sampler(
         }
         for i in 0..count {
             let pos = rec.devices.len();
+            // A failed call while opening is a fault like one while sampling: listed with
+            // its function and code, at the time the GPUs were opened.
+            let t = clock.now();
             match Gpu::open(n, pos, i, cfg.gpm, &mut stats) {
-                Ok((g, info)) => {
+                Ok((mut g, info)) => {
+                    for e in g.take_open_errors() {
+                        rec.count_fault(Some(i), e.function, e.code, e.code_name(), t);
+                    }
                     rec.add_device(info);
                     gpus.push(g);
                 }
                 Err(e) => {
+                    rec.count_fault(Some(i), e.function, e.code, e.code_name(), t);
                     let mut info = DeviceInfo {
                         index: i,
                         ..Default::default()

@@ -1,0 +1,61 @@
+//! Static facts: the library's (driver and NVML versions, which symbols it exports) and
+//! the calls for a GPU's, which [`Gpu::open`](super::gpu::Gpu::open) makes once.
+
+use crate::nvml::{Nvml, NvmlError};
+use crate::report::NvmlInfo;
+
+/// NVML facts about the library, for the report.
+pub fn nvml_info(nvml: &Nvml) -> NvmlInfo {
+    let cuda = nvml
+        .cuda_driver_version()
+        .ok()
+        .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10));
+    NvmlInfo {
+        path: nvml.path().display().to_string(),
+        driver_version: nvml.driver_version().ok(),
+        nvml_version: nvml.nvml_version().ok(),
+        cuda_driver_version: cuda,
+        symbols: nvml
+            .resolved_symbols()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+            .collect(),
+    }
+}
+
+/// Architecture name for `nvmlDeviceArchitecture_t` (nvml.md §5.16).
+pub fn architecture_name(a: u32) -> String {
+    match a {
+        2 => "kepler",
+        3 => "maxwell",
+        4 => "pascal",
+        5 => "volta",
+        6 => "turing",
+        7 => "ampere",
+        8 => "ada",
+        9 => "hopper",
+        10 => "blackwell",
+        11 => "orin",
+        13 => "rubin",
+        _ => "unknown",
+    }
+    .to_string()
+}
+
+/// The static facts' calls: a fact this GPU or driver does not have is simply absent, any
+/// other failure (a timeout, UNKNOWN, a lost GPU) is also kept, to be counted as a fault.
+#[derive(Default)]
+pub(super) struct Facts {
+    pub(super) errors: Vec<NvmlError>,
+}
+
+impl Facts {
+    pub(super) fn get<T>(&mut self, r: Result<T, NvmlError>) -> Option<T> {
+        r.map_err(|e| {
+            if !e.is_unavailable() {
+                self.errors.push(e);
+            }
+        })
+        .ok()
+    }
+}
