@@ -2,106 +2,27 @@
 //! `gpuwhy diagnose job.json` prints it: one line per rank, sorted by rank, with each rank's
 //! slowest phase against the other ranks; for large jobs the stragglers and the first ranks.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-use gpuwhy::merge::rank_list;
-use gpuwhy::report::{RankSummary, RanksData};
+use gpuwhy::merge::{rank_list, rank_table};
+use gpuwhy::report::RanksData;
 
-/// Jobs up to this many ranks get every rank listed.
-pub const ALL_RANKS_UP_TO: usize = 32;
-/// Larger jobs: the first ranks listed (besides the stragglers).
-pub const FIRST_RANKS: usize = 8;
-/// Larger jobs: at most this many stragglers listed (the largest excess first).
-pub const MAX_STRAGGLER_ROWS: usize = 24;
-
-/// The median of `sorted` without one occurrence of `x` (which it holds): what "the other
-/// ranks" have. `None` when nothing is left.
-fn median_without(sorted: &[f64], x: f64) -> Option<f64> {
-    let n = sorted.len().checked_sub(1).filter(|n| *n > 0)?;
-    let pos = sorted.partition_point(|v| *v < x);
-    let at = |k: usize| if k < pos { sorted[k] } else { sorted[k + 1] };
-    Some(if n % 2 == 1 {
-        at(n / 2)
-    } else {
-        (at(n / 2 - 1) + at(n / 2)) / 2.0
-    })
-}
-
-/// Each phase's p50 on every rank that has it, sorted.
-fn phase_values(rows: &[RankSummary]) -> BTreeMap<&str, Vec<f64>> {
-    let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for r in rows {
-        for (name, t) in r.steps.iter().flat_map(|s| &s.phases) {
-            if t.p50_s.is_finite() {
-                by.entry(name.as_str()).or_default().push(t.p50_s);
-            }
-        }
-    }
-    for v in by.values_mut() {
-        v.sort_by(f64::total_cmp);
-    }
-    by
-}
-
-/// A rank's phase that stands out most against the other ranks: name, its p50, the ratio.
-fn slowest_phase<'a>(
-    r: &'a RankSummary,
-    values: &BTreeMap<&str, Vec<f64>>,
-) -> Option<(&'a str, f64, f64)> {
-    let steps = r.steps.as_ref()?;
-    steps
-        .phases
-        .iter()
-        .filter(|(_, t)| t.p50_s.is_finite())
-        .filter_map(|(name, t)| {
-            let others = median_without(values.get(name.as_str())?, t.p50_s)?;
-            (others > 0.0).then(|| (name.as_str(), t.p50_s, t.p50_s / others))
-        })
-        .max_by(|a, b| a.2.total_cmp(&b.2))
-}
-
-/// Which rows to print: all of a small job; of a large one the stragglers (largest excess
-/// first, at most [`MAX_STRAGGLER_ROWS`]) and the first [`FIRST_RANKS`] ranks.
-fn shown(r: &RanksData) -> BTreeSet<u32> {
-    if r.ranks.len() <= ALL_RANKS_UP_TO {
-        return r.ranks.iter().map(|x| x.rank).collect();
-    }
-    let mut keep: BTreeSet<u32> = r
-        .stragglers
-        .iter()
-        .map(|s| s.rank)
-        .take(MAX_STRAGGLER_ROWS)
-        .collect();
-    let mut ranks: Vec<u32> = r.ranks.iter().map(|x| x.rank).collect();
-    ranks.sort_unstable();
-    keep.extend(ranks.into_iter().take(FIRST_RANKS));
-    keep
-}
-
-/// The table, with a heading line; empty for a report without ranks.
+/// The table, with a heading line; empty for a report without ranks. Which ranks are
+/// listed and each row's numbers are core's [`rank_table`] (the browser viewer draws the
+/// same rows); this only lays them out.
 pub fn table(r: &RanksData) -> String {
     let mut out = String::new();
-    if r.ranks.is_empty() {
+    let t = rank_table(r);
+    if t.total == 0 {
         return out;
     }
-    let values = phase_values(&r.ranks);
-    let straggling: BTreeMap<u32, &str> = r
-        .stragglers
-        .iter()
-        .map(|s| (s.rank, s.phase.as_str()))
-        .collect();
-    let keep = shown(r);
-    let mut rows: Vec<&RankSummary> = r.ranks.iter().filter(|x| keep.contains(&x.rank)).collect();
-    rows.sort_by_key(|x| x.rank);
     let _ = writeln!(
         out,
         "\nRanks ({} of {}, by rank; slowest phase: its p50 against the other ranks' median):",
-        rows.len(),
-        r.ranks.len()
+        t.rows.len(),
+        t.total
     );
-    let host_w = rows
-        .iter()
+    let host_w = (t.rows.iter())
         .map(|x| x.host.len())
         .max()
         .unwrap_or(4)
@@ -112,21 +33,17 @@ pub fn table(r: &RanksData) -> String {
         "rank", "host", "local", "steps", "step p50", "slowest phase p50", "util"
     );
     let dash = || "-".to_string();
-    for x in rows {
+    for x in &t.rows {
         let host: String = x.host.chars().take(host_w).collect();
         let local = x.local_rank.map_or_else(dash, |l| l.to_string());
-        let count = x.steps.as_ref().map_or_else(dash, |s| s.count.to_string());
-        let step = x
-            .steps
-            .as_ref()
-            .filter(|s| s.step.p50_s.is_finite())
-            .map_or_else(dash, |s| format!("{:.3} s", s.step.p50_s));
-        let slow = slowest_phase(x, &values).map_or_else(dash, |(name, p50, ratio)| {
-            format!("{name} {p50:.3} s ×{ratio:.2}")
+        let count = x.steps.map_or_else(dash, |c| c.to_string());
+        let step = x.step_p50_s.map_or_else(dash, |s| format!("{s:.3} s"));
+        let slow = x.slowest.map_or_else(dash, |p| {
+            format!("{} {:.3} s ×{:.2}", p.name, p.p50_s, p.ratio)
         });
         let util = x.util_p50.map_or_else(dash, |u| format!("{u:.0}%"));
-        let flag = straggling
-            .get(&x.rank)
+        let flag = x
+            .straggler
             .map_or_else(String::new, |phase| format!("yes ({phase})"));
         let _ = writeln!(
             out,
@@ -134,26 +51,21 @@ pub fn table(r: &RanksData) -> String {
             x.rank, host, local, count, step, slow, util
         );
     }
-    let omitted = r.ranks.len() - keep.len().min(r.ranks.len());
-    if omitted > 0 {
-        let hidden: Vec<u32> = r
-            .stragglers
-            .iter()
-            .map(|s| s.rank)
-            .filter(|x| !keep.contains(x))
-            .collect();
+    if t.omitted > 0 {
+        let hidden = &t.hidden_stragglers;
         let more = if hidden.is_empty() {
             String::new()
         } else {
             format!(
                 ", {} of them stragglers ({})",
                 hidden.len(),
-                rank_list(&hidden)
+                rank_list(hidden)
             )
         };
         let _ = writeln!(
             out,
-            "  … {omitted} more ranks not listed{more}; `gpuwhy diagnose --json` lists every rank"
+            "  … {} more ranks not listed{more}; `gpuwhy diagnose --json` lists every rank",
+            t.omitted
         );
     }
     out
@@ -162,7 +74,8 @@ pub fn table(r: &RanksData) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuwhy::report::{PhaseTimes, RankSteps, Straggler};
+    use gpuwhy::merge::{FIRST_RANKS, MAX_STRAGGLER_ROWS};
+    use gpuwhy::report::{PhaseTimes, RankSteps, RankSummary, Straggler};
 
     fn row(rank: u32, data_s: f64) -> RankSummary {
         let t = |p50_s| PhaseTimes {
@@ -202,16 +115,6 @@ mod tests {
             ranks,
             ..RanksData::default()
         }
-    }
-
-    #[test]
-    fn the_median_of_the_others_leaves_one_value_out() {
-        let v = [1.0, 2.0, 3.0, 10.0];
-        assert_eq!(median_without(&v, 10.0), Some(2.0));
-        assert_eq!(median_without(&v, 1.0), Some(3.0));
-        assert_eq!(median_without(&v, 2.0), Some(3.0));
-        assert_eq!(median_without(&[5.0], 5.0), None);
-        assert_eq!(median_without(&[1.0, 1.0, 4.0], 1.0), Some(2.5));
     }
 
     #[test]

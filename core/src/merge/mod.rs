@@ -18,6 +18,7 @@ mod digest;
 mod findings;
 mod imbalance;
 mod stragglers;
+mod table;
 mod verdict;
 mod wire;
 
@@ -26,6 +27,9 @@ pub use digest::{RankDigest, MAX_EVENTS_PER_RANK};
 pub use findings::MAX_NAMED;
 pub use imbalance::{MAX_LISTED, MAX_UTIL_DISTANCE};
 pub use stragglers::{MIN_EXCESS_SHARE, PHASE_RATIO, STEP_RATIO};
+pub use table::{
+    rank_table, RankRow, RankTable, SlowPhase, ALL_RANKS_UP_TO, FIRST_RANKS, MAX_STRAGGLER_ROWS,
+};
 pub use verdict::rank_list;
 
 use std::collections::BTreeMap;

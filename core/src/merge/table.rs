@@ -1,0 +1,284 @@
+//! The per-rank table of a job report: which ranks to list and what each row says (its
+//! steps, step median, the phase where it stands out most against the other ranks, its
+//! utilization, whether it straggles). `gpuwhy diagnose` prints it as text and the browser
+//! viewer draws it as HTML; both take the rows from here, so they list the same ranks with
+//! the same numbers.
+//!
+//! Plain data in, plain data out: no formatting (each reader rounds as it prints).
+
+use std::collections::BTreeMap;
+
+use crate::report::{RankSummary, RanksData};
+
+/// Jobs up to this many ranks get every rank listed.
+pub const ALL_RANKS_UP_TO: usize = 32;
+/// Larger jobs: the first ranks listed (besides the stragglers).
+pub const FIRST_RANKS: usize = 8;
+/// Larger jobs: at most this many stragglers listed (the largest excess first).
+pub const MAX_STRAGGLER_ROWS: usize = 24;
+
+/// The phase where a rank stands out most against the other ranks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlowPhase<'a> {
+    /// Phase name.
+    pub name: &'a str,
+    /// The rank's p50 of it, seconds.
+    pub p50_s: f64,
+    /// That p50 over the median of the other ranks' p50 of the same phase.
+    pub ratio: f64,
+}
+
+/// One listed rank.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankRow<'a> {
+    /// The rank.
+    pub rank: u32,
+    /// Host name of its node.
+    pub host: &'a str,
+    /// Its local rank, when its report recorded one.
+    pub local_rank: Option<u32>,
+    /// Steps it completed, when it used step markers.
+    pub steps: Option<u64>,
+    /// Its step time p50, seconds, when it has a finite one.
+    pub step_p50_s: Option<f64>,
+    /// Its phase that stands out most against the other ranks, when any can be compared.
+    pub slowest: Option<SlowPhase<'a>>,
+    /// Median `util_gpu` of its GPU, %.
+    pub util_p50: Option<f64>,
+    /// The phase it straggles in (`step` when no phase explains it); `None` when it does not.
+    pub straggler: Option<&'a str>,
+}
+
+/// The table: the rows listed and what was left out.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RankTable<'a> {
+    /// The rows listed, by rank.
+    pub rows: Vec<RankRow<'a>>,
+    /// Ranks in the report.
+    pub total: usize,
+    /// Ranks not listed.
+    pub omitted: usize,
+    /// Stragglers among the ranks not listed, in the report's order (largest excess first).
+    pub hidden_stragglers: Vec<u32>,
+}
+
+/// The median of `sorted` without one occurrence of `x` (which it holds): what "the other
+/// ranks" have. `None` when nothing is left.
+fn median_without(sorted: &[f64], x: f64) -> Option<f64> {
+    let n = sorted.len().checked_sub(1).filter(|n| *n > 0)?;
+    let pos = sorted.partition_point(|v| *v < x);
+    let at = |k: usize| if k < pos { sorted[k] } else { sorted[k + 1] };
+    Some(if n % 2 == 1 {
+        at(n / 2)
+    } else {
+        (at(n / 2 - 1) + at(n / 2)) / 2.0
+    })
+}
+
+/// Each phase's p50 on every rank that has it, sorted.
+fn phase_values(rows: &[RankSummary]) -> BTreeMap<&str, Vec<f64>> {
+    let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for r in rows {
+        for (name, t) in r.steps.iter().flat_map(|s| &s.phases) {
+            if t.p50_s.is_finite() {
+                by.entry(name.as_str()).or_default().push(t.p50_s);
+            }
+        }
+    }
+    for v in by.values_mut() {
+        // Equal under `total_cmp` means the same bits: an unstable sort gives the same order.
+        v.sort_unstable_by(f64::total_cmp);
+    }
+    by
+}
+
+/// A rank's phase that stands out most against the other ranks (the last one on a tie).
+fn slowest_phase<'a>(
+    r: &'a RankSummary,
+    values: &BTreeMap<&str, Vec<f64>>,
+) -> Option<SlowPhase<'a>> {
+    let steps = r.steps.as_ref()?;
+    steps
+        .phases
+        .iter()
+        .filter(|(_, t)| t.p50_s.is_finite())
+        .filter_map(|(name, t)| {
+            let others = median_without(values.get(name.as_str())?, t.p50_s)?;
+            (others > 0.0).then(|| SlowPhase {
+                name: name.as_str(),
+                p50_s: t.p50_s,
+                ratio: t.p50_s / others,
+            })
+        })
+        .max_by(|a, b| a.ratio.total_cmp(&b.ratio))
+}
+
+/// Which ranks to list, sorted and without repeats: all of a small job; of a large one the
+/// stragglers (largest excess first, at most [`MAX_STRAGGLER_ROWS`]) and the first
+/// [`FIRST_RANKS`] ranks.
+fn shown(r: &RanksData) -> Vec<u32> {
+    let mut ranks: Vec<u32> = r.ranks.iter().map(|x| x.rank).collect();
+    ranks.sort_unstable();
+    let mut keep = if r.ranks.len() <= ALL_RANKS_UP_TO {
+        ranks
+    } else {
+        let stragglers = r.stragglers.iter().map(|s| s.rank);
+        let mut keep: Vec<u32> = stragglers.take(MAX_STRAGGLER_ROWS).collect();
+        keep.extend(ranks.into_iter().take(FIRST_RANKS));
+        keep.sort_unstable();
+        keep
+    };
+    keep.dedup();
+    keep
+}
+
+/// The per-rank table of a job report (empty for one without ranks).
+pub fn rank_table(r: &RanksData) -> RankTable<'_> {
+    if r.ranks.is_empty() {
+        return RankTable::default();
+    }
+    let values = phase_values(&r.ranks);
+    let keep = shown(r);
+    let listed = |rank: &u32| keep.binary_search(rank).is_ok();
+    // By rank; a rank given twice keeps the report's order (as a stable sort would).
+    let mut picked: Vec<(u32, usize)> = (r.ranks.iter().enumerate())
+        .filter(|(_, x)| listed(&x.rank))
+        .map(|(i, x)| (x.rank, i))
+        .collect();
+    picked.sort_unstable();
+    let rows = picked
+        .into_iter()
+        .map(|(_, i)| {
+            let x = &r.ranks[i];
+            let steps = x.steps.as_ref();
+            RankRow {
+                rank: x.rank,
+                host: &x.host,
+                local_rank: x.local_rank,
+                steps: steps.map(|s| s.count),
+                step_p50_s: steps.map(|s| s.step.p50_s).filter(|v| v.is_finite()),
+                slowest: slowest_phase(x, &values),
+                util_p50: x.util_p50,
+                // A rank listed twice as a straggler: its last entry, as a map would keep.
+                straggler: (r.stragglers.iter().rev())
+                    .find(|s| s.rank == x.rank)
+                    .map(|s| s.phase.as_str()),
+            }
+        })
+        .collect();
+    RankTable {
+        rows,
+        total: r.ranks.len(),
+        omitted: r.ranks.len() - keep.len().min(r.ranks.len()),
+        hidden_stragglers: (r.stragglers.iter().map(|s| s.rank))
+            .filter(|x| !listed(x))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{PhaseTimes, RankSteps, Straggler};
+
+    fn row(rank: u32, data_s: f64) -> RankSummary {
+        let t = |p50_s| PhaseTimes {
+            p50_s,
+            p95_s: p50_s,
+        };
+        RankSummary {
+            rank,
+            host: format!("node-{}", rank / 8),
+            local_rank: Some(rank % 8),
+            util_p50: Some(90.0),
+            steps: Some(RankSteps {
+                count: 100,
+                step: t(0.4 + data_s),
+                phases: [("data".into(), t(data_s)), ("forward".into(), t(0.4))]
+                    .into_iter()
+                    .collect(),
+            }),
+            ..RankSummary::default()
+        }
+    }
+
+    fn job(n: u32, slow: &[u32]) -> RanksData {
+        let mut ranks: Vec<RankSummary> = (0..n)
+            .map(|r| row(r, if slow.contains(&r) { 0.2 } else { 0.1 }))
+            .collect();
+        ranks.reverse(); // the table sorts
+        RanksData {
+            stragglers: (slow.iter())
+                .map(|&rank| Straggler {
+                    rank,
+                    phase: "data".into(),
+                    ..Straggler::default()
+                })
+                .collect(),
+            ranks,
+            ..RanksData::default()
+        }
+    }
+
+    #[test]
+    fn the_median_of_the_others_leaves_one_value_out() {
+        let v = [1.0, 2.0, 3.0, 10.0];
+        assert_eq!(median_without(&v, 10.0), Some(2.0));
+        assert_eq!(median_without(&v, 1.0), Some(3.0));
+        assert_eq!(median_without(&v, 2.0), Some(3.0));
+        assert_eq!(median_without(&[5.0], 5.0), None);
+        assert_eq!(median_without(&[1.0, 1.0, 4.0], 1.0), Some(2.5));
+    }
+
+    #[test]
+    fn a_small_job_lists_every_rank_by_rank_with_its_slowest_phase_and_the_straggler() {
+        let data = job(8, &[5]);
+        let t = rank_table(&data);
+        assert_eq!((t.total, t.omitted), (8, 0));
+        assert!(t.hidden_stragglers.is_empty());
+        let ranks: Vec<u32> = t.rows.iter().map(|x| x.rank).collect();
+        assert_eq!(ranks, (0..8).collect::<Vec<_>>());
+        let five = &t.rows[5];
+        assert_eq!(five.host, "node-0");
+        assert_eq!(five.local_rank, Some(5));
+        assert_eq!(five.steps, Some(100));
+        assert_eq!(five.straggler, Some("data"));
+        let slow = five.slowest.expect("a phase to compare");
+        // 0.2 s of data against the other seven ranks' 0.1 s.
+        assert_eq!(slow.name, "data");
+        assert!((slow.p50_s - 0.2).abs() < 1e-12 && (slow.ratio - 2.0).abs() < 1e-12);
+        assert!((five.step_p50_s.expect("finite") - 0.6).abs() < 1e-12);
+        let four = &t.rows[4];
+        assert_eq!(four.straggler, None);
+        // Rank 4's data phase is 0.1 s against a median of 0.1 s: ×1, as is its forward
+        // phase; the later one of a tie is named.
+        assert_eq!(four.slowest.map(|s| s.name), Some("forward"));
+    }
+
+    #[test]
+    fn a_large_job_lists_the_first_ranks_and_the_largest_stragglers() {
+        let slow: Vec<u32> = (0..30).map(|i| 100 + 30 * i).collect();
+        let data = job(1000, &slow);
+        let t = rank_table(&data);
+        assert_eq!(t.rows.len(), FIRST_RANKS + MAX_STRAGGLER_ROWS);
+        assert_eq!(t.total, 1000);
+        assert_eq!(t.omitted, 1000 - t.rows.len());
+        assert_eq!(t.hidden_stragglers, slow[MAX_STRAGGLER_ROWS..].to_vec());
+        assert!(t.rows.windows(2).all(|w| w[0].rank < w[1].rank));
+        assert_eq!(t.rows[FIRST_RANKS].rank, 100);
+        assert_eq!(t.rows[FIRST_RANKS].straggler, Some("data"));
+    }
+
+    #[test]
+    fn ranks_without_steps_or_with_nan_medians_have_no_numbers_to_show() {
+        let mut data = job(3, &[]);
+        data.ranks[0].steps = None;
+        data.ranks[1].steps.as_mut().expect("steps").step.p50_s = f64::NAN;
+        let t = rank_table(&data);
+        // Ranks were reversed: rank 2 lost its steps, rank 1 its step median.
+        assert_eq!((t.rows[2].steps, t.rows[2].slowest), (None, None));
+        assert_eq!(t.rows[1].step_p50_s, None);
+        assert_eq!(t.rows[1].steps, Some(100));
+        assert!(rank_table(&RanksData::default()).rows.is_empty());
+    }
+}
