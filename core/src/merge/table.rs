@@ -6,8 +6,6 @@
 //!
 //! Plain data in, plain data out: no formatting (each reader rounds as it prints).
 
-use std::collections::BTreeMap;
-
 use crate::report::{RankSummary, RanksData};
 
 /// Jobs up to this many ranks get every rank listed.
@@ -62,73 +60,93 @@ pub struct RankTable<'a> {
     pub hidden_stragglers: Vec<u32>,
 }
 
-/// The median of `sorted` without one occurrence of `x` (which it holds): what "the other
-/// ranks" have. `None` when nothing is left.
-fn median_without(sorted: &[f64], x: f64) -> Option<f64> {
-    let n = sorted.len().checked_sub(1).filter(|n| *n > 0)?;
-    let pos = sorted.partition_point(|v| *v < x);
-    let at = |k: usize| if k < pos { sorted[k] } else { sorted[k + 1] };
+/// The median of `values` without one occurrence of `x` (which they hold): what "the other
+/// ranks" have. `None` when nothing is left. (A selection, not a sort: the browser viewer
+/// runs this too, and every sort is code in its module.)
+fn median_without(values: &[f64], x: f64) -> Option<f64> {
+    let mut v = values.to_vec();
+    let at = v.iter().position(|y| *y == x)?;
+    v.swap_remove(at);
+    let n = v.len();
+    if n == 0 {
+        return None;
+    }
+    let (lower, hi, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let hi = *hi;
     Some(if n % 2 == 1 {
-        at(n / 2)
+        hi
     } else {
-        (at(n / 2 - 1) + at(n / 2)) / 2.0
+        // The largest of the lower half is the element just below the middle.
+        let lo = lower.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo + hi) / 2.0
     })
 }
 
-/// Each phase's p50 on every rank that has it, sorted.
-fn phase_values(rows: &[RankSummary]) -> BTreeMap<&str, Vec<f64>> {
-    let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for r in rows {
-        for (name, t) in r.steps.iter().flat_map(|s| &s.phases) {
+/// The finite p50 of `phase` on every rank that has one.
+fn phase_values(ranks: &[RankSummary], phase: &str) -> Vec<f64> {
+    let mut v = Vec::new();
+    for r in ranks {
+        if let Some(t) = r.steps.as_ref().and_then(|s| s.phases.get(phase)) {
             if t.p50_s.is_finite() {
-                by.entry(name.as_str()).or_default().push(t.p50_s);
+                v.push(t.p50_s);
             }
         }
     }
-    for v in by.values_mut() {
-        // Equal under `total_cmp` means the same bits: an unstable sort gives the same order.
-        v.sort_unstable_by(f64::total_cmp);
-    }
-    by
+    v
 }
 
 /// A rank's phase that stands out most against the other ranks (the last one on a tie).
-fn slowest_phase<'a>(
-    r: &'a RankSummary,
-    values: &BTreeMap<&str, Vec<f64>>,
-) -> Option<SlowPhase<'a>> {
-    let steps = r.steps.as_ref()?;
-    steps
-        .phases
-        .iter()
-        .filter(|(_, t)| t.p50_s.is_finite())
-        .filter_map(|(name, t)| {
-            let others = median_without(values.get(name.as_str())?, t.p50_s)?;
-            (others > 0.0).then(|| SlowPhase {
-                name: name.as_str(),
+fn slowest_phase<'a>(r: &'a RankSummary, ranks: &[RankSummary]) -> Option<SlowPhase<'a>> {
+    let mut best: Option<SlowPhase<'a>> = None;
+    for (name, t) in r.steps.iter().flat_map(|s| &s.phases) {
+        if !t.p50_s.is_finite() {
+            continue;
+        }
+        let Some(others) = median_without(&phase_values(ranks, name), t.p50_s) else {
+            continue;
+        };
+        let ratio = t.p50_s / others;
+        // `>=`: the later of equal ratios, as `max_by` picks.
+        if others > 0.0 && best.is_none_or(|b| ratio.total_cmp(&b.ratio).is_ge()) {
+            best = Some(SlowPhase {
+                name,
                 p50_s: t.p50_s,
-                ratio: t.p50_s / others,
-            })
-        })
-        .max_by(|a, b| a.ratio.total_cmp(&b.ratio))
+                ratio,
+            });
+        }
+    }
+    best
 }
 
-/// Which ranks to list, sorted and without repeats: all of a small job; of a large one the
-/// stragglers (largest excess first, at most [`MAX_STRAGGLER_ROWS`]) and the first
-/// [`FIRST_RANKS`] ranks.
+/// Adds `x` to the ascending `set` unless it is there.
+fn add(set: &mut Vec<u32>, x: u32) {
+    if let Err(at) = set.binary_search(&x) {
+        set.insert(at, x);
+    }
+}
+
+/// Which ranks to list, ascending: all of a small job; of a large one the stragglers
+/// (largest excess first, at most [`MAX_STRAGGLER_ROWS`]) and the first [`FIRST_RANKS`]
+/// ranks. Built by insertion, not by a sort (see [`median_without`]).
 fn shown(r: &RanksData) -> Vec<u32> {
-    let mut ranks: Vec<u32> = r.ranks.iter().map(|x| x.rank).collect();
-    ranks.sort_unstable();
-    let mut keep = if r.ranks.len() <= ALL_RANKS_UP_TO {
-        ranks
-    } else {
-        let stragglers = r.stragglers.iter().map(|s| s.rank);
-        let mut keep: Vec<u32> = stragglers.take(MAX_STRAGGLER_ROWS).collect();
-        keep.extend(ranks.into_iter().take(FIRST_RANKS));
-        keep.sort_unstable();
-        keep
-    };
-    keep.dedup();
+    let small = r.ranks.len() <= ALL_RANKS_UP_TO;
+    let limit = if small { ALL_RANKS_UP_TO } else { FIRST_RANKS };
+    // The `limit` lowest ranks, a rank given twice counting twice (all of a small job).
+    let mut first: Vec<u32> = Vec::with_capacity(limit + 1);
+    for x in &r.ranks {
+        let at = first.partition_point(|v| *v <= x.rank);
+        if at < limit {
+            first.insert(at, x.rank);
+            first.truncate(limit);
+        }
+    }
+    let mut keep = Vec::new();
+    let stragglers = r
+        .stragglers
+        .iter()
+        .take(if small { 0 } else { MAX_STRAGGLER_ROWS });
+    stragglers.for_each(|s| add(&mut keep, s.rank));
+    first.into_iter().for_each(|x| add(&mut keep, x));
     keep
 }
 
@@ -137,35 +155,28 @@ pub fn rank_table(r: &RanksData) -> RankTable<'_> {
     if r.ranks.is_empty() {
         return RankTable::default();
     }
-    let values = phase_values(&r.ranks);
     let keep = shown(r);
     let listed = |rank: &u32| keep.binary_search(rank).is_ok();
     // By rank; a rank given twice keeps the report's order (as a stable sort would).
-    let mut picked: Vec<(u32, usize)> = (r.ranks.iter().enumerate())
-        .filter(|(_, x)| listed(&x.rank))
-        .map(|(i, x)| (x.rank, i))
-        .collect();
-    picked.sort_unstable();
-    let rows = picked
-        .into_iter()
-        .map(|(_, i)| {
-            let x = &r.ranks[i];
+    let mut rows = Vec::with_capacity(keep.len());
+    for k in &keep {
+        for x in r.ranks.iter().filter(|x| x.rank == *k) {
             let steps = x.steps.as_ref();
-            RankRow {
+            rows.push(RankRow {
                 rank: x.rank,
                 host: &x.host,
                 local_rank: x.local_rank,
                 steps: steps.map(|s| s.count),
                 step_p50_s: steps.map(|s| s.step.p50_s).filter(|v| v.is_finite()),
-                slowest: slowest_phase(x, &values),
+                slowest: slowest_phase(x, &r.ranks),
                 util_p50: x.util_p50,
                 // A rank listed twice as a straggler: its last entry, as a map would keep.
                 straggler: (r.stragglers.iter().rev())
                     .find(|s| s.rank == x.rank)
                     .map(|s| s.phase.as_str()),
-            }
-        })
-        .collect();
+            });
+        }
+    }
     RankTable {
         rows,
         total: r.ranks.len(),
