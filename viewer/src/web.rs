@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::chart::{heatmap, host, steps, timeline, Frame};
 use crate::compare;
-use crate::page::{numbers, overview, tables};
+use crate::page::{numbers, overview, ranks, tables};
 use crate::read::Source;
 use crate::theme::Theme;
 use crate::view::View;
@@ -93,6 +93,13 @@ impl Viewer {
     #[wasm_bindgen(js_name = findingsHtml)]
     pub fn findings_html(&self) -> String {
         overview::findings_html(&self.view.report)
+    }
+
+    /// A merged job report's per-rank table (the one `gpuwhy diagnose` prints), with its
+    /// context line; empty for a report without ranks.
+    #[wasm_bindgen(js_name = ranksHtml)]
+    pub fn ranks_html(&self) -> String {
+        ranks::ranks_html(&self.view.report)
     }
 
     /// The device table with capabilities.

@@ -326,6 +326,9 @@ export function buildReport() {
   $('run').innerHTML = v.runHtml();
   $('verdict').innerHTML = v.verdictHtml();
   $('findings').innerHTML = v.findingsHtml();
+  const ranks = v.ranksHtml();
+  $('ranks-section').hidden = !ranks;
+  $('ranks').innerHTML = ranks;
   $('devices').innerHTML = v.devicesHtml();
   $('overhead').innerHTML = v.overheadHtml();
   $('events').innerHTML = v.eventsHtml(200);

@@ -3,6 +3,7 @@
 
 pub mod numbers;
 pub mod overview;
+pub mod ranks;
 pub mod tables;
 
 use crate::escape::push_html;

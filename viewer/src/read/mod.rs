@@ -7,6 +7,9 @@
 //! serde_json at hand for strings with escapes, values to skip and exact error messages.
 //! The result is the [`Report`] core would read (the tests compare the two).
 //!
+//! A merged job report's `ranks` section is read as far as the page's per-rank table
+//! needs ([`ranks`]); its other fields keep their defaults.
+//!
 //! GPU columns no chart draws (clocks other than SM, P-state, link generation, NVLink, …)
 //! are skipped to their closing bracket, not parsed. Keys this walk does not know are
 //! skipped, as serde skips unknown fields; every reader names all the fields of core's
@@ -15,6 +18,7 @@
 mod finding;
 mod number;
 mod parts;
+mod ranks;
 mod scan;
 mod source;
 mod value;
@@ -64,7 +68,7 @@ pub fn report(src: &dyn Source) -> Result<Report, ReadError> {
         events: Vec::new(),
         faults: Vec::new(),
         overhead: Default::default(),
-        // The page draws no per-rank section of a merged job report (yet).
+        // A merged job report's per-rank table: the fields it shows ([`ranks`]).
         ranks: None,
         // Nor a session's comparison with its baseline (yet).
         comparison: None,
@@ -102,6 +106,7 @@ pub fn report(src: &dyn Source) -> Result<Report, ReadError> {
             "events" => r.events = s.list(&mut parts::event)?,
             "faults" => r.faults = s.list(&mut parts::fault)?,
             "overhead" => r.overhead = parts::overhead(s)?,
+            "ranks" => r.ranks = s.nullable(ranks::ranks)?,
             _ => s.skip()?,
         }
         Ok(())

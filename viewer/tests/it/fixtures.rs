@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use gpuwhy::report::{
     Action, Capability, Column, Cost, DeviceInfo, DeviceSeries, Event, Evidence, Experiment,
-    Finding, Overhead, Report, RunInfo, SeriesData, Severity, Tool, Verdict, SCHEMA,
+    Finding, Overhead, PhaseTimes, RankSteps, RankSummary, RanksData, Report, RunInfo, SeriesData,
+    Severity, Straggler, Tool, Verdict, SCHEMA,
 };
 
 /// One GPU sampled every 0.1 s with the given `util_gpu` and `temp` columns.
@@ -111,5 +112,50 @@ pub fn every_text(s: &str) -> Report {
         code: None,
         detail: s.into(),
     }];
+    let mut job = ranks(4, &[2]);
+    for x in &mut job.ranks {
+        x.host = s.into();
+        let steps = x.steps.as_mut().expect("steps");
+        let data = steps.phases.remove("data").expect("data");
+        steps.phases.insert(s.into(), data);
+    }
+    job.stragglers[0].phase = s.into();
+    r.ranks = Some(job);
     r
+}
+
+/// The `ranks` section of an `n`-rank job on nodes of four, with a data phase twice the
+/// others' on the `slow` ranks (the stragglers, in that order). Only the fields the viewer
+/// reads are set: written out and read back, it is the same.
+pub fn ranks(n: u32, slow: &[u32]) -> RanksData {
+    let t = |p50_s| PhaseTimes { p50_s, p95_s: 0.0 };
+    let row = |rank: u32| {
+        let data = if slow.contains(&rank) { 0.2 } else { 0.1 };
+        RankSummary {
+            rank,
+            host: format!("node-{}", rank / 4),
+            local_rank: (rank != 1).then_some(rank % 4),
+            complete: rank != 0,
+            util_p50: (rank != 2).then_some(80.0 + rank as f64 / 3.0),
+            steps: Some(RankSteps {
+                count: 100 + rank as u64,
+                step: t(0.3 + data),
+                phases: [("data".into(), t(data)), ("forward".into(), t(0.3))].into(),
+            }),
+            ..RankSummary::default()
+        }
+    };
+    RanksData {
+        world_size: Some(n + 1),
+        missing: vec![n],
+        ranks: (0..n).map(row).collect(),
+        stragglers: (slow.iter())
+            .map(|&rank| Straggler {
+                rank,
+                phase: "data".into(),
+                ..Straggler::default()
+            })
+            .collect(),
+        ..RanksData::default()
+    }
 }

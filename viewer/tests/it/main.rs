@@ -5,5 +5,6 @@ mod charts;
 mod compare;
 mod fixtures;
 mod load;
+mod ranks;
 mod read;
 mod text;

@@ -1,7 +1,7 @@
 //! Report text is data: every HTML fragment and chart escapes it.
 
 use gpuwhy_viewer::chart::{timeline, Frame};
-use gpuwhy_viewer::page::{numbers, overview, tables};
+use gpuwhy_viewer::page::{numbers, overview, ranks, tables};
 use gpuwhy_viewer::{Theme, View};
 
 use crate::fixtures::every_text;
@@ -20,6 +20,7 @@ fn every_fragment_escapes_report_text() {
         tables::devices_html(r),
         tables::overhead_html(r),
         tables::events_html(r, 10),
+        ranks::ranks_html(r),
         numbers::timeline_html(&view, 0, &f),
         timeline::svg(&view, 0, &f, &Theme::light()).expect("renders"),
     ];
@@ -31,6 +32,13 @@ fn every_fragment_escapes_report_text() {
     let all = fragments.join("");
     assert!(all.contains("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"));
     // The text is still there to be read, in each part of a finding card.
+    // A job report's four hosts, the straggler's slowest phase and its straggler flag too.
+    assert_eq!(
+        ranks::ranks_html(r)
+            .matches("&lt;/script&gt;&lt;script&gt;")
+            .count(),
+        6
+    );
     let cards = overview::findings_html(r);
     assert!(cards.matches("&lt;/script&gt;&lt;script&gt;").count() >= 8);
 }
