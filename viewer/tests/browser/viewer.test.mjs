@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { FIX, fixture, viewerSuite } from './suite.mjs';
 
 const demo = fixture('demo.json');
+const job = fixture('job.json');
 
 const suite = viewerSuite();
 const { open } = suite;
@@ -29,6 +30,7 @@ async function checkDemo(page) {
   assert.equal(await page.locator('#steps-hist svg').count(), 1, 'step histogram');
   assert.equal(await page.locator('table.phases').count(), 1, 'phase table');
   assert.ok(await page.locator('table.devices').count() === 1, 'device table');
+  assert.ok(await page.isHidden('#ranks-section'), 'no Ranks section without ranks');
 
   // Brush across the first timeline: every time chart follows, to the same range.
   const before = await timeRanges(page);
@@ -81,6 +83,8 @@ describe('the static page', () => {
     assert.equal(await numbers.locator('table').count(), 0, 'not computed while closed');
     await numbers.locator('summary').click();
     const rows = numbers.locator('tbody tr');
+    // The table is filled on the `toggle` event, which comes a task after the click.
+    await rows.nth(1).waitFor({ timeout: 5000 });
     assert.ok(await rows.count() >= 2, 'a row per series');
     assert.match(await numbers.textContent(), /Utilization: GPU busy/);
     const before = await numbers.locator('.range').textContent();
@@ -120,6 +124,31 @@ describe('the static page', () => {
   }
 });
 
+describe('a merged job report', () => {
+  test('shows the Ranks section after the findings: a row per rank, the straggler marked', async () => {
+    const { page, state, errors } = await open(`${suite.base}/index.html?url=/fixtures/job.json`);
+    assert.equal(state, 'ready', errors.join('\n'));
+    assert.ok(await page.isVisible('#ranks-section'));
+    const rows = page.locator('table.ranks tbody tr');
+    // Seven ranks: a small job lists every one, by rank.
+    assert.equal(await rows.count(), job.ranks.ranks.length);
+    assert.deepEqual(await rows.locator('th').allTextContents(), job.ranks.ranks.map((r) => String(r.rank)));
+    const hosts = await page.$$eval('table.ranks tbody tr', (trs) => trs.map((tr) => tr.cells[1].textContent));
+    assert.deepEqual(hosts, job.ranks.ranks.map((r) => r.host));
+    const marked = await page.$$eval('table.ranks tr.straggler', (trs) => trs.map((tr) => tr.cells[0].textContent));
+    assert.deepEqual(marked, job.ranks.stragglers.map((s) => String(s.rank)));
+    assert.deepEqual(marked, ['3']);
+    const three = await page.locator('table.ranks tr.straggler').textContent();
+    assert.ok(three.includes('data 0.200 s ×4.00') && three.includes('yes (data)'), three);
+    assert.match(await page.textContent('#ranks .note'), /^7 ranks on 2 nodes; world size 8; missing: rank 6; 1 straggler\.$/);
+    // Right after the findings.
+    const order = await page.$$eval('#findings, #ranks-section, section.charts', (els) => els.map((e) => e.id || e.className));
+    assert.deepEqual(order, ['findings', 'ranks-section', 'charts']);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
+
 describe('the single-file export', () => {
   test('works from file:// with no network', async () => {
     const url = pathToFileURL(join(FIX, 'demo.html')).href;
@@ -148,6 +177,7 @@ describe('a hostile report', () => {
       assert.ok(title.includes('</script><script>'), title);
       assert.ok((await page.textContent('figure.gpu-timeline figcaption')).includes(PAYLOAD_START));
       assert.ok((await page.textContent('#devices')).includes(PAYLOAD_START));
+      assert.ok((await page.textContent('#ranks')).includes(PAYLOAD_START), 'rank hosts and phases');
       assert.equal(await page.locator('figure.gpu-timeline').count(), demo.series.length);
       assert.deepEqual(errors, []);
       await page.close();

@@ -25,8 +25,9 @@ fn gpuwhy_bin() -> Result<PathBuf> {
 }
 
 /// Writes the browser tests' reports into `dir`: a demo report of several GPUs with
-/// steps, one whose every text is an attack, an invalid file, a future schema, JSON that
-/// is not a report, and single-file pages of the first two made by `gpuwhy view`.
+/// steps, one whose every text is an attack (its `ranks` too), an invalid file, a future
+/// schema, JSON that is not a report, single-file pages of the first two made by
+/// `gpuwhy view`, and a merged job report (`job.json`).
 pub(super) fn fixtures(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let bin = gpuwhy_bin()?;
@@ -44,6 +45,8 @@ pub(super) fn fixtures(dir: &Path) -> Result<()> {
     report.save(&demo_json)?;
 
     let mut v: Value = serde_json::from_str(&report.to_json())?;
+    // A job report's per-rank section, so that its hosts and phase names are attacks too.
+    v["ranks"] = job_fixture(&bin, dir)?["ranks"].take();
     poison(&mut v, None);
     std::fs::write(dir.join("hostile.json"), serde_json::to_string(&v)?)?;
     std::fs::write(
@@ -66,6 +69,44 @@ pub(super) fn fixtures(dir: &Path) -> Result<()> {
         )?;
     }
     compare_fixtures(&bin, dir)
+}
+
+/// A merged job report (`job.json`) of seven ranks of a world of eight on two nodes: rank 6
+/// sent no report, rank 3's data phase is four times the others', rank 1 recorded no local
+/// rank. Made by `gpuwhy merge` from small rank reports with step statistics.
+fn job_fixture(bin: &Path, dir: &Path) -> Result<Value> {
+    let ranks_dir = dir.join("job-ranks");
+    std::fs::create_dir_all(&ranks_dir)?;
+    let stats = |p50: f64| {
+        serde_json::json!({"count": 100, "sum_s": 100.0 * p50, "min_s": p50, "max_s": p50,
+                           "p50_s": p50, "p95_s": p50, "p99_s": p50})
+    };
+    let mut files = Vec::new();
+    for rank in (0..8u32).filter(|r| *r != 6) {
+        let data = if rank == 3 { 0.2 } else { 0.05 };
+        let local = (rank != 1).then_some(rank % 4);
+        let report = serde_json::json!({
+            "schema": SCHEMA,
+            "run": {"rank": rank, "world_size": 8, "local_rank": local,
+                    "start_unix_ms": 1_795_951_320_000i64, "duration_s": 60.0,
+                    "host": format!("node-{}", rank / 4), "complete": true},
+            "steps": {"phases": ["data", "forward"], "count": 100,
+                      "stats": {"step": stats(0.3 + data), "data": stats(data),
+                                "forward": stats(0.3)}}
+        });
+        let p = ranks_dir.join(format!("rank{rank}.json"));
+        std::fs::write(&p, report.to_string())?;
+        files.push(p);
+    }
+    let job = dir.join("job.json");
+    run_cmd(
+        Command::new(bin)
+            .arg("merge")
+            .arg("-o")
+            .arg(&job)
+            .args(&files),
+    )?;
+    Ok(serde_json::from_str(&std::fs::read_to_string(&job)?)?)
 }
 
 /// Two runs to compare (issue 7): a data-starved demo run (`starved.json`) and the same job
@@ -130,10 +171,11 @@ fn poison(v: &mut Value, key: Option<&str>) {
             let entries = std::mem::take(m);
             for (k, mut x) in entries {
                 poison(&mut x, Some(&k));
-                // Keys of free-form maps (capabilities, host units) become payloads too.
+                // Keys of free-form maps (capabilities, host units, a rank's phases) become
+                // payloads too.
                 let k = if matches!(
                     key,
-                    Some("capabilities" | "units" | "unavailable" | "symbols")
+                    Some("capabilities" | "units" | "unavailable" | "symbols" | "phases")
                 ) {
                     format!("{PAYLOAD}{k}")
                 } else {
