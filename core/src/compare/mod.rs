@@ -78,15 +78,35 @@ pub struct GpuChange {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictDiff {
     /// Baseline's top finding and its confidence.
+    #[serde(deserialize_with = "named_or_nan")]
     pub baseline_top: (String, f64),
     /// Candidate's top finding and its confidence.
+    #[serde(deserialize_with = "named_or_nan")]
     pub candidate_top: (String, f64),
     /// Findings of the baseline gone in the candidate.
     pub resolved: Vec<String>,
     /// Findings new in the candidate.
     pub new: Vec<String>,
     /// Findings in both, with their confidence before and after.
+    #[serde(deserialize_with = "persisting_or_nan")]
     pub persisting: Vec<(String, f64, f64)>,
+}
+
+/// A confidence that was not a number is written `null` (as every report number): read it
+/// back as NaN rather than refusing the report.
+fn named_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(String, f64), D::Error> {
+    let (id, x) = <(String, Option<f64>)>::deserialize(d)?;
+    Ok((id, x.unwrap_or(f64::NAN)))
+}
+
+/// As [`named_or_nan`], for the findings in both runs.
+fn persisting_or_nan<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(String, f64, f64)>, D::Error> {
+    let v = Vec::<(String, Option<f64>, Option<f64>)>::deserialize(d)?;
+    Ok(v.into_iter()
+        .map(|(id, a, b)| (id, a.unwrap_or(f64::NAN), b.unwrap_or(f64::NAN)))
+        .collect())
 }
 
 /// A whole comparison.
@@ -283,4 +303,26 @@ fn summary(c: &Comparison) -> String {
     };
     parts.push(top);
     parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::VerdictDiff;
+
+    #[test]
+    fn a_confidence_that_is_not_a_number_reads_back_as_nan() {
+        let v = VerdictDiff {
+            baseline_top: ("data_starvation".into(), f64::NAN),
+            candidate_top: ("none".into(), 0.0),
+            resolved: Vec::new(),
+            new: Vec::new(),
+            persisting: vec![("launch_bound".into(), 0.75, f64::NAN)],
+        };
+        let json = serde_json::to_string(&v).expect("writes");
+        assert!(json.contains("[\"launch_bound\",0.75,null]"), "{json}");
+        let back: VerdictDiff = serde_json::from_str(&json).expect("reads back");
+        assert!(back.baseline_top.1.is_nan() && back.persisting[0].2.is_nan());
+        assert_eq!(back.persisting[0].1, 0.75);
+        assert_eq!(back.candidate_top, ("none".to_string(), 0.0));
+    }
 }
