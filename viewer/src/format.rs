@@ -75,7 +75,14 @@ pub fn percent(share: f64) -> String {
     if !share.is_finite() {
         return "—".into();
     }
-    format!("{}%", sig(share * 100.0, 2).replace("-0", "0"))
+    // A tiny negative share rounds to `-0`, which says nothing a `0` does not. (Only that:
+    // `replace("-0", "0")` also turned `-0.5` into `0.5`.)
+    let mut s = sig(share * 100.0, 2);
+    if s == "-0" {
+        s.remove(0);
+    }
+    s.push('%');
+    s
 }
 
 /// A byte count: `3.2 MB`, `512 B`.
@@ -101,6 +108,13 @@ fn trim(s: String) -> String {
     }
 }
 
+/// Where `needle` last occurs in `hay`. A byte loop, not `str::rfind`, whose backward
+/// substring search the page's WebAssembly would hold for these two short searches only.
+pub(crate) fn rfind_bytes(hay: &str, needle: &str) -> Option<usize> {
+    let n = needle.as_bytes();
+    hay.as_bytes().windows(n.len()).rposition(|w| w == n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,7 +129,12 @@ mod tests {
         assert_eq!(axis_number(0.25), "0.25");
         assert_eq!(sig(0.8, 2), "0.8");
         assert_eq!(percent(0.4), "40%");
+        assert_eq!(percent(-1e-9), "0%");
+        assert_eq!(percent(-0.005), "-0.5%");
+        assert_eq!(rfind_bytes("<svg></svg></svg>", "</svg>"), Some(11));
+        assert_eq!(rfind_bytes("ab", "abc"), None);
         assert_eq!(duration(0.85), "850 ms");
         assert_eq!(bytes(3_182_432.0), "3.18 MB");
     }
 }
+

@@ -109,7 +109,7 @@ pub fn draw_histograms<DB: DrawingBackend>(
     let y1 = top * 1.1;
     let fmt_x = |v: &f64| duration(*v);
     let fmt_y = |v: &f64| format!("{}%", axis_number(*v));
-    let mut chart = plot(area, lo..hi, 0.0..y1, X_AXIS_H, &fmt_x, &fmt_y, theme)?;
+    let mut chart = plot(area, lo..hi, 0.0..y1, X_AXIS_H, 4, &fmt_x, &fmt_y, theme)?;
     for (i, s) in share.iter().enumerate() {
         // The outline of the bars: up and across each bin, down to 0 at the end.
         let mut points = vec![(lo, 0.0)];

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{font, to_svg, ChartError, Frame, LEFT, RIGHT, TITLE_H, X_AXIS_H};
+use super::{font, plot, to_svg, ChartError, Frame, LEFT, TITLE_H, X_AXIS_H};
 use crate::format::time_label;
 use crate::theme::Theme;
 use crate::trace::Trace;
@@ -50,25 +50,19 @@ pub fn draw<DB: DrawingBackend>(
         (LEFT as i32, 2),
         font(12.0, theme.text).pos(Pos::new(HPos::Left, VPos::Top)),
     ))?;
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(TITLE_H)
-        .margin_right(RIGHT)
-        .x_label_area_size(X_AXIS_H)
-        .y_label_area_size(LEFT)
-        .build_cartesian_2d(t0..t1, 0.0..n as f64)?;
     let span = t1 - t0;
     let fmt_t = |t: &f64| time_label(*t, span);
-    chart
-        .configure_mesh()
-        .x_labels(8)
-        .y_labels(0)
-        .disable_y_mesh()
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme.grid)
-        .axis_style(theme.axis)
-        .label_style(font(11.0, theme.muted))
-        .x_label_formatter(&fmt_t)
-        .draw()?;
+    // Rows, not a y axis: no y labels or grid.
+    let mut chart = plot(
+        area,
+        t0..t1,
+        0.0..n as f64,
+        X_AXIS_H,
+        0,
+        &fmt_t,
+        &fmt_t,
+        theme,
+    )?;
     // No more cells than samples, so a short run is not drawn as stripes with gaps.
     let most = (frame.plot_width() / CELL_W) as usize;
     let samples = rows

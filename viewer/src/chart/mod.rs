@@ -16,6 +16,7 @@ use std::ops::Range;
 
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
+use plotters::drawing::DrawingAreaErrorKind;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -52,8 +53,15 @@ impl std::fmt::Display for ChartError {
 impl std::error::Error for ChartError {}
 
 impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for ChartError {
+    /// The backend's own error is not formatted: the page's backend writes into a `String`
+    /// and does not fail, and formatting its error type (`std::io::Error`) would bring every
+    /// I/O error's description into the page's WebAssembly.
     fn from(e: DrawingAreaErrorKind<E>) -> Self {
-        ChartError(e.to_string())
+        ChartError(match e {
+            DrawingAreaErrorKind::BackendError(_) => "the drawing backend failed".into(),
+            DrawingAreaErrorKind::SharingError => "the drawing area is shared".into(),
+            DrawingAreaErrorKind::LayoutError => "the chart layout does not fit".into(),
+        })
     }
 }
 
@@ -193,7 +201,7 @@ pub fn draw_panel<DB: DrawingBackend>(
     let x_axis_h = if x_axis { X_AXIS_H } else { 0 };
     let fmt_t = |t: &f64| time_label(*t, span);
     let fmt_y = |v: &f64| axis_number(*v);
-    let mut chart = plot(area, t0..t1, y0..y1, x_axis_h, &fmt_t, &fmt_y, theme)?;
+    let mut chart = plot(area, t0..t1, y0..y1, x_axis_h, 4, &fmt_t, &fmt_y, theme)?;
 
     for r in &panel.refs {
         let (x0, y) = chart.backend_coord(&(t0, r.value));
@@ -219,14 +227,17 @@ pub fn draw_panel<DB: DrawingBackend>(
 
 /// The plot area of a chart under its title strip, in the layout every chart shares (the
 /// [`LEFT`] label column, the [`RIGHT`] margin), over `x` by `y`, with its grid and axes
-/// drawn: 8 labels along x (in an `x_axis_h` pixels high strip, 0 for none) and 4 up y,
-/// written by `fmt_x` and `fmt_y`. The formatters are taken as `dyn` so that every chart
-/// shares one copy of this code in the module.
+/// drawn: 8 labels along x (in an `x_axis_h` pixels high strip, 0 for none) and `y_labels`
+/// up y (0: no labels and no horizontal grid, as the heatmap's rows), written by `fmt_x`
+/// and `fmt_y`. The formatters are taken as `dyn` so that every chart shares one copy of
+/// this code in the module.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn plot<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     x: Range<f64>,
     y: Range<f64>,
     x_axis_h: u32,
+    y_labels: usize,
     fmt_x: &dyn Fn(&f64) -> String,
     fmt_y: &dyn Fn(&f64) -> String,
     theme: &Theme,
@@ -237,17 +248,19 @@ pub(crate) fn plot<'a, DB: DrawingBackend>(
         .x_label_area_size(x_axis_h)
         .y_label_area_size(LEFT)
         .build_cartesian_2d(x, y)?;
-    chart
-        .configure_mesh()
-        .x_labels(8)
-        .y_labels(4)
+    let mut mesh = chart.configure_mesh();
+    mesh.x_labels(8)
+        .y_labels(y_labels)
         .light_line_style(TRANSPARENT)
         .bold_line_style(theme.grid)
         .axis_style(theme.axis)
         .label_style(font(11.0, theme.muted))
         .x_label_formatter(fmt_x)
-        .y_label_formatter(fmt_y)
-        .draw()?;
+        .y_label_formatter(fmt_y);
+    if y_labels == 0 {
+        mesh.disable_y_mesh();
+    }
+    mesh.draw()?;
     Ok(chart)
 }
 

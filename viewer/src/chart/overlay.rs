@@ -80,7 +80,7 @@ impl Overlay {
 
     /// Writes everything into an SVG document, just before its closing tag.
     pub fn write_svg(&self, svg: &mut String) {
-        let end = svg.rfind("</svg>").unwrap_or(svg.len());
+        let end = crate::format::rfind_bytes(svg, "</svg>").unwrap_or(svg.len());
         let tail = svg.split_off(end);
         let mut out = Vec::with_capacity(self.lines.iter().map(|(p, _)| p.len() * 9).sum());
         for (points, c) in &self.lines {

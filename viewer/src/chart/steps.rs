@@ -46,7 +46,7 @@ pub fn step_quantiles(steps: &StepsData) -> Option<(f64, f64)> {
     if d.is_empty() {
         return None;
     }
-    d.sort_unstable_by(f32::total_cmp);
+    crate::compare::stats::sort_total(&mut d);
     let q = |p: f64| d[((d.len() - 1) as f64 * p).round() as usize] as f64;
     Some((q(0.5), q(0.95)))
 }
@@ -129,7 +129,7 @@ pub fn draw_stacked<DB: DrawingBackend>(
     let y1 = if top > 0.0 { top * 1.08 } else { 1.0 };
     let fmt_t = |t: &f64| time_label(*t, span);
     let fmt_y = |v: &f64| duration(*v);
-    let mut chart = plot(area, t0..t1, 0.0..y1, X_AXIS_H, &fmt_t, &fmt_y, theme)?;
+    let mut chart = plot(area, t0..t1, 0.0..y1, X_AXIS_H, 4, &fmt_t, &fmt_y, theme)?;
     let w = span / bins as f64;
     for b in (0..bins).filter(|&b| count[b] > 0) {
         let n = count[b] as f64;

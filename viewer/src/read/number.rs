@@ -25,13 +25,12 @@ const POW10: [f64; 23] = [
 /// in one loop with no calls; any other goes to [`number`], then to serde_json alone.
 /// `None` sends the whole array to serde_json (to say what is wrong with it).
 #[inline(never)]
-pub(super) fn numbers<T: Copy + Default>(
+pub(super) fn numbers(
     b: &[u8],
     mut i: usize,
     rows: usize,
-    null: Option<T>,
-    conv: impl Fn(f64) -> T,
-) -> Option<(Vec<T>, usize)> {
+    null: Option<f64>,
+) -> Option<(Vec<f64>, usize)> {
     let n = b.len();
     while i < n && ws(b[i]) {
         i += 1;
@@ -41,7 +40,7 @@ pub(super) fn numbers<T: Copy + Default>(
     }
     // Written by index into a vector of the expected length: `push` is a call per value
     // in a size-optimised build.
-    let mut out = vec![T::default(); rows.max(16)];
+    let mut out = vec![0.0; rows.max(16)];
     let limit = exact_limit();
     let mut k = 0;
     loop {
@@ -92,7 +91,7 @@ pub(super) fn numbers<T: Copy + Default>(
                 && int + frac <= 18
                 && m <= limit
                 && !(i < n && (b[i] | 0x20) == b'e');
-            let x = if simple {
+            if simple {
                 // As serde_json: the significand, divided by an exact power of ten.
                 let f = m as f64;
                 let f = if frac > 0 { f / POW10[frac] } else { f };
@@ -105,11 +104,10 @@ pub(super) fn numbers<T: Copy + Default>(
                 let (x, end) = number(b, start).or_else(|| long_number(b, start))?;
                 i = end;
                 x
-            };
-            conv(x)
+            }
         };
         if k == out.len() {
-            out.resize(k * 2, T::default());
+            out.resize(k * 2, 0.0);
         }
         out[k] = v;
         k += 1;
@@ -142,7 +140,8 @@ fn exact_limit() -> u64 {
     static LIMIT: OnceLock<u64> = OnceLock::new();
     *LIMIT.get_or_init(|| {
         // 1.4000000000000001 is the double after 1.4; the one-division reading gives 1.4.
-        let correct = serde_json::from_str::<f64>("1.4000000000000001").ok()
+        // Through [`long_number`], which asks serde_json: one copy of its number parser.
+        let correct = long_number(b"1.4000000000000001", 0).map(|(x, _)| x)
             == Some(f64::from_bits(1.4f64.to_bits() + 1));
         if correct {
             1 << 53

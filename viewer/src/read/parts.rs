@@ -79,7 +79,9 @@ pub fn nvml(s: &mut Scan) -> R<NvmlInfo> {
             "driver_version" => n.driver_version = s.opt_string()?,
             "nvml_version" => n.nvml_version = s.opt_string()?,
             "cuda_driver_version" => n.cuda_driver_version = s.opt_string()?,
-            "symbols" => n.symbols = s.map(&mut Scan::opt_string)?,
+            // Which NVML functions resolved: for `gpuwhy diagnose --json` and the rules'
+            // "could not be seen", never drawn, and a map type of its own in the page's
+            // WebAssembly. Skipped, as the columns no chart draws are.
             _ => s.skip()?,
         }
         Ok(())
@@ -89,7 +91,7 @@ pub fn nvml(s: &mut Scan) -> R<NvmlInfo> {
         driver_version: _,
         nvml_version: _,
         cuda_driver_version: _,
-        symbols: _,
+        symbols: _skipped,
     } = &n;
     Ok(n)
 }

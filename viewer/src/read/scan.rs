@@ -233,7 +233,8 @@ impl<'s> Scan<'s> {
                 Some(Err(e)) if whole || !e.is_eof() => {
                     // serde counts lines and columns from `start`: say where in the file.
                     let msg = e.to_string();
-                    let msg = msg.rfind(" at line ").map_or(&msg[..], |i| &msg[..i]);
+                    let msg = crate::format::rfind_bytes(&msg, " at line ")
+                        .map_or(&msg[..], |i| &msg[..i]);
                     let b = &self.win[start - self.base..self.filled];
                     let mut at = 0;
                     for _ in 1..e.line() {

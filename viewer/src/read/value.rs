@@ -16,34 +16,37 @@ impl<'a> Scan<'a> {
     /// A column of samples: numbers, `null` for a missing one (`NaN`). `rows` is how many
     /// to expect (the length of the stream's times, read before its columns).
     pub fn column(&mut self, rows: usize) -> Result<Column, ReadError> {
-        self.numeric(rows, Some(f32::NAN), |x| x as f32).map(Column)
+        match self.numeric(rows, Some(f64::NAN)) {
+            // Read as `f64` and narrowed here, so that the module holds one copy of the
+            // number loop rather than one per element type.
+            Some(v) => Ok(Column(v.into_iter().map(|x| x as f32).collect())),
+            None => self.direct(),
+        }
     }
 
     /// An array of times (numbers, no `null`).
     pub fn times(&mut self) -> Result<Vec<f64>, ReadError> {
-        self.numeric(0, None, |x| x)
+        match self.numeric(0, None) {
+            Some(v) => Ok(v),
+            None => self.direct(),
+        }
     }
 
-    /// A numeric array: found whole (up to its first `]`), read by the fast path, or by
-    /// serde_json when that gives up.
-    fn numeric<T: Copy + Default + serde::de::DeserializeOwned>(
-        &mut self,
-        rows: usize,
-        null: Option<T>,
-        conv: impl Fn(f64) -> T,
-    ) -> Result<Vec<T>, ReadError> {
+    /// A numeric array found whole (up to its first `]`) and read by the fast path; `None`
+    /// when that gives up (the caller then asks serde_json, which says what is wrong).
+    fn numeric(&mut self, rows: usize, null: Option<f64>) -> Option<Vec<f64>> {
         self.ws();
         let start = self.pos;
         if self.peek() == Some(b'[') {
             if let Some(end) = self.find_keep(start, b']') {
                 let b = self.bytes(start, end + 1 - start);
-                if let Some((v, used)) = numbers(b, 1, rows, null, conv) {
+                if let Some((v, used)) = numbers(b, 1, rows, null) {
                     self.pos = start + used;
-                    return Ok(v);
+                    return Some(v);
                 }
             }
         }
-        self.direct()
+        None
     }
 
     /// Skips a column the page does not read, up to its closing bracket, without looking

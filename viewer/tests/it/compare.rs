@@ -281,3 +281,33 @@ fn the_rank_test_and_medians_are_cores_own() {
     }
     assert_eq!(stats::median(&[f32::NAN]), None);
 }
+
+#[test]
+fn sorting_through_integer_keys_gives_the_total_order() {
+    use gpuwhy_viewer::compare::stats::sort_total;
+    let mut v = vec![
+        3.5,
+        -0.0,
+        f32::NAN,
+        0.0,
+        -f32::INFINITY,
+        f32::MIN_POSITIVE / 2.0,
+        -1e-40,
+        f32::INFINITY,
+        -2.25,
+        -f32::NAN,
+        1.0,
+        -0.0,
+        f32::MAX,
+        f32::MIN,
+    ];
+    for i in 0..500 {
+        v.push(((i * 7919) % 1013) as f32 / 7.0 - 70.0);
+    }
+    let mut want = v.clone();
+    want.sort_by(f32::total_cmp);
+    sort_total(&mut v);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert_eq!(bits(&v), bits(&want));
+    assert!(v[0].is_nan() && v[0].is_sign_negative() && v[v.len() - 1].is_nan());
+}
