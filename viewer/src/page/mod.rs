@@ -1,6 +1,7 @@
 //! HTML fragments of the page: the verdict and finding cards, tables, and the text
 //! alternatives of the charts. Every string from the report is escaped here.
 
+pub mod baseline;
 pub mod numbers;
 pub mod overview;
 pub mod ranks;

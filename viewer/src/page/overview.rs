@@ -69,6 +69,8 @@ pub fn verdict_html(r: &Report) -> String {
     h.elem("dt", "Findings")
         .elem("dd", &r.findings.len().to_string());
     h.raw("</dl></section>");
+    // A session that named a baseline: how this run compares, right under the verdict.
+    h.raw(&super::baseline::baseline_html(r.comparison.as_ref()));
     h.finish()
 }
 

@@ -8,13 +8,15 @@
 //! The result is the [`Report`] core would read (the tests compare the two).
 //!
 //! A merged job report's `ranks` section is read as far as the page's per-rank table
-//! needs ([`ranks`]); its other fields keep their defaults.
+//! needs ([`ranks`]); its other fields keep their defaults. A session's `comparison` with
+//! its baseline is read as far as the page shows it ([`baseline`]).
 //!
 //! GPU columns no chart draws (clocks other than SM, P-state, link generation, NVLink, …)
 //! are skipped to their closing bracket, not parsed. Keys this walk does not know are
 //! skipped, as serde skips unknown fields; every reader names all the fields of core's
 //! type, so a field core adds does not compile here until it is read.
 
+mod baseline;
 mod finding;
 mod number;
 mod parts;
@@ -70,7 +72,7 @@ pub fn report(src: &dyn Source) -> Result<Report, ReadError> {
         overhead: Default::default(),
         // A merged job report's per-rank table: the fields it shows ([`ranks`]).
         ranks: None,
-        // Nor a session's comparison with its baseline (yet).
+        // A session's comparison with its baseline: what the page shows of it ([`baseline`]).
         comparison: None,
     };
     s.object(&mut |s, key| {
@@ -107,6 +109,7 @@ pub fn report(src: &dyn Source) -> Result<Report, ReadError> {
             "faults" => r.faults = s.list(&mut parts::fault)?,
             "overhead" => r.overhead = parts::overhead(s)?,
             "ranks" => r.ranks = s.nullable(ranks::ranks)?,
+            "comparison" => r.comparison = s.nullable(baseline::comparison)?,
             _ => s.skip()?,
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! The viewer's native tests: charts rendered to SVG strings and checked for structure, HTML
 //! fragments checked for escaping, and reading errors checked for their messages.
 
+mod baseline;
 mod charts;
 mod compare;
 mod fixtures;
