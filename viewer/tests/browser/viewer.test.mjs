@@ -31,6 +31,11 @@ async function checkDemo(page) {
   assert.equal(await page.locator('table.phases').count(), 1, 'phase table');
   assert.ok(await page.locator('table.devices').count() === 1, 'device table');
   assert.ok(await page.isHidden('#ranks-section'), 'no Ranks section without ranks');
+  // The session's comparison with its baseline, under the verdict.
+  const baseline = await page.textContent('section.baseline');
+  assert.ok(baseline.includes('Against the baseline') && baseline.includes(demo.comparison.baseline), baseline);
+  assert.ok(baseline.includes(demo.comparison.result.summary), baseline);
+  assert.ok(baseline.includes(`Experiment for ${demo.comparison.result.experiments[0].finding}`), baseline);
 
   // Brush across the first timeline: every time chart follows, to the same range.
   const before = await timeRanges(page);
@@ -178,6 +183,7 @@ describe('a hostile report', () => {
       assert.ok((await page.textContent('figure.gpu-timeline figcaption')).includes(PAYLOAD_START));
       assert.ok((await page.textContent('#devices')).includes(PAYLOAD_START));
       assert.ok((await page.textContent('#ranks')).includes(PAYLOAD_START), 'rank hosts and phases');
+      assert.ok((await page.textContent('section.baseline')).includes(PAYLOAD_START), 'the baseline comparison');
       assert.equal(await page.locator('figure.gpu-timeline').count(), demo.series.length);
       assert.deepEqual(errors, []);
       await page.close();

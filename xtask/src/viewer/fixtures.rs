@@ -41,12 +41,25 @@ pub(super) fn fixtures(dir: &Path) -> Result<()> {
     if report.steps.is_none() {
         report.steps = Some(synthetic_steps(report.run.duration_s.max(1.0)));
     }
+    // A session's comparison with its baseline, borrowed from the comparison fixtures (a
+    // starved run and its fix), so that the page shows its section under the verdict.
+    compare_fixtures(&bin, dir)?;
+    let result: Value = serde_json::from_slice(&std::fs::read(dir.join("compare.json"))?)?;
+    report.comparison = Some(serde_json::from_value(serde_json::json!({
+        "baseline": "starved.json",
+        "result": result,
+        "error": null,
+    }))?);
     let demo_json = dir.join("demo.json");
     report.save(&demo_json)?;
 
     let mut v: Value = serde_json::from_str(&report.to_json())?;
     // A job report's per-rank section, so that its hosts and phase names are attacks too.
     v["ranks"] = job_fixture(&bin, dir)?["ranks"].take();
+    // The comparison's step and GPU changes are not shown, and their `phases` (a list of
+    // pairs) would have their field names poisoned like a rank's map of phases.
+    v["comparison"]["result"]["steps"] = Value::Null;
+    v["comparison"]["result"]["gpus"] = Value::Array(Vec::new());
     poison(&mut v, None);
     std::fs::write(dir.join("hostile.json"), serde_json::to_string(&v)?)?;
     std::fs::write(
@@ -68,7 +81,7 @@ pub(super) fn fixtures(dir: &Path) -> Result<()> {
                 .env("GPUWHY_VIEWER_PAGE", out_dir().join("gpuwhy-viewer.html")),
         )?;
     }
-    compare_fixtures(&bin, dir)
+    Ok(())
 }
 
 /// A merged job report (`job.json`) of seven ranks of a world of eight on two nodes: rank 6
@@ -160,10 +173,11 @@ pub const PAYLOAD: &str =
     "<img src=x onerror=\"window.__gpuwhyPwned=1\"></script><script>window.__gpuwhyPwned=2</script>";
 
 /// Replaces every string (and map key) of a report with [`PAYLOAD`], except the ones that
-/// must stay valid for it to be read at all: the schema and the enum values.
+/// must stay valid for it to be read at all: the schema and the enum values (an
+/// experiment's `outcome` among them).
 fn poison(v: &mut Value, key: Option<&str>) {
     match v {
-        Value::String(s) if !matches!(key, Some("schema" | "severity" | "cost")) => {
+        Value::String(s) if !matches!(key, Some("schema" | "severity" | "cost" | "outcome")) => {
             *s = format!("{PAYLOAD} {s}");
         }
         Value::Array(a) => a.iter_mut().for_each(|x| poison(x, key)),
