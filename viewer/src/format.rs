@@ -137,4 +137,3 @@ mod tests {
         assert_eq!(bytes(3_182_432.0), "3.18 MB");
     }
 }
-
