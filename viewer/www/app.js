@@ -8,7 +8,7 @@
 
 // @inline-strip-begin (the single-file export inlines the glue above this script instead)
 import __wbg_init, { initSync, Viewer } from './gpuwhy_viewer.js';
-import { $, buildReport, chartWidth, darkQuery, pan, readFile, renderCharts, setRange, state, zoom } from './charts.js';
+import { $, buildReport, chartWidth, darkQuery, fetchSameSite, pan, readFile, renderCharts, setRange, state, zoom } from './charts.js';
 import { openCompareFile, openCompareUrl, openEmbeddedCompare, renderCompare, wireCompare } from './compare.js';
 // @inline-strip-end
 
@@ -112,27 +112,10 @@ function openFile(file) {
   return readFile(file, openBytes, (e) => showMessage('The file could not be read', e));
 }
 
-async function openUrl(param) {
-  let url;
-  try {
-    url = new URL(param, window.location.href);
-  } catch (e) {
-    showMessage('That address is not valid', `?url=${param} is not an address.`);
-    return;
-  }
-  if (url.origin !== window.location.origin) {
-    showMessage('Only reports from this site can be opened by address',
-      `${url.href} is on another site. Download it and open it with "Open a report…" instead.`);
-    return;
-  }
-  try {
-    const resp = await fetch(url, { credentials: 'same-origin' });
-    if (!resp.ok) throw new Error(`${resp.status} ${resp.statusText}`);
-    const buf = await resp.arrayBuffer();
-    openBytes(new Uint8Array(buf), url.pathname.split('/').pop() || 'report.json');
-  } catch (e) {
-    showMessage('The report could not be fetched', `${url.href}: ${e.message || e}`);
-  }
+function openUrl(param) {
+  return fetchSameSite(param,
+    { param: '?url=', verb: 'opened', instead: 'open it with "Open a report…"', what: 'The report' },
+    openBytes, showMessage);
 }
 
 function wirePage() {

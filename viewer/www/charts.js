@@ -34,6 +34,37 @@ export async function readFile(file, open, fail) {
   }
 }
 
+// Fetches the report at a same-site address given in the page's query (`?url=`,
+// `?compare=`) and calls `open(bytes, name)`, or `fail(title, message)` saying what went
+// wrong: not an address, another site's (a page must not fetch what a link points it to
+// elsewhere), or the fetch failed. `how` words the messages for the caller: `param` (the
+// query key with its `=`), `verb` ("opened"), `instead` (what to do with a file from another
+// site), `what` ("The report"). For both app.js and compare.js, as `readFile` above.
+export async function fetchSameSite(param, how, open, fail) {
+  let url;
+  try {
+    url = new URL(param, window.location.href);
+  } catch (_) {
+    fail('That address is not valid', `${how.param}${param} is not an address.`);
+    return;
+  }
+  if (url.origin !== window.location.origin) {
+    fail(`Only reports from this site can be ${how.verb} by address`,
+      `${url.href} is on another site. Download it and ${how.instead} instead.`);
+    return;
+  }
+  let bytes;
+  try {
+    const resp = await fetch(url, { credentials: 'same-origin' });
+    if (!resp.ok) throw new Error(`${resp.status} ${resp.statusText}`);
+    bytes = new Uint8Array(await resp.arrayBuffer());
+  } catch (e) {
+    fail(`${how.what} could not be fetched`, `${url.href}: ${e.message || e}`);
+    return;
+  }
+  open(bytes, url.pathname.split('/').pop() || 'report.json');
+}
+
 function timeText(t, span) {
   if (!Number.isFinite(t)) return '—';
   const a = Math.abs(t);

@@ -11,7 +11,7 @@
 
 // @inline-strip-begin (the single-file export inlines the glue and charts.js above this)
 import { Viewer } from './gpuwhy_viewer.js';
-import { $, buildReport, chartWidth, darkQuery, readFile, state } from './charts.js';
+import { $, buildReport, chartWidth, darkQuery, fetchSameSite, readFile, state } from './charts.js';
 // @inline-strip-end
 
 export const other = { viewer: null, name: '' };
@@ -78,27 +78,14 @@ export function openCompareFile(file) {
 }
 
 // ?compare=: a report on this site, as ?url= is.
-export async function openCompareUrl(param) {
-  let url;
-  try {
-    url = new URL(param, window.location.href);
-  } catch (_) {
-    compareMessage('That address is not valid', `?compare=${param} is not an address.`);
-    return;
-  }
-  if (url.origin !== window.location.origin) {
-    compareMessage('Only reports from this site can be compared by address',
-      `${url.href} is on another site. Download it and use "Compare with…" instead.`);
-    return;
-  }
-  try {
-    const resp = await fetch(url, { credentials: 'same-origin' });
-    if (!resp.ok) throw new Error(`${resp.status} ${resp.statusText}`);
-    openCompareBytes(new Uint8Array(await resp.arrayBuffer()), url.pathname.split('/').pop() || 'report.json');
-  } catch (e) {
-    $('compare').hidden = false;
-    compareMessage('The report to compare with could not be fetched', `${url.href}: ${e.message || e}`);
-  }
+export function openCompareUrl(param) {
+  return fetchSameSite(param,
+    { param: '?compare=', verb: 'compared', instead: 'use "Compare with…"', what: 'The report to compare with' },
+    openCompareBytes,
+    (title, message) => {
+      $('compare').hidden = false;
+      compareMessage(title, message);
+    });
 }
 
 // The report `gpuwhy view --compare` embedded, if any.
