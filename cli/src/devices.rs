@@ -23,11 +23,29 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let (nvml, devices) = probe(a.nvml.as_deref(), true)?;
+    let found = probe(a.nvml.as_deref(), true)?;
+    let (nvml, devices) = (&found.nvml, &found.devices);
+    // Calls that failed while a GPU was opened, as a recording's `faults` lists them.
+    let failed = |index: u32| {
+        found
+            .open_errors
+            .iter()
+            .filter(move |(i, _)| *i == index)
+            .map(|(_, e)| e)
+    };
     if a.json {
+        let open_errors: Vec<_> = (found.open_errors.iter())
+            .map(|(i, e)| {
+                serde_json::json!({"device": i, "function": e.function, "code": e.code, "name": e.code_name()})
+            })
+            .collect();
         println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "nvml": nvml, "devices": devices }))?
+            serde_json::to_string_pretty(&serde_json::json!({
+                "nvml": nvml,
+                "devices": devices,
+                "open_errors": open_errors,
+            }))?
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -41,7 +59,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if devices.is_empty() {
         println!("No GPU found.");
     }
-    for d in &devices {
+    for d in devices {
         println!(
             "\nGPU {}: {} ({}, compute {}), {} MiB, power limit {} W, max SM clock {} MHz, PCIe gen {} x{}",
             d.index,
@@ -66,6 +84,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
             println!(
                 "  not available: {k}: {}",
                 c.reason.as_deref().unwrap_or("unknown")
+            );
+        }
+        for e in failed(d.index) {
+            println!(
+                "  failed while opening the GPU: {} returned {}",
+                e.function,
+                e.code_name()
             );
         }
     }

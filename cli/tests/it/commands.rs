@@ -120,6 +120,27 @@ fn record_says_there_are_no_gpu_metrics_when_a_slow_nvml_init_fails() {
 }
 
 #[test]
+fn devices_lists_the_calls_that_failed_while_a_gpu_was_opened() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fault = serde_json::json!([{"kind": "error", "device": 0, "function": "nvmlDeviceGetName",
+        "code": 999, "from_s": 0.0, "until_s": 1000.0}]);
+    let lib = sim(dir.path(), &scenario_with("healthy", &[("faults", fault)]));
+    let o = run(gpuwhy().arg("devices").arg("--nvml").arg(&lib));
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("failed while opening the GPU: nvmlDeviceGetName returned UNKNOWN"),
+        "{t}"
+    );
+    let o = run(gpuwhy().args(["devices", "--json", "--nvml"]).arg(&lib));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["open_errors"][0]["function"], "nvmlDeviceGetName");
+    assert_eq!(v["open_errors"][0]["device"], 0);
+    assert_eq!(v["open_errors"][0]["code"], 999);
+    assert!(v["devices"][0]["name"].is_null());
+}
+
+#[test]
 fn devices_lists_capabilities_and_fails_clearly_without_nvml() {
     let dir = tempfile::tempdir().expect("tempdir");
     let lib = sim(dir.path(), &scenario_with("consumer_gpu", &[]));

@@ -24,7 +24,7 @@ pub use gpu::{architecture_name, nvml_info, SLOW_PERIOD_S};
 pub use hook::SamplerHook;
 pub use init::SLOW_INIT_S;
 pub use live::LiveGpu;
-pub use probe::probe;
+pub use probe::{probe, Probe};
 pub use sampler::Recorder;
 
 use std::path::PathBuf;

@@ -5,21 +5,36 @@ use std::path::Path;
 use super::cost::CallStats;
 use super::gpu::{nvml_info, Gpu};
 use crate::metric::GpuMetric;
-use crate::nvml::Nvml;
+use crate::nvml::{Nvml, NvmlError};
 use crate::report::{DeviceInfo, NvmlInfo};
 use crate::Result;
 
+/// What [`probe`] found.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The library's facts.
+    pub nvml: NvmlInfo,
+    /// Each device with its capabilities.
+    pub devices: Vec<DeviceInfo>,
+    /// Calls that failed while a GPU was opened (its handle, or one of its static facts),
+    /// other than with "not supported here", by NVML index: what a recording lists in its
+    /// `faults`.
+    pub open_errors: Vec<(u32, NvmlError)>,
+}
+
 /// Loads NVML, opens every GPU and reads every metric once (twice for the rate metrics that
 /// need two readings), returning the library facts and each device with its capabilities.
-pub fn probe(nvml_path: Option<&Path>, gpm: bool) -> Result<(NvmlInfo, Vec<DeviceInfo>)> {
+pub fn probe(nvml_path: Option<&Path>, gpm: bool) -> Result<Probe> {
     let nvml = Nvml::load(nvml_path)?;
     let info = nvml_info(&nvml);
     let count = nvml.device_count().map_err(|e| nvml.error(e))?;
     let mut stats = CallStats::default();
     let mut out = Vec::new();
+    let mut open_errors = Vec::new();
     for i in 0..count {
         match Gpu::open(&nvml, i as usize, i, gpm, &mut stats) {
             Ok((mut g, mut d)) => {
+                open_errors.extend(g.take_open_errors().into_iter().map(|e| (i, e)));
                 let mut row = [f32::NAN; GpuMetric::COUNT];
                 let _ = g.sample(&nvml, true, &mut row, &mut stats);
                 if g.gpm {
@@ -39,6 +54,7 @@ pub fn probe(nvml_path: Option<&Path>, gpm: bool) -> Result<(NvmlInfo, Vec<Devic
                 out.push(d);
             }
             Err(e) => {
+                open_errors.push((i, e));
                 let mut d = DeviceInfo {
                     index: i,
                     ..Default::default()
@@ -48,5 +64,9 @@ pub fn probe(nvml_path: Option<&Path>, gpm: bool) -> Result<(NvmlInfo, Vec<Devic
             }
         }
     }
-    Ok((info, out))
+    Ok(Probe {
+        nvml: info,
+        devices: out,
+        open_errors,
+    })
 }
