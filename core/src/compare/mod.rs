@@ -222,35 +222,7 @@ pub fn compare(a: &Report, b: &Report, force: bool) -> Result<Comparison, String
             util_test: mann_whitney(&util_samples(a, x.index), &util_samples(b, y.index)),
         })
         .collect();
-    let ids = |r: &Report| {
-        r.findings
-            .iter()
-            .map(|f| (f.id.clone(), f.confidence))
-            .collect::<Vec<_>>()
-    };
-    let (fa, fb) = (ids(a), ids(b));
-    let verdict = VerdictDiff {
-        baseline_top: (a.verdict.id.clone(), a.verdict.confidence),
-        candidate_top: (b.verdict.id.clone(), b.verdict.confidence),
-        resolved: fa
-            .iter()
-            .filter(|x| !fb.iter().any(|y| y.0 == x.0))
-            .map(|x| x.0.clone())
-            .collect(),
-        new: fb
-            .iter()
-            .filter(|y| !fa.iter().any(|x| x.0 == y.0))
-            .map(|y| y.0.clone())
-            .collect(),
-        persisting: fa
-            .iter()
-            .filter_map(|x| {
-                fb.iter()
-                    .find(|y| y.0 == x.0)
-                    .map(|y| (x.0.clone(), x.1, y.1))
-            })
-            .collect(),
-    };
+    let verdict = verdict_diff(a, b);
     let steps = step_change(a, b);
     let experiments = a
         .findings
@@ -269,39 +241,60 @@ pub fn compare(a: &Report, b: &Report, force: bool) -> Result<Comparison, String
         experiments,
         summary: String::new(),
     };
-    c.summary = summary(&c);
+    c.summary = summary(c.steps.as_ref(), &c.verdict);
     Ok(c)
 }
 
-fn summary(c: &Comparison) -> String {
-    let v = &c.verdict;
+/// How the findings moved from `a` (the baseline) to `b`: the top findings, and the
+/// findings resolved, new and in both (with both confidences), each in its report's order.
+pub fn verdict_diff(a: &Report, b: &Report) -> VerdictDiff {
+    let mut v = VerdictDiff {
+        baseline_top: (a.verdict.id.clone(), a.verdict.confidence),
+        candidate_top: (b.verdict.id.clone(), b.verdict.confidence),
+        resolved: Vec::new(),
+        new: Vec::new(),
+        persisting: Vec::new(),
+    };
+    for x in &a.findings {
+        match b.findings.iter().find(|y| y.id == x.id) {
+            Some(y) => v
+                .persisting
+                .push((x.id.clone(), x.confidence, y.confidence)),
+            None => v.resolved.push(x.id.clone()),
+        }
+    }
+    for y in &b.findings {
+        if !a.findings.iter().any(|x| x.id == y.id) {
+            v.new.push(y.id.clone());
+        }
+    }
+    v
+}
+
+/// The line `gpuwhy compare` leads with: the step-time change and its significance, then
+/// where the top finding went (`data_starvation 0.82 → resolved; new top finding: …`).
+pub fn summary(steps: Option<&StepChange>, v: &VerdictDiff) -> String {
     let mut parts = Vec::new();
-    if let Some(s) = &c.steps {
+    if let Some(s) = steps {
         let rel = s.p50_s.relative.unwrap_or(0.0) * 100.0;
         let sig = match s.test {
             Some(t) if t.significant => format!("significant, p = {:.2e}", t.p),
             Some(t) => format!("not significant, p = {:.2}", t.p),
             None => "no test".into(),
         };
-        parts.push(format!("step time p50 {:+.1}% ({sig})", rel));
+        parts.push(format!("step time p50 {rel:+.1}% ({sig})"));
     }
-    let top = if v.baseline_top.0 == v.candidate_top.0 {
-        format!(
-            "{} {:.2} → {:.2}",
-            v.baseline_top.0, v.baseline_top.1, v.candidate_top.1
-        )
-    } else if v.resolved.contains(&v.baseline_top.0) {
+    let (a, b) = (&v.baseline_top, &v.candidate_top);
+    parts.push(if a.0 == b.0 {
+        format!("{} {:.2} → {:.2}", a.0, a.1, b.1)
+    } else if v.resolved.contains(&a.0) {
         format!(
             "{} {:.2} → resolved; new top finding: {} {:.2}",
-            v.baseline_top.0, v.baseline_top.1, v.candidate_top.0, v.candidate_top.1
+            a.0, a.1, b.0, b.1
         )
     } else {
-        format!(
-            "top finding {} {:.2} → {} {:.2}",
-            v.baseline_top.0, v.baseline_top.1, v.candidate_top.0, v.candidate_top.1
-        )
-    };
-    parts.push(top);
+        format!("top finding {} {:.2} → {} {:.2}", a.0, a.1, b.0, b.1)
+    });
     parts.join("; ")
 }
 

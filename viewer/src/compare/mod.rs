@@ -13,7 +13,7 @@
 pub mod html;
 pub mod stats;
 
-use gpuwhy::compare::{Change, GpuChange, StepChange, VerdictDiff};
+use gpuwhy::compare::{summary, verdict_diff, Change, GpuChange, StepChange, VerdictDiff};
 use gpuwhy::report::{Report, SeriesData};
 
 use stats::{mann_whitney, median, quantile, sorted};
@@ -122,57 +122,6 @@ fn gpu_changes(a: &View, b: &View) -> Vec<GpuChange> {
         });
     }
     out
-}
-
-fn verdict_diff(a: &Report, b: &Report) -> VerdictDiff {
-    let mut v = VerdictDiff {
-        baseline_top: (a.verdict.id.clone(), a.verdict.confidence),
-        candidate_top: (b.verdict.id.clone(), b.verdict.confidence),
-        resolved: Vec::new(),
-        new: Vec::new(),
-        persisting: Vec::new(),
-    };
-    for x in &a.findings {
-        match b.findings.iter().find(|y| y.id == x.id) {
-            Some(y) => v
-                .persisting
-                .push((x.id.clone(), x.confidence, y.confidence)),
-            None => v.resolved.push(x.id.clone()),
-        }
-    }
-    for y in &b.findings {
-        if !a.findings.iter().any(|x| x.id == y.id) {
-            v.new.push(y.id.clone());
-        }
-    }
-    v
-}
-
-/// The line `gpuwhy compare` leads with: the step-time change and its significance, then
-/// where the top finding went (`data_starvation 0.82 → resolved; new top finding: …`).
-pub fn summary(steps: Option<&StepChange>, v: &VerdictDiff) -> String {
-    let mut parts = Vec::new();
-    if let Some(s) = steps {
-        let rel = s.p50_s.relative.unwrap_or(0.0) * 100.0;
-        let sig = match s.test {
-            Some(t) if t.significant => format!("significant, p = {:.2e}", t.p),
-            Some(t) => format!("not significant, p = {:.2}", t.p),
-            None => "no test".into(),
-        };
-        parts.push(format!("step time p50 {rel:+.1}% ({sig})"));
-    }
-    let (a, b) = (&v.baseline_top, &v.candidate_top);
-    parts.push(if a.0 == b.0 {
-        format!("{} {:.2} → {:.2}", a.0, a.1, b.1)
-    } else if v.resolved.contains(&a.0) {
-        format!(
-            "{} {:.2} → resolved; new top finding: {} {:.2}",
-            a.0, a.1, b.0, b.1
-        )
-    } else {
-        format!("top finding {} {:.2} → {} {:.2}", a.0, a.1, b.0, b.1)
-    });
-    parts.join("; ")
 }
 
 impl Diff {
