@@ -57,41 +57,65 @@ pub fn clock_ticks_per_second() -> f64 {
     100.0
 }
 
-/// Set while one of gpuwhy's threads is inside the dynamic loader (see [`with_loader`]).
-static LOADER_BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// A gate that `fork()` waits at: closed around work that must not be in progress when
+/// the process is copied (a child would inherit a lock held, or state half-changed), and by
+/// a pre-fork handler, which so waits for that work to end. Not reentrant.
+pub struct ForkGate(std::sync::atomic::AtomicBool);
 
-/// Runs `f`, which calls into the dynamic loader (dlopen, dlsym, dladdr, dlclose), with the
-/// loader gate closed. The loader holds its own lock during those calls, and fork() copies
-/// that lock as it is: a child forked while gpuwhy's sampler thread loads NVML would inherit
-/// it locked, and hang at its first thread-local destructor registration or library load.
-/// A library embedding gpuwhy closes the gate in its pre-fork handler
-/// ([`loader_gate_close`]), so fork waits for such a call to end. Not reentrant.
-pub fn with_loader<R>(f: impl FnOnce() -> R) -> R {
-    struct Open;
-    impl Drop for Open {
-        fn drop(&mut self) {
-            loader_gate_open();
+impl ForkGate {
+    /// An open gate.
+    pub const fn new() -> Self {
+        ForkGate(std::sync::atomic::AtomicBool::new(false))
+    }
+
+    /// Closes the gate, waiting while it is closed.
+    pub fn close(&self) {
+        use std::sync::atomic::Ordering;
+        while self
+            .0
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::thread::yield_now();
         }
     }
-    loader_gate_close();
-    let _open = Open;
-    f()
-}
 
-/// Closes the loader gate, waiting for a call inside [`with_loader`] to end.
-pub fn loader_gate_close() {
-    use std::sync::atomic::Ordering;
-    while LOADER_BUSY
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        std::thread::yield_now();
+    /// Opens the gate (in a fork child too).
+    pub fn open(&self) {
+        self.0.store(false, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Runs `f` with the gate closed, opening it again however `f` ends.
+    pub fn with<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Open<'g>(&'g ForkGate);
+        impl Drop for Open<'_> {
+            fn drop(&mut self) {
+                self.0.open();
+            }
+        }
+        self.close();
+        let _open = Open(self);
+        f()
     }
 }
 
-/// Opens the loader gate closed by [`loader_gate_close`] (in a fork child too).
-pub fn loader_gate_open() {
-    LOADER_BUSY.store(false, std::sync::atomic::Ordering::Release);
+impl Default for ForkGate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Closed while one of gpuwhy's threads is inside the dynamic loader (dlopen, dlsym, dladdr,
+/// dlclose; see [`with_loader`]). The loader holds its own lock during those calls, and
+/// fork() copies that lock as it is: a child forked while gpuwhy's sampler thread loads NVML
+/// would inherit it locked, and hang at its first thread-local destructor registration or
+/// library load. A library embedding gpuwhy closes this gate in its pre-fork handler, so
+/// fork waits for such a call to end.
+pub static LOADER_GATE: ForkGate = ForkGate::new();
+
+/// Runs `f`, which calls into the dynamic loader, behind [`LOADER_GATE`].
+pub fn with_loader<R>(f: impl FnOnce() -> R) -> R {
+    LOADER_GATE.with(f)
 }
 
 #[cfg(test)]

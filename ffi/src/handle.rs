@@ -12,11 +12,12 @@
 //! that no longer exists.
 
 use std::cell::{Cell, OnceCell, RefCell};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Once};
 
 use crate::boundary::Fail;
 use crate::gpuwhy_status::*;
+use gpuwhy_core::os::{ForkGate, LOADER_GATE};
 use gpuwhy_core::session::{MarkerHandle, ThreadMarkers};
 
 use crate::state::{freed, Inner, FREED, POISONED, RUNNING};
@@ -33,7 +34,7 @@ static NEXT: AtomicUsize = AtomicUsize::new(1);
 static FORK_GEN: AtomicU32 = AtomicU32::new(0);
 /// Held by the fork handler across `fork()` and by every registry user, so that no thread
 /// holds the registry's mutex at the moment of a fork.
-static GATE: AtomicBool = AtomicBool::new(false);
+static GATE: ForkGate = ForkGate::new();
 static REGISTRY: Mutex<Vec<Arc<Inner>>> = Mutex::new(Vec::new());
 static ATFORK: Once = Once::new();
 
@@ -90,35 +91,22 @@ pub(crate) fn fork_generation() -> u32 {
     FORK_GEN.load(Ordering::Relaxed)
 }
 
-fn gate_close() {
-    while GATE
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        std::thread::yield_now();
-    }
-}
-
-fn gate_open() {
-    GATE.store(false, Ordering::Release);
-}
-
 extern "C" fn before_fork() {
-    gate_close();
+    GATE.close();
     // No gpuwhy thread may be inside the dynamic loader (the sampler loading NVML) when the
     // process is copied: the child would inherit the loader's lock held.
-    gpuwhy_core::os::loader_gate_close();
+    LOADER_GATE.close();
 }
 
 extern "C" fn after_fork_parent() {
-    gpuwhy_core::os::loader_gate_open();
-    gate_open();
+    LOADER_GATE.open();
+    GATE.open();
 }
 
 extern "C" fn after_fork_child() {
     FORK_GEN.fetch_add(1, Ordering::Relaxed);
-    gpuwhy_core::os::loader_gate_open();
-    gate_open();
+    LOADER_GATE.open();
+    GATE.open();
 }
 
 /// Installs the fork handlers (once per process).
@@ -140,16 +128,10 @@ fn install_fork_handlers() {
 
 /// Runs `f` on the registry, behind the fork gate.
 fn with_registry<R>(f: impl FnOnce(&mut Vec<Arc<Inner>>) -> R) -> R {
-    gate_close();
-    struct Open;
-    impl Drop for Open {
-        fn drop(&mut self) {
-            gate_open();
-        }
-    }
-    let _open = Open;
-    let mut reg: MutexGuard<'_, _> = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
-    f(&mut reg)
+    GATE.with(|| {
+        let mut reg: MutexGuard<'_, _> = REGISTRY.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut reg)
+    })
 }
 
 /// A fresh handle number.
