@@ -21,6 +21,7 @@ pub mod format;
 pub mod json;
 pub mod page;
 pub mod read;
+pub mod sort;
 pub mod theme;
 pub mod trace;
 pub mod view;

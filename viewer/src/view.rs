@@ -138,17 +138,9 @@ impl View {
 
     /// Prepares a report for drawing.
     pub fn new(report: Report) -> View {
-        // GPUs in device order, series of one device in the report's order. An insertion
-        // sort: the list is short and nearly always sorted already, and the standard
-        // library's stable sort would add kilobytes to the module.
+        // GPUs in device order, series of one device in the report's order.
         let mut order: Vec<usize> = (0..report.series.len()).collect();
-        for i in 1..order.len() {
-            let mut j = i;
-            while j > 0 && report.series[order[j - 1]].device > report.series[order[j]].device {
-                order.swap(j - 1, j);
-                j -= 1;
-            }
-        }
+        crate::sort::short_by_key(&mut order, |&i| report.series[i].device);
         let gpus = order
             .into_iter()
             .enumerate()

@@ -95,16 +95,8 @@ pub fn core_columns(host: &HostData) -> Vec<(u32, &str)> {
         .keys()
         .filter_map(|k| Some((k.strip_prefix("cpu")?.parse().ok()?, k.as_str())))
         .collect();
-    // By core number (the map's order is by name: cpu0, cpu1, cpu10, …). An insertion
-    // sort: a few hundred cores at most, mostly in order already, and a sort of this type
-    // from the standard library would be kilobytes of the page's WebAssembly.
-    for i in 1..cores.len() {
-        let mut j = i;
-        while j > 0 && cores[j - 1].0 > cores[j].0 {
-            cores.swap(j - 1, j);
-            j -= 1;
-        }
-    }
+    // By core number (the map's order is by name: cpu0, cpu1, cpu10, …).
+    crate::sort::short_by_key(&mut cores, |c| c.0);
     cores
 }
 

@@ -46,7 +46,7 @@ pub fn step_quantiles(steps: &StepsData) -> Option<(f64, f64)> {
     if d.is_empty() {
         return None;
     }
-    crate::compare::stats::sort_total(&mut d);
+    crate::sort::total(&mut d);
     let q = |p: f64| d[((d.len() - 1) as f64 * p).round() as usize] as f64;
     Some((q(0.5), q(0.95)))
 }

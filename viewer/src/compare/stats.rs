@@ -11,24 +11,8 @@ use gpuwhy::compare::{mann_whitney_sorted, MannWhitney, MAX_N};
 /// The finite values, sorted.
 pub fn sorted(v: &[f32]) -> Vec<f32> {
     let mut s = finite(v);
-    sort_total(&mut s);
+    crate::sort::total(&mut s);
     s
-}
-
-/// Sorts in the order of `f32::total_cmp`, by sorting `i32` keys with that order: the
-/// module already holds the standard library's sort of `i32` (plotters sorts its grid
-/// breaks with it), and a sort of `f32` by a comparator would be kilobytes more of it.
-pub fn sort_total(v: &mut [f32]) {
-    // As `f32::total_cmp` orders: the bits as a signed integer, the magnitude bits of
-    // negative values flipped. The map is its own inverse.
-    fn key(bits: i32) -> i32 {
-        bits ^ (((bits >> 31) as u32) >> 1) as i32
-    }
-    let mut keys: Vec<i32> = v.iter().map(|x| key(x.to_bits() as i32)).collect();
-    keys.sort_unstable();
-    for (x, k) in v.iter_mut().zip(keys) {
-        *x = f32::from_bits(key(k) as u32);
-    }
 }
 
 /// The value at quantile `q` of sorted values (nearest rank, as core's
@@ -58,7 +42,7 @@ fn thin_sorted(v: &[f32]) -> Vec<f32> {
         }
         v = t;
     }
-    sort_total(&mut v);
+    crate::sort::total(&mut v);
     v
 }
 

@@ -284,7 +284,7 @@ fn the_rank_test_and_medians_are_cores_own() {
 
 #[test]
 fn sorting_through_integer_keys_gives_the_total_order() {
-    use gpuwhy_viewer::compare::stats::sort_total;
+    use gpuwhy_viewer::sort::total as sort_total;
     let mut v = vec![
         3.5,
         -0.0,
