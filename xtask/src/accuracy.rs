@@ -13,7 +13,7 @@ use gpuwhy_tests::corpus::{self, Baseline, Case, Got, Judgement, Origin};
 
 /// Simulated cases recorded at once: each mostly sleeps on the simulated clock, but too
 /// many sampler threads at once on a small CI machine would delay their samples.
-const SIM_AT_ONCE: usize = 12;
+const SIM_AT_ONCE: usize = 6;
 
 /// Runs the corpus and prints the table; errors when a case regressed.
 pub fn run(args: &[String]) -> Result<()> {
