@@ -1,5 +1,6 @@
 //! End-to-end tests: gpuwhy's recorder through the simulated NVML, loaded by the real loader.
 
+mod corpus;
 mod devices;
 mod faults;
 mod loader;

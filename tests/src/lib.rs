@@ -2,6 +2,8 @@
 //! scenario in a temporary directory and record it through gpuwhy's real loading path, with
 //! the scenario's workload replayed by the demo trainer on the simulated GPU's clock.
 
+pub mod corpus;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};

@@ -4,6 +4,7 @@
 //! the benchmarks' ratios against baselines measured in the same run; `scenarios` prints the
 //! table of bundled scenarios with their expected and actual top findings.
 
+mod accuracy;
 mod bench;
 mod bench_ffi;
 mod bench_merge;
@@ -27,14 +28,16 @@ fn main() -> ExitCode {
         Some("bench") if args.get(1).map(String::as_str) == Some("merge") => bench_merge::merge(),
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
+        Some("accuracy") => accuracy::run(&args[1..]),
         Some("viewer") => viewer::run(&args[1..]),
         Some("install-ffi") => install_ffi::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test|bench|scenarios|viewer|install-ffi|fuzz>");
+            eprintln!("usage: cargo xtask <test|bench|scenarios|accuracy|viewer|install-ffi|fuzz>");
             eprintln!("  test       install what the tests need, then run every test");
             eprintln!("  bench      print benchmark ratios against same-run baselines");
             eprintln!("  scenarios  record every bundled scenario and print expected vs actual top finding");
+            eprintln!("  accuracy [--update] [CASE...]  diagnose the accuracy corpus (tests/corpus/); fails on a regression");
             eprintln!("  viewer     build the report viewer (WebAssembly + page) into target/viewer/ [test|bench]");
             eprintln!("  install-ffi --prefix DIR [--release]  install libgpuwhy, gpuwhy.h, pkg-config and CMake files");
             eprintln!("  fuzz --seconds N [TARGET]  run the fuzz targets (fuzz/) N seconds each; fails on any crash");

@@ -1,4 +1,5 @@
-//! `cargo xtask test`: formatting, lints, every crate's tests, the scenario table.
+//! `cargo xtask test`: formatting, lints, every crate's tests, the scenario table, the
+//! accuracy corpus.
 
 use anyhow::Result;
 
@@ -27,6 +28,8 @@ pub fn run(_args: &[String]) -> Result<()> {
     if failed > 0 {
         anyhow::bail!("{failed} scenario(s) did not produce their expected top finding");
     }
+    // The accuracy corpus: real logs and traces, and simulated jobs beyond the bundle.
+    crate::accuracy::run(&[])?;
     // The viewer: its WebAssembly build and its tests in a real browser.
     crate::viewer::test()?;
     // The readers of untrusted files under libFuzzer, a few seconds each (issue 8).
