@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::events::{ApiCall, GpuOp, Names, OpKind, Store, NO_CALL};
+use super::events::{ApiCall, GpuOp, Names, OpKind, StepRange, Store, NO_CALL};
 use super::intervals::{intersection, length, merge, spread};
 use super::summary::*;
 use super::{DELAY_OUTLIER_US, RUNTIME_OUTLIER_US, SHORT_KERNEL_US, TOP_KERNELS};
@@ -80,13 +80,17 @@ pub(crate) fn summarize(
         names,
         mut ops,
         calls,
-        mut steps,
+        steps,
         events,
         rank,
         world_size,
         devices,
         ..
     } = store;
+    let (mut calls, mut steps) = (calls, steps);
+    if choices.round_timestamps {
+        round_to_us(&mut ops, &mut calls, &mut steps);
+    }
     let mut calls = Calls(calls);
     calls.0.sort_by_key(|c| c.corr);
     calls.resolve(&mut ops);
@@ -160,6 +164,21 @@ pub(crate) fn summarize(
         .collect();
     super::steps::per_step(&mut s, &ops, &launch, &steps, sync_times);
     s
+}
+
+/// HTA's rounding of fractional-µs events ([`Choices::round_timestamps`]): the start up, the
+/// end (computed before rounding) down, the duration their difference.
+fn round_to_us(ops: &mut [GpuOp], calls: &mut [ApiCall], steps: &mut [StepRange]) {
+    let round = |ts: &mut f64, dur: &mut f64| {
+        let end = (*ts + *dur).floor();
+        *ts = ts.ceil();
+        *dur = end - *ts;
+    };
+    ops.iter_mut().for_each(|o| round(&mut o.ts, &mut o.dur));
+    calls.iter_mut().for_each(|c| round(&mut c.ts, &mut c.dur));
+    steps
+        .iter_mut()
+        .for_each(|st| round(&mut st.ts, &mut st.dur));
 }
 
 fn streams(s: &mut RankSummary, ops: &[GpuOp], calls: &Calls, choices: &Choices) {
