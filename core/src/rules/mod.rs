@@ -3,6 +3,7 @@
 //!
 //! Thresholds are named constants whose docs say where the number comes from.
 
+mod allocator_stall;
 mod busy_not_working;
 mod catalogue;
 mod comm_sync;
@@ -21,6 +22,7 @@ mod recompute_overhead;
 mod small_batch;
 mod throttling;
 
+pub use allocator_stall::AllocatorStall;
 pub use busy_not_working::BusyNotWorking;
 pub use catalogue::catalogue_markdown;
 pub use comm_sync::CommSync;
@@ -138,6 +140,7 @@ pub static RULES: &[&dyn Rule] = &[
     &PeriodicStall,
     &DynamicShapes,
     &GpuFault,
+    &AllocatorStall,
 ];
 
 /// Builds an evidence item.

@@ -289,6 +289,8 @@ pub struct RankSummary {
     pub step_stats: StepStats,
     /// Top kernels by total time.
     pub top_kernels: Vec<TopKernel>,
+    /// The GPU idle time by what the CPU was doing across each gap.
+    pub gap_causes: super::gaps::GapCauses,
 }
 
 /// Across ranks: communication start skew and the likely straggler.

@@ -219,6 +219,9 @@ fn the_small_trace_has_host_syncs_every_step() {
         .find(|f| f.id == "host_sync")
         .expect("host_sync fires");
     assert_eq!(f.evidence[0].value, 2.0);
+    // The gap before C after each step's stream sync (90 µs × 3) over the 2953 µs span.
+    assert_eq!(f.evidence[1].value, 0.091);
+    assert_eq!(f.lost_share, Some(0.091));
     assert!(
         f.summary.contains("cudaStreamSynchronize ×3"),
         "{}",
