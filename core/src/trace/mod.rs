@@ -214,6 +214,8 @@ fn no_gpu_operations(trace: &TraceSummary) -> String {
 }
 
 #[cfg(test)]
+mod cpu_loop_tests;
+#[cfg(test)]
 mod cpu_tests;
 #[cfg(test)]
 mod fast_tests;
