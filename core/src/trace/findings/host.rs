@@ -252,8 +252,8 @@ pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
 }
 
 /// `host_transfer` from a trace: host↔device copies take a large share of the GPU timeline,
-/// or the GPU idles while the CPU computes; the larger of the copies' cost and the CPU work's (an optimizer or operators offloaded to
-/// the CPU: a CPU optimizer, offload, CPU-side operators).
+/// or the GPU idles while the CPU computes (a CPU optimizer, offload, CPU-side operators);
+/// whichever costs more.
 pub fn host_transfer(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let lost = |f: &Option<Finding>| f.as_ref().and_then(|f| f.lost_share).unwrap_or(0.0);
     let (a, b) = (copies(t, meta), super::cpu::cpu_work(t, meta));
