@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::events::{ApiCall, GpuOp, Names, OpKind, StepRange, Store, NO_CALL};
+use super::events::{ApiCall, CpuSpan, GpuOp, Names, OpKind, StepRange, Store, NO_CALL};
 use super::intervals::{intersection, length, merge, spread};
 use super::summary::*;
 use super::{DELAY_OUTLIER_US, RUNTIME_OUTLIER_US, SHORT_KERNEL_US, TOP_KERNELS};
@@ -91,8 +91,8 @@ pub(crate) fn summarize(
     let Store {
         names,
         mut ops,
-        calls,
-        steps,
+        mut calls,
+        mut steps,
         events,
         rank,
         world_size,
@@ -101,10 +101,8 @@ pub(crate) fn summarize(
         cpu_events,
         ..
     } = store;
-    let (mut calls, mut steps) = (calls, steps);
     if choices.round_timestamps {
-        round_to_us(&mut ops, &mut calls, &mut steps);
-        cpu.iter_mut().for_each(|c| round(&mut c.ts, &mut c.dur));
+        round_to_us(&mut ops, &mut calls, &mut steps, &mut cpu);
     }
     let mut calls = Calls(calls);
     calls.0.sort_by_key(|c| c.corr);
@@ -191,8 +189,14 @@ fn round(ts: &mut f64, dur: &mut f64) {
 
 /// HTA's rounding of fractional-µs events ([`Choices::round_timestamps`]): the start up, the
 /// end (computed before rounding) down, the duration their difference.
-fn round_to_us(ops: &mut [GpuOp], calls: &mut [ApiCall], steps: &mut [StepRange]) {
+fn round_to_us(
+    ops: &mut [GpuOp],
+    calls: &mut [ApiCall],
+    steps: &mut [StepRange],
+    cpu: &mut [CpuSpan],
+) {
     ops.iter_mut().for_each(|o| round(&mut o.ts, &mut o.dur));
+    cpu.iter_mut().for_each(|c| round(&mut c.ts, &mut c.dur));
     calls.iter_mut().for_each(|c| round(&mut c.ts, &mut c.dur));
     steps
         .iter_mut()
