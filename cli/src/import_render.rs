@@ -22,7 +22,7 @@ fn idle_causes(g: &gpuwhy::trace::GapCauses) -> String {
         ("DataLoader", g.data_us),
         ("allocator calls", g.allocator_us),
         ("syncs", g.sync_us),
-        ("CPU optimizer/operators", g.cpu_work_us),
+        ("optimizer step on the CPU", g.cpu_work_us),
         ("Python between launches", g.launch_us),
         ("unnamed host work", g.other_host_us),
         ("GPU-side waits", g.gpu_side_us),
@@ -36,7 +36,7 @@ fn idle_causes(g: &gpuwhy::trace::GapCauses) -> String {
     let seen = if g.cpu_events {
         ""
     } else {
-        " (no CPU operator events in the trace: the DataLoader and CPU work cannot be seen)"
+        " (no CPU operator events in the trace: the DataLoader and the optimizer cannot be seen)"
     };
     format!(
         "    GPU idle time by what the CPU was doing: {}{seen}",

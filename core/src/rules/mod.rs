@@ -7,6 +7,7 @@ mod allocator_stall;
 mod busy_not_working;
 mod catalogue;
 mod comm_sync;
+mod cpu_optimizer;
 mod data_starvation;
 mod dynamic_shapes;
 mod gpu_fault;
@@ -26,6 +27,7 @@ pub use allocator_stall::AllocatorStall;
 pub use busy_not_working::BusyNotWorking;
 pub use catalogue::catalogue_markdown;
 pub use comm_sync::CommSync;
+pub use cpu_optimizer::CpuOptimizer;
 pub use data_starvation::DataStarvation;
 pub use dynamic_shapes::DynamicShapes;
 pub use gpu_fault::GpuFault;
@@ -141,6 +143,7 @@ pub static RULES: &[&dyn Rule] = &[
     &DynamicShapes,
     &GpuFault,
     &AllocatorStall,
+    &CpuOptimizer,
 ];
 
 /// Builds an evidence item.

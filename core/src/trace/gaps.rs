@@ -5,7 +5,7 @@
 //! gap began, the CPU is why the GPU waited (HTA's "host wait"), and the gap's time is shared
 //! out by what the CPU was in, per instant, most specific first: an allocator call, a
 //! synchronising call or `.item()`, the DataLoader, and — in gaps longer than
-//! [`LAUNCH_GAP_MAX_US`] — an optimizer step or an `aten::` operator computing on the CPU.
+//! [`LAUNCH_GAP_MAX_US`] — an optimizer step.
 //! What no range covers goes to the call the gap opened in (an allocator call or a sync still
 //! running when the GPU ran dry: the time after it is the drained queue refilling), else to
 //! Python between launches (short gaps) or unseen host work (long ones). Gaps whose next
@@ -33,6 +33,10 @@ pub const OPENER_SLACK_US: f64 = 5.0;
 /// Names listed in [`GapCauses::top_ranges`].
 pub const TOP_RANGES: usize = 8;
 
+/// Share of an optimizer step the GPU must spend in gaps over [`LAUNCH_GAP_MAX_US`] for the
+/// step to count as running on the CPU ("with no GPU work": most of it).
+pub const MIN_OPTIMIZER_IDLE: f64 = 0.5;
+
 /// The GPU idle time of one rank, by what the CPU was doing (µs). The parts add up to
 /// `idle_us`, the span's idle time.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -49,8 +53,8 @@ pub struct GapCauses {
     /// Under synchronising calls (`cudaDeviceSynchronize`, `cudaStreamSynchronize`,
     /// synchronous `cudaMemcpy`, `aten::item`, ...) or after one that the gap opened in.
     pub sync_us: f64,
-    /// In long gaps, under an optimizer step or an `aten::` operator running on the CPU
-    /// (a CPU optimizer, offload, CPU-side computation).
+    /// In long gaps, under an optimizer step (a CPU optimizer, offload, or an optimizer whose
+    /// host side runs long between its launches).
     pub cpu_work_us: f64,
     /// Short gaps with nothing recognised on the CPU: Python between launches.
     pub launch_us: f64,
@@ -60,8 +64,8 @@ pub struct GapCauses {
     pub gpu_side_us: f64,
     /// Gaps before an operation with no runtime call in the trace.
     pub unmatched_us: f64,
-    /// The trace has CPU operator or annotation events (without them the DataLoader, the
-    /// optimizer and CPU operators cannot be seen).
+    /// The trace has CPU operator or annotation events (without them the DataLoader and the
+    /// optimizer cannot be seen).
     pub cpu_events: bool,
     /// The CPU ranges and allocator calls under gaps by name, with their time inside gaps
     /// (µs), most first (at most [`TOP_RANGES`]), for messages.
@@ -88,15 +92,10 @@ struct Classes {
 }
 
 impl Classes {
-    fn new(calls: &Calls, cpu: &[CpuSpan], names: &Names) -> Classes {
+    /// The classes' intervals; `idle` is the GPU's gaps, for telling an optimizer step that
+    /// runs with no GPU work from one whose kernels keep the GPU busy.
+    fn new(calls: &Calls, cpu: &[CpuSpan], names: &Names, idle: &[(f64, f64)]) -> Classes {
         let span = |ts: f64, dur: f64| (ts, ts + dur.max(0.0));
-        let mut starts: Vec<f64> = calls.0.iter().map(|c| c.ts).collect();
-        starts.sort_by(f64::total_cmp);
-        // An operator is CPU work only if no runtime call (a launch, a copy) starts inside it.
-        let launches_nothing = |s: &CpuSpan| {
-            let i = starts.partition_point(|t| *t < s.ts);
-            starts.get(i).is_none_or(|t| *t >= s.ts + s.dur)
-        };
         let of = |k: CpuKind| -> Vec<(f64, f64)> {
             cpu.iter()
                 .filter(|s| s.kind == k)
@@ -111,12 +110,17 @@ impl Classes {
                 .filter(|c| super::analyze::sync_kind_of_call(names.get(c.name)).is_some())
                 .map(|c| span(c.ts, c.dur)),
         );
-        let mut work = of(CpuKind::Optimizer);
-        work.extend(
-            cpu.iter()
-                .filter(|s| s.kind == CpuKind::CpuOp && launches_nothing(s))
-                .map(|s| span(s.ts, s.dur)),
-        );
+        // An optimizer step is CPU work when the GPU sits in long gaps for most of it (a CPU
+        // optimizer, offload); a GPU optimizer's kernels keep the GPU busy under it.
+        let long: Vec<(f64, f64)> = idle
+            .iter()
+            .copied()
+            .filter(|g| g.1 - g.0 > LAUNCH_GAP_MAX_US)
+            .collect();
+        let work = of(CpuKind::Optimizer)
+            .into_iter()
+            .filter(|s| length(&clip(&long, s.0, s.1)) >= MIN_OPTIMIZER_IDLE * (s.1 - s.0))
+            .collect();
         Classes {
             allocator: merge(
                 calls
@@ -163,20 +167,24 @@ pub(crate) fn attribute(
         cpu_events,
         ..Default::default()
     };
-    let classes = Classes::new(calls, cpu, names);
     let mut order: Vec<&GpuOp> = ops.iter().collect();
     order.sort_by(|a, b| a.ts.total_cmp(&b.ts));
     let Some(first) = order.first() else {
         return out;
     };
+    // Each gap and the operation after it.
     let mut end = first.end();
-    let mut idle = Vec::new();
+    let mut gaps = Vec::new();
     for o in &order[1..] {
         if o.ts > end {
-            gap(&mut out, &classes, calls.of(o).map(|c| c.ts), end, o.ts);
-            idle.push((end, o.ts));
+            gaps.push((end, o.ts, calls.of(o).map(|c| c.ts)));
         }
         end = end.max(o.end());
+    }
+    let idle: Vec<(f64, f64)> = gaps.iter().map(|g| (g.0, g.1)).collect();
+    let classes = Classes::new(calls, cpu, names, &idle);
+    for (a, b, launch) in gaps {
+        gap(&mut out, &classes, launch, a, b);
     }
     out.top_ranges = top_ranges(&idle, cpu, calls, names);
     out

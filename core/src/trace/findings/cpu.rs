@@ -1,5 +1,5 @@
 //! Findings from what the CPU was doing across the GPU's gaps ([`crate::trace::GapCauses`]):
-//! the DataLoader, allocator calls, and an optimizer or operators computing on the CPU. Each
+//! the DataLoader, allocator calls, and the optimizer step running on the CPU. Each
 //! states its share of the traced span (the time it cost) and of the GPU's idle time.
 
 use super::{choices_unseen, rank_note, worst, MIN_CAUSE_SHARE, MIN_IDLE_SHARE};
@@ -143,28 +143,24 @@ pub fn allocator_stall(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     Some(f)
 }
 
-/// `host_transfer` from a trace's CPU side: the GPU idles while the optimizer step or other
-/// operators run on the CPU (a CPU optimizer such as DeepSpeed's CPUAdam, ZeRO-Offload).
-pub fn cpu_work(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+/// `cpu_optimizer` from a trace: the GPU idles in long gaps under the optimizer step (a CPU
+/// optimizer such as DeepSpeed's CPUAdam, ZeRO-Offload, or an optimizer whose host side runs
+/// long between its launches).
+pub fn cpu_optimizer(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let (r, share, ev) = costly(
         t,
-        "while the optimizer step or operators run on the CPU",
+        "while the CPU is in the optimizer step with nothing queued on the GPU",
         |g| g.cpu_work_us,
     )?;
     let g = &r.gap_causes;
     let names = named(g, |n| {
-        matches!(
-            crate::trace::activity::classify(n, f64::INFINITY),
-            Some(
-                crate::trace::activity::CpuKind::Optimizer | crate::trace::activity::CpuKind::CpuOp
-            )
-        )
+        crate::trace::activity::classify(n) == Some(crate::trace::activity::CpuKind::Optimizer)
     });
     let w = [(3.0, true), (1.0, ev[2].agrees)];
     let mut f = meta.finding(
         confidence(&w) * 0.85,
         format!(
-            "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) passes while the CPU computes with nothing queued on the GPU{}: the optimizer step or other work is offloaded to the CPU.",
+            "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) passes in gaps over 1 ms while the CPU is in the optimizer step{}: the step runs on the CPU (a CPU optimizer, offload) or its host side runs long between launches.",
             rank_note(t, r),
             r.idle_share * 100.0,
             share * 100.0,
@@ -174,14 +170,14 @@ pub fn cpu_work(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         ev,
     );
     f.actions = vec![
-        action(Cost::Low, "Keep the optimizer on the GPU if its state fits (a fused/foreach optimizer: torch.optim.AdamW(fused=True))"),
-        action(Cost::Medium, "If offload is needed for memory, overlap it with the next step's compute (DeepSpeed's overlap_comm / pipelined offload) or offload only the optimizer states that do not fit"),
-        action(Cost::Medium, "Move CPU-side tensor work (metrics, masks, numpy) onto the GPU or out of the step"),
+        action(Cost::Low, "Use a fused optimizer on the GPU (torch.optim.AdamW(fused=True), or foreach=True): one launch for all parameters instead of Python per parameter"),
+        action(Cost::Medium, "If the optimizer is offloaded to the CPU for memory (DeepSpeed CPUAdam, ZeRO-Offload), keep it on the GPU when its state fits, or overlap the offloaded step with the next step's compute"),
+        action(Cost::Medium, "torch.compile the optimizer step to cut its host time"),
     ];
     f.experiment = experiment(
         "Run one step configuration with the optimizer on the GPU (offload off, smaller batch if memory requires) and profile again",
         "the GPU idle time under the optimizer step disappears",
-        "trace: idle time under CPU work over the span",
+        "trace: idle time under the optimizer step over the span",
     );
     finish(&mut f, t, share);
     Some(f)

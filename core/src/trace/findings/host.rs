@@ -125,7 +125,7 @@ pub fn launch_bound(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         f.actions.insert(0, action(Cost::Low, "Profile again with with_stack=True (or py-spy) to see which Python runs in the long gaps between launches, and move it out of the step"));
     }
     if !g.cpu_events {
-        f.unseen.push("The trace has no CPU operator events (cpu_op, user_annotation), so DataLoader waits, a CPU optimizer and CPU operators cannot be told apart from Python between launches; profile with ProfilerActivity.CPU as well as CUDA.".into());
+        f.unseen.push("The trace has no CPU operator events (cpu_op, user_annotation), so DataLoader waits and a CPU optimizer cannot be told apart from Python between launches; profile with ProfilerActivity.CPU as well as CUDA.".into());
     }
     f.experiment = experiment(
         "torch.compile the model (one change), profile again",
@@ -172,7 +172,12 @@ pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         None,
     );
     let steps = r.step_stats.count > 0;
-    if !(e_time.agrees || (steps && e_per.agrees)) {
+    // When the gaps after syncs can be measured (the GPU operations have their runtime
+    // calls), their time decides: syncs that cost no GPU time are not a bottleneck, however
+    // many there are. Without runtime calls only the count per step is left.
+    let g = &r.gap_causes;
+    let measured = g.idle_us > g.unmatched_us;
+    if !(e_time.agrees || (steps && e_per.agrees && !measured)) {
         return None;
     }
     let s = &r.syncs;
@@ -219,7 +224,6 @@ pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     .filter(|(_, n)| *n > 0)
     .map(|(k, n)| format!("{k} ×{n}"))
     .collect();
-    let g = &r.gap_causes;
     let how_often = if steps {
         format!("{per:.0} synchronizing calls per step")
     } else {
@@ -251,20 +255,8 @@ pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     Some(f)
 }
 
-/// `host_transfer` from a trace: host↔device copies take a large share of the GPU timeline,
-/// or the GPU idles while the CPU computes (a CPU optimizer, offload, CPU-side operators);
-/// whichever costs more.
+/// `host_transfer` from a trace: host↔device copies take a large share of the GPU timeline.
 pub fn host_transfer(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
-    let lost = |f: &Option<Finding>| f.as_ref().and_then(|f| f.lost_share).unwrap_or(0.0);
-    let (a, b) = (copies(t, meta), super::cpu::cpu_work(t, meta));
-    if lost(&b) > lost(&a) {
-        b
-    } else {
-        a
-    }
-}
-
-fn copies(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let share = |r: &RankSummary| {
         if r.span_us > 0.0 {
             r.host_copy_us / r.span_us

@@ -11,7 +11,7 @@ mod cpu;
 mod host;
 
 pub use comm::{comm_sync, rank_imbalance};
-pub use cpu::{allocator_stall, data_starvation};
+pub use cpu::{allocator_stall, cpu_optimizer, data_starvation};
 pub use host::{dynamic_shapes, host_sync, host_transfer, launch_bound};
 
 /// GPU idle share of the traced span from which idle time is worth a finding (TraceLens's
