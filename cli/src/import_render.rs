@@ -22,7 +22,7 @@ fn idle_causes(g: &gpuwhy::trace::GapCauses) -> String {
         ("DataLoader", g.data_us),
         ("allocator calls", g.allocator_us),
         ("syncs", g.sync_us),
-        ("optimizer step on the CPU", g.cpu_work_us),
+        ("optimizer or operators on the CPU", g.cpu_work_us),
         ("Python between launches", g.launch_us),
         ("unnamed host work", g.other_host_us),
         ("GPU-side waits", g.gpu_side_us),

@@ -12,7 +12,16 @@ pub(crate) enum CpuKind {
     Optimizer,
     /// An operator that copies a GPU scalar to the host and waits for it (`.item()`).
     Sync,
+    /// An `aten::` operator at least [`CPU_OP_MIN_US`] long (it counts as computing on the
+    /// CPU only if no runtime call starts inside it, decided in [`super::gaps`]).
+    CpuOp,
 }
+
+/// Duration (µs) from which an `aten::` operator that starts no runtime call is computation
+/// on the CPU rather than the dispatch of a GPU operator: dispatching and launching one costs
+/// 5–20 µs (HTA's CUDA kernel launch statistics docs, `docs/trace-format.md`), so 100 µs is
+/// five times the slowest launch.
+pub const CPU_OP_MIN_US: f64 = 100.0;
 
 /// Lower-case substring test without allocating.
 fn contains_ci(hay: &str, needle: &str) -> bool {
@@ -21,13 +30,9 @@ fn contains_ci(hay: &str, needle: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
-/// The kind of a CPU range, from its name; `None` for ranges gpuwhy does not keep.
-///
-/// Other `aten::` operators are not kept: whether one computed on the CPU or prepared GPU
-/// work cannot be told reliably from a trace (cuDNN and Triton launch through driver calls
-/// that older traces do not record, and sampled traces drop events), so time under them
-/// counts as host work the trace does not name.
-pub(crate) fn classify(name: &str) -> Option<CpuKind> {
+/// The kind of a CPU range, from its name and duration; `None` for ranges gpuwhy does not
+/// keep.
+pub(crate) fn classify(name: &str, dur: f64) -> Option<CpuKind> {
     if contains_ci(name, "dataloader") {
         Some(CpuKind::Data)
     } else if name.starts_with("Optimizer.step#")
@@ -38,6 +43,8 @@ pub(crate) fn classify(name: &str) -> Option<CpuKind> {
         Some(CpuKind::Optimizer)
     } else if matches!(name, "aten::item" | "aten::_local_scalar_dense") {
         Some(CpuKind::Sync)
+    } else if name.starts_with("aten::") && dur >= CPU_OP_MIN_US {
+        Some(CpuKind::CpuOp)
     } else {
         None
     }
@@ -105,11 +112,12 @@ mod tests {
             ("aten::item", CpuKind::Sync),
             ("aten::_local_scalar_dense", CpuKind::Sync),
         ] {
-            assert_eq!(classify(name), Some(kind), "{name}");
+            assert_eq!(classify(name, 1.0), Some(kind), "{name}");
         }
-        assert_eq!(classify("aten::addmm"), None);
-        assert_eq!(classify("Optimizer.zero_grad#SGD.zero_grad"), None);
-        assert_eq!(classify("forward"), None);
+        assert_eq!(classify("aten::addmm", 5_000.0), Some(CpuKind::CpuOp));
+        assert_eq!(classify("aten::addmm", 12.0), None, "a dispatch");
+        assert_eq!(classify("Optimizer.zero_grad#SGD.zero_grad", 500.0), None);
+        assert_eq!(classify("forward", 5_000.0), None);
         for n in [
             "cudaFree",
             "cudaMalloc",

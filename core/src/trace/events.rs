@@ -116,7 +116,7 @@ pub(crate) struct StepRange {
 }
 
 /// A CPU range gpuwhy keeps for attributing GPU gaps ([`super::activity`]): a DataLoader
-/// `__next__`, an optimizer step, or a synchronising operator.
+/// `__next__`, an optimizer step, a synchronising operator, or a long `aten::` operator.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CpuSpan {
     /// Start, µs.
@@ -300,7 +300,7 @@ impl Store {
                     .and_then(|n| n.parse::<i64>().ok());
                 if let (Some(n), Cat::UserAnnotation) = (step, cat) {
                     self.steps.push(StepRange { n, ts, dur });
-                } else if let Some(kind) = super::activity::classify(text) {
+                } else if let Some(kind) = super::activity::classify(text, dur) {
                     self.cpu.push(CpuSpan {
                         ts,
                         dur: dur.max(0.0),

@@ -5,7 +5,8 @@
 //! gap began, the CPU is why the GPU waited (HTA's "host wait"), and the gap's time is shared
 //! out by what the CPU was in, per instant, most specific first: an allocator call, a
 //! synchronising call or `.item()`, the DataLoader, and — in gaps longer than
-//! [`LAUNCH_GAP_MAX_US`] — an optimizer step.
+//! [`LAUNCH_GAP_MAX_US`] — an optimizer step with no GPU work under it, or an `aten::`
+//! operator computing on the CPU.
 //! What no range covers goes to the call the gap opened in (an allocator call or a sync still
 //! running when the GPU ran dry: the time after it is the drained queue refilling), else to
 //! Python between launches (short gaps) or unseen host work (long ones). Gaps whose next
@@ -53,8 +54,9 @@ pub struct GapCauses {
     /// Under synchronising calls (`cudaDeviceSynchronize`, `cudaStreamSynchronize`,
     /// synchronous `cudaMemcpy`, `aten::item`, ...) or after one that the gap opened in.
     pub sync_us: f64,
-    /// In long gaps, under an optimizer step (a CPU optimizer, offload, or an optimizer whose
-    /// host side runs long between its launches).
+    /// In long gaps, under an optimizer step with no GPU work (a CPU optimizer, offload, or an
+    /// optimizer whose host side runs long between its launches) or an `aten::` operator
+    /// computing on the CPU.
     pub cpu_work_us: f64,
     /// Short gaps with nothing recognised on the CPU: Python between launches.
     pub launch_us: f64,
@@ -89,6 +91,8 @@ struct Classes {
     sync: Vec<(f64, f64)>,
     data: Vec<(f64, f64)>,
     work: Vec<(f64, f64)>,
+    /// The CPU ranges that count, for naming them.
+    named: Vec<CpuSpan>,
 }
 
 impl Classes {
@@ -96,13 +100,36 @@ impl Classes {
     /// runs with no GPU work from one whose kernels keep the GPU busy.
     fn new(calls: &Calls, cpu: &[CpuSpan], names: &Names, idle: &[(f64, f64)]) -> Classes {
         let span = |ts: f64, dur: f64| (ts, ts + dur.max(0.0));
-        let of = |k: CpuKind| -> Vec<(f64, f64)> {
-            cpu.iter()
-                .filter(|s| s.kind == k)
+        let long: Vec<(f64, f64)> = idle
+            .iter()
+            .copied()
+            .filter(|g| g.1 - g.0 > LAUNCH_GAP_MAX_US)
+            .collect();
+        let mut starts: Vec<f64> = calls.0.iter().map(|c| c.ts).collect();
+        starts.sort_by(f64::total_cmp);
+        let counts = |s: &CpuSpan| match s.kind {
+            CpuKind::Data | CpuKind::Sync => true,
+            // An optimizer step is CPU work when the GPU sits in long gaps for most of it (a
+            // CPU optimizer, offload); a GPU optimizer's kernels keep the GPU busy under it.
+            CpuKind::Optimizer => {
+                length(&clip(&long, s.ts, s.ts + s.dur)) >= MIN_OPTIMIZER_IDLE * s.dur
+            }
+            // An operator computes on the CPU when no runtime call (a launch, a copy, an
+            // allocation) starts inside it.
+            CpuKind::CpuOp => {
+                let i = starts.partition_point(|t| *t < s.ts);
+                starts.get(i).is_none_or(|t| *t >= s.ts + s.dur)
+            }
+        };
+        let named: Vec<CpuSpan> = cpu.iter().copied().filter(counts).collect();
+        let of = |k: &[CpuKind]| -> Vec<(f64, f64)> {
+            named
+                .iter()
+                .filter(|s| k.contains(&s.kind))
                 .map(|s| span(s.ts, s.dur))
                 .collect()
         };
-        let mut sync = of(CpuKind::Sync);
+        let mut sync = of(&[CpuKind::Sync]);
         sync.extend(
             calls
                 .0
@@ -110,17 +137,6 @@ impl Classes {
                 .filter(|c| super::analyze::sync_kind_of_call(names.get(c.name)).is_some())
                 .map(|c| span(c.ts, c.dur)),
         );
-        // An optimizer step is CPU work when the GPU sits in long gaps for most of it (a CPU
-        // optimizer, offload); a GPU optimizer's kernels keep the GPU busy under it.
-        let long: Vec<(f64, f64)> = idle
-            .iter()
-            .copied()
-            .filter(|g| g.1 - g.0 > LAUNCH_GAP_MAX_US)
-            .collect();
-        let work = of(CpuKind::Optimizer)
-            .into_iter()
-            .filter(|s| length(&clip(&long, s.0, s.1)) >= MIN_OPTIMIZER_IDLE * (s.1 - s.0))
-            .collect();
         Classes {
             allocator: merge(
                 calls
@@ -131,8 +147,9 @@ impl Classes {
                     .collect(),
             ),
             sync: merge(sync),
-            data: merge(of(CpuKind::Data)),
-            work: merge(work),
+            data: merge(of(&[CpuKind::Data])),
+            work: merge(of(&[CpuKind::Optimizer, CpuKind::CpuOp])),
+            named,
         }
     }
 }
@@ -186,7 +203,7 @@ pub(crate) fn attribute(
     for (a, b, launch) in gaps {
         gap(&mut out, &classes, launch, a, b);
     }
-    out.top_ranges = top_ranges(&idle, cpu, calls, names);
+    out.top_ranges = top_ranges(&idle, &classes.named, calls, names);
     out
 }
 
@@ -232,7 +249,7 @@ fn gap(out: &mut GapCauses, c: &Classes, launch: Option<f64>, a: f64, b: f64) {
     }
 }
 
-/// The kept CPU ranges' names by their time inside GPU gaps, most first (at most
+/// The counted CPU ranges' names by their time inside GPU gaps, most first (at most
 /// [`TOP_RANGES`]); allocator calls are counted under their own names.
 fn top_ranges(
     idle: &[(f64, f64)],

@@ -25,6 +25,7 @@ mod split;
 mod steps;
 mod summary;
 
+pub use activity::CPU_OP_MIN_US;
 pub use gaps::{GapCauses, LAUNCH_GAP_MAX_US, MIN_OPTIMIZER_IDLE, OPENER_SLACK_US, TOP_RANGES};
 pub use summary::{
     Choices, IdleBreakdown, KernelStats, LaunchStats, RankSummary, SkewSummary, Spread, StepStats,

@@ -1,5 +1,5 @@
 //! Findings from what the CPU was doing across the GPU's gaps ([`crate::trace::GapCauses`]):
-//! the DataLoader, allocator calls, and the optimizer step running on the CPU. Each
+//! the DataLoader, allocator calls, and the optimizer or operators running on the CPU. Each
 //! states its share of the traced span (the time it cost) and of the GPU's idle time.
 
 use super::{choices_unseen, rank_note, worst, MIN_CAUSE_SHARE, MIN_IDLE_SHARE};
@@ -143,24 +143,29 @@ pub fn allocator_stall(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     Some(f)
 }
 
-/// `cpu_optimizer` from a trace: the GPU idles in long gaps under the optimizer step (a CPU
-/// optimizer such as DeepSpeed's CPUAdam, ZeRO-Offload, or an optimizer whose host side runs
-/// long between its launches).
+/// `cpu_optimizer` from a trace: the GPU idles in long gaps under an optimizer step with no
+/// GPU work (a CPU optimizer such as DeepSpeed's CPUAdam, ZeRO-Offload, or an optimizer whose
+/// host side runs long between its launches) or under `aten::` operators computing on the
+/// CPU.
 pub fn cpu_optimizer(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let (r, share, ev) = costly(
         t,
-        "while the CPU is in the optimizer step with nothing queued on the GPU",
+        "while the optimizer step or operators run on the CPU with nothing queued on the GPU",
         |g| g.cpu_work_us,
     )?;
     let g = &r.gap_causes;
     let names = named(g, |n| {
-        crate::trace::activity::classify(n) == Some(crate::trace::activity::CpuKind::Optimizer)
+        use crate::trace::activity::{classify, CpuKind};
+        matches!(
+            classify(n, f64::INFINITY),
+            Some(CpuKind::Optimizer | CpuKind::CpuOp)
+        )
     });
     let w = [(3.0, true), (1.0, ev[2].agrees)];
     let mut f = meta.finding(
         confidence(&w) * 0.85,
         format!(
-            "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) passes in gaps over 1 ms while the CPU is in the optimizer step{}: the step runs on the CPU (a CPU optimizer, offload) or its host side runs long between launches.",
+            "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) passes in gaps over 1 ms while the CPU runs the optimizer step or operators with nothing queued on the GPU{}: the optimizer (or other work) runs on the CPU, offloaded or as Python between few launches.",
             rank_note(t, r),
             r.idle_share * 100.0,
             share * 100.0,
@@ -172,12 +177,12 @@ pub fn cpu_optimizer(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     f.actions = vec![
         action(Cost::Low, "Use a fused optimizer on the GPU (torch.optim.AdamW(fused=True), or foreach=True): one launch for all parameters instead of Python per parameter"),
         action(Cost::Medium, "If the optimizer is offloaded to the CPU for memory (DeepSpeed CPUAdam, ZeRO-Offload), keep it on the GPU when its state fits, or overlap the offloaded step with the next step's compute"),
-        action(Cost::Medium, "torch.compile the optimizer step to cut its host time"),
+        action(Cost::Medium, "torch.compile the optimizer step to cut its host time; move other CPU-side tensor work (metrics, masks, numpy) onto the GPU or out of the step"),
     ];
     f.experiment = experiment(
         "Run one step configuration with the optimizer on the GPU (offload off, smaller batch if memory requires) and profile again",
         "the GPU idle time under the optimizer step disappears",
-        "trace: idle time under the optimizer step over the span",
+        "trace: idle time under the optimizer step and CPU operators over the span",
     );
     finish(&mut f, t, share);
     Some(f)
