@@ -24,7 +24,8 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     fields: Option<Vec<String>>,
     /// Read traces with HTA's inclusion choices (drop the last step and unmatched GPU
-    /// operations, count sync records as busy) to compare numbers with it
+    /// operations, count sync records as busy, round timestamps to whole µs) to compare
+    /// numbers with it
     #[arg(long)]
     hta_choices: bool,
     /// Print the verdict and findings as JSON instead of text

@@ -16,6 +16,38 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
+/// The GPU's idle time by what the CPU was doing, the parts over 0.
+fn idle_causes(g: &gpuwhy::trace::GapCauses) -> String {
+    let parts = [
+        ("DataLoader", g.data_us),
+        ("allocator calls", g.allocator_us),
+        ("syncs", g.sync_us),
+        ("optimizer or operators on the CPU", g.cpu_work_us),
+        ("Python between launches", g.launch_us),
+        ("unnamed host work", g.other_host_us),
+        ("GPU-side waits", g.gpu_side_us),
+        ("unmatched", g.unmatched_us),
+    ];
+    let shown: Vec<String> = parts
+        .iter()
+        .filter(|(_, us)| *us > 0.0)
+        .map(|(what, us)| format!("{what} {}", pct(g.of_idle(*us))))
+        .collect();
+    let seen = if g.cpu_events {
+        ""
+    } else {
+        " (no CPU operator events in the trace: the DataLoader and the optimizer cannot be seen)"
+    };
+    format!(
+        "    GPU idle time by what the CPU was doing: {}{seen}",
+        if shown.is_empty() {
+            "none".to_string()
+        } else {
+            shown.join(", ")
+        }
+    )
+}
+
 /// The summary of `t` as indented text.
 pub fn trace_text(t: &TraceSummary) -> String {
     let mut out = String::new();
@@ -56,6 +88,7 @@ pub fn trace_text(t: &TraceSummary) -> String {
             pct(i.kernel_wait_us / total),
             pct(i.other_us / total)
         );
+        let _ = writeln!(out, "{}", idle_causes(&r.gap_causes));
         let overlap = r
             .comm_overlap_share
             .map(|o| format!(" ({} under compute)", pct(o)))

@@ -82,6 +82,40 @@ fn a_gzip_trace_alone_gives_the_trace_summary_and_host_sync() {
     let v = json(&o);
     assert_eq!(v["trace"]["ranks"][0]["span_us"], 1953.0);
     assert_eq!(v["trace"]["choices"]["drop_last_step"], true);
+    assert_eq!(v["trace"]["choices"]["round_timestamps"], true);
+}
+
+#[test]
+fn a_trace_says_what_the_cpu_was_doing_across_the_gpu_gaps() {
+    // small.json: 270 µs after stream syncs, 94 µs of Python between launches, 15 µs of
+    // queued work, of 379 µs idle (docs/trace-format.md, "What the CPU was doing").
+    let o = run(gpuwhy().arg("diagnose").arg(fixture("trace/small.json")));
+    let t = text(&o);
+    assert!(
+        t.contains("GPU idle time by what the CPU was doing: syncs 71.2%, Python between launches 24.8%, GPU-side waits 4.0%"),
+        "{t}"
+    );
+    let o = run(gpuwhy()
+        .args(["diagnose", "--json"])
+        .arg(fixture("trace/small.json")));
+    let g = &json(&o)["trace"]["ranks"][0]["gap_causes"];
+    assert_eq!(
+        (g["sync_us"].as_f64(), g["launch_us"].as_f64()),
+        (Some(270.0), Some(94.0))
+    );
+}
+
+#[test]
+fn hta_choices_round_fractional_timestamps_to_hta_s_idle_share() {
+    let o = run(gpuwhy()
+        .args(["diagnose", "--json", "--hta-choices"])
+        .arg(fixture("trace/fractional.json")));
+    let r = &json(&o)["trace"]["ranks"][0];
+    // HTA 0.5.0 on the same file: idle 143 µs of a 739 µs span.
+    assert_eq!(
+        (r["span_us"].as_f64(), r["busy_us"].as_f64()),
+        (Some(739.0), Some(596.0))
+    );
 }
 
 #[test]

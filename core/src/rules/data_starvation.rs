@@ -62,6 +62,14 @@ impl Rule for DataStarvation {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
+        // A profiler trace shows the GPU idle while the CPU is in the DataLoader: trust it.
+        if let Some(f) = s
+            .trace
+            .as_ref()
+            .and_then(|t| crate::trace::findings::data_starvation(t, &META))
+        {
+            return Some(f);
+        }
         // The step markers measure the data wait directly: they decide when they exist.
         let data_share = s.steps.as_ref().and_then(|st| st.data_share_p50);
         if data_share.is_some_and(|d| d < MIN_DATA_SHARE) {

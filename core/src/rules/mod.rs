@@ -3,9 +3,11 @@
 //!
 //! Thresholds are named constants whose docs say where the number comes from.
 
+mod allocator_stall;
 mod busy_not_working;
 mod catalogue;
 mod comm_sync;
+mod cpu_optimizer;
 mod data_starvation;
 mod dynamic_shapes;
 mod gpu_fault;
@@ -21,9 +23,11 @@ mod recompute_overhead;
 mod small_batch;
 mod throttling;
 
+pub use allocator_stall::AllocatorStall;
 pub use busy_not_working::BusyNotWorking;
 pub use catalogue::catalogue_markdown;
 pub use comm_sync::CommSync;
+pub use cpu_optimizer::CpuOptimizer;
 pub use data_starvation::DataStarvation;
 pub use dynamic_shapes::DynamicShapes;
 pub use gpu_fault::GpuFault;
@@ -138,6 +142,8 @@ pub static RULES: &[&dyn Rule] = &[
     &PeriodicStall,
     &DynamicShapes,
     &GpuFault,
+    &AllocatorStall,
+    &CpuOptimizer,
 ];
 
 /// Builds an evidence item.

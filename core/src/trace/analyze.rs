@@ -3,26 +3,38 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::events::{ApiCall, GpuOp, Names, OpKind, Store, NO_CALL};
+use super::events::{ApiCall, CpuSpan, GpuOp, Names, OpKind, StepRange, Store, NO_CALL};
 use super::intervals::{intersection, length, merge, spread};
 use super::summary::*;
 use super::{DELAY_OUTLIER_US, RUNTIME_OUTLIER_US, SHORT_KERNEL_US, TOP_KERNELS};
 
 /// What a runtime call does to the host.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum SyncKind {
+pub(crate) enum SyncKind {
     Device,
     Stream,
     Event,
     Memcpy,
 }
 
-fn sync_kind_of_call(name: &str) -> Option<SyncKind> {
+/// The synchronising CUDA (and HIP, ROCm's names for the same calls) runtime calls.
+pub(crate) fn sync_kind_of_call(name: &str) -> Option<SyncKind> {
     match name {
-        "cudaDeviceSynchronize" | "cuCtxSynchronize" => Some(SyncKind::Device),
-        "cudaStreamSynchronize" | "cuStreamSynchronize" => Some(SyncKind::Stream),
-        "cudaEventSynchronize" | "cuEventSynchronize" => Some(SyncKind::Event),
-        n if n.starts_with("cudaMemcpy") && !n.contains("Async") => Some(SyncKind::Memcpy),
+        "cudaDeviceSynchronize"
+        | "cuCtxSynchronize"
+        | "hipDeviceSynchronize"
+        | "hipCtxSynchronize" => Some(SyncKind::Device),
+        "cudaStreamSynchronize" | "cuStreamSynchronize" | "hipStreamSynchronize" => {
+            Some(SyncKind::Stream)
+        }
+        "cudaEventSynchronize" | "cuEventSynchronize" | "hipEventSynchronize" => {
+            Some(SyncKind::Event)
+        }
+        n if (n.starts_with("cudaMemcpy") || n.starts_with("hipMemcpy"))
+            && !n.contains("Async") =>
+        {
+            Some(SyncKind::Memcpy)
+        }
         _ => None,
     }
 }
@@ -45,7 +57,7 @@ fn is_host_copy(name: &str) -> bool {
 }
 
 /// Runtime calls sorted by correlation id, for lookups from GPU operations.
-struct Calls(Vec<ApiCall>);
+pub(crate) struct Calls(pub(crate) Vec<ApiCall>);
 
 impl Calls {
     fn find(&self, corr: i64) -> Option<usize> {
@@ -64,7 +76,7 @@ impl Calls {
     }
 
     /// The runtime call that launched `o`, found by [`Calls::resolve`].
-    fn of(&self, o: &GpuOp) -> Option<&ApiCall> {
+    pub(crate) fn of(&self, o: &GpuOp) -> Option<&ApiCall> {
         self.0.get(o.call as usize)
     }
 }
@@ -79,14 +91,19 @@ pub(crate) fn summarize(
     let Store {
         names,
         mut ops,
-        calls,
+        mut calls,
         mut steps,
         events,
         rank,
         world_size,
         devices,
+        mut cpu,
+        cpu_events,
         ..
     } = store;
+    if choices.round_timestamps {
+        round_to_us(&mut ops, &mut calls, &mut steps, &mut cpu);
+    }
     let mut calls = Calls(calls);
     calls.0.sort_by_key(|c| c.corr);
     calls.resolve(&mut ops);
@@ -153,6 +170,7 @@ pub(crate) fn summarize(
     kernels_and_launches(&mut s, &ops, &calls, &names);
     s.launch.unmatched = unmatched;
     let sync_times = syncs(&mut s, &ops, &calls, &names, &sync_records);
+    s.gap_causes = super::gaps::attribute(&ops, &calls, &cpu, &names, cpu_events > 0);
     // A GPU operation belongs to the step in which the CPU launched it.
     let launch: Vec<f64> = ops
         .iter()
@@ -160,6 +178,29 @@ pub(crate) fn summarize(
         .collect();
     super::steps::per_step(&mut s, &ops, &launch, &steps, sync_times);
     s
+}
+
+/// One event's start rounded up and end rounded down (HTA's rounding).
+fn round(ts: &mut f64, dur: &mut f64) {
+    let end = (*ts + *dur).floor();
+    *ts = ts.ceil();
+    *dur = end - *ts;
+}
+
+/// HTA's rounding of fractional-µs events ([`Choices::round_timestamps`]): the start up, the
+/// end (computed before rounding) down, the duration their difference.
+fn round_to_us(
+    ops: &mut [GpuOp],
+    calls: &mut [ApiCall],
+    steps: &mut [StepRange],
+    cpu: &mut [CpuSpan],
+) {
+    ops.iter_mut().for_each(|o| round(&mut o.ts, &mut o.dur));
+    cpu.iter_mut().for_each(|c| round(&mut c.ts, &mut c.dur));
+    calls.iter_mut().for_each(|c| round(&mut c.ts, &mut c.dur));
+    steps
+        .iter_mut()
+        .for_each(|st| round(&mut st.ts, &mut st.dur));
 }
 
 fn streams(s: &mut RankSummary, ops: &[GpuOp], calls: &Calls, choices: &Choices) {

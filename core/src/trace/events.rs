@@ -25,7 +25,9 @@ pub(crate) enum Cat {
     Driver,
     /// `user_annotation` (`ProfilerStep#N`, `record_function` ranges).
     UserAnnotation,
-    /// Anything else (`cpu_op`, `python_function`, `gpu_user_annotation`, ...).
+    /// `cpu_op` (older PyTorch: `Operator`): an operator on the CPU (`aten::...`).
+    CpuOp,
+    /// Anything else (`python_function`, `gpu_user_annotation`, ...).
     Other,
 }
 
@@ -39,6 +41,7 @@ impl Cat {
             "cuda_runtime" | "Runtime" => Cat::Runtime,
             "cuda_driver" => Cat::Driver,
             "user_annotation" => Cat::UserAnnotation,
+            "cpu_op" | "Operator" => Cat::CpuOp,
             _ => Cat::Other,
         }
     }
@@ -110,6 +113,20 @@ pub(crate) struct StepRange {
     pub ts: f64,
     /// Duration, µs.
     pub dur: f64,
+}
+
+/// A CPU range gpuwhy keeps for attributing GPU gaps ([`super::activity`]): a DataLoader
+/// `__next__`, an optimizer step, a synchronising operator, or a long `aten::` operator.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CpuSpan {
+    /// Start, µs.
+    pub ts: f64,
+    /// Duration, µs.
+    pub dur: f64,
+    /// Interned name.
+    pub name: u32,
+    /// What it is.
+    pub kind: super::activity::CpuKind,
 }
 
 /// How much one trace's store may hold: [`MAX_KEPT_EVENTS`], [`MAX_NAMES`] and
@@ -190,6 +207,11 @@ pub(crate) struct Store {
     pub ops: Vec<GpuOp>,
     pub calls: Vec<ApiCall>,
     pub steps: Vec<StepRange>,
+    /// CPU ranges that can explain GPU gaps.
+    pub cpu: Vec<CpuSpan>,
+    /// CPU operator and user-annotation events read (kept or not): whether the trace shows
+    /// what the CPU was doing at all.
+    pub cpu_events: u64,
     /// Events read, of any kind.
     pub events: u64,
     /// Complete (`X`) events without `ts` or `dur`, skipped.
@@ -220,7 +242,7 @@ impl Store {
                 limits.name_bytes >> 20
             ));
         }
-        let kept = self.ops.len() + self.calls.len() + self.steps.len();
+        let kept = self.ops.len() + self.calls.len() + self.steps.len() + self.cpu.len();
         (kept > limits.kept).then(|| {
             format!(
                 "it has more than {} GPU operations and CUDA calls, more than gpuwhy holds in memory; \
@@ -270,14 +292,21 @@ impl Store {
                 corr: e.correlation.unwrap_or(0),
                 name,
             }),
-            Cat::UserAnnotation => {
-                let n = self
-                    .names
-                    .get(name)
+            Cat::UserAnnotation | Cat::CpuOp => {
+                self.cpu_events += 1;
+                let text = self.names.get(name);
+                let step = text
                     .strip_prefix("ProfilerStep#")
                     .and_then(|n| n.parse::<i64>().ok());
-                if let Some(n) = n {
+                if let (Some(n), Cat::UserAnnotation) = (step, cat) {
                     self.steps.push(StepRange { n, ts, dur });
+                } else if let Some(kind) = super::activity::classify(text, dur) {
+                    self.cpu.push(CpuSpan {
+                        ts,
+                        dur: dur.max(0.0),
+                        name,
+                        kind,
+                    });
                 }
             }
             Cat::Other => {}

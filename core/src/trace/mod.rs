@@ -12,10 +12,12 @@
 //!
 //! Not for: viewing traces, or Nsight Systems reports.
 
+mod activity;
 mod analyze;
 mod events;
 mod fast;
 pub mod findings;
+mod gaps;
 mod intervals;
 mod multi;
 mod read;
@@ -23,6 +25,8 @@ mod split;
 mod steps;
 mod summary;
 
+pub use activity::CPU_OP_MIN_US;
+pub use gaps::{GapCauses, LAUNCH_GAP_MAX_US, MIN_OPTIMIZER_IDLE, OPENER_SLACK_US, TOP_RANGES};
 pub use summary::{
     Choices, IdleBreakdown, KernelStats, LaunchStats, RankSummary, SkewSummary, Spread, StepStats,
     StepSummary, StreamSummary, SyncStats, TopKernel, TraceSummary,
@@ -209,6 +213,10 @@ fn no_gpu_operations(trace: &TraceSummary) -> String {
     )
 }
 
+#[cfg(test)]
+mod cpu_loop_tests;
+#[cfg(test)]
+mod cpu_tests;
 #[cfg(test)]
 mod fast_tests;
 #[cfg(test)]

@@ -18,6 +18,12 @@ pub struct Choices {
     /// Gap (µs) below which an idle gap that is not a host wait counts as kernel wait:
     /// HTA's `consecutive_kernel_delay` as it applies it (30, on µs timestamps).
     pub kernel_wait_us: f64,
+    /// Round every event to whole µs as HTA's trace parser does on traces with fractional
+    /// timestamps: the start up (`ceil(ts)`), the end down (`floor(ts + dur)`), the duration
+    /// their difference (negative for an event under 1 µs that holds no whole µs; HTA
+    /// keeps it so, and so does gpuwhy under this choice). gpuwhy keeps the written values
+    /// by default. `docs/trace-format.md`, "Inclusion choices".
+    pub round_timestamps: bool,
 }
 
 impl Default for Choices {
@@ -27,6 +33,7 @@ impl Default for Choices {
             sync_events_as_kernels: false,
             drop_unmatched: false,
             kernel_wait_us: 30.0,
+            round_timestamps: false,
         }
     }
 }
@@ -39,6 +46,7 @@ impl Choices {
             sync_events_as_kernels: true,
             drop_unmatched: true,
             kernel_wait_us: 30.0,
+            round_timestamps: true,
         }
     }
 
@@ -63,7 +71,11 @@ impl Choices {
                 "gaps shorter than {} µs that are not host waits are kernel waits",
                 self.kernel_wait_us
             ),
-            "timestamps used as written (fractional µs), not rounded".into(),
+            if self.round_timestamps {
+                "timestamps rounded to whole µs as HTA does (start up, end down)".into()
+            } else {
+                "timestamps used as written (fractional µs), not rounded".into()
+            },
         ]
     }
 }
@@ -277,6 +289,8 @@ pub struct RankSummary {
     pub step_stats: StepStats,
     /// Top kernels by total time.
     pub top_kernels: Vec<TopKernel>,
+    /// The GPU idle time by what the CPU was doing across each gap.
+    pub gap_causes: super::gaps::GapCauses,
 }
 
 /// Across ranks: communication start skew and the likely straggler.

@@ -104,6 +104,37 @@ fn hta_inclusion_choices_change_the_numbers_as_documented() {
 }
 
 #[test]
+fn hta_choices_round_fractional_timestamps_as_hta_does() {
+    // fractional.json, per HTA's parser: each start rounded up, each end (ts + dur) down.
+    // The last step (launching gemm_d) is dropped. Kernels on stream 7:
+    //   gemm_a [10.3, 110.7] → [11, 110]; gemm_b [150.6, 350.8] → [151, 350];
+    //   tiny [400.2, 400.7] → [401, 400] (−1 µs, kept as HTA keeps it);
+    //   gemm_c [450.9, 750.95] → [451, 750].
+    // span = 750 − 11 = 739; busy = 99 + 199 − 1 + 299 = 596; idle = 143.
+    let r = read("fractional.json", Choices::hta());
+    assert!(close(r.span_us, 739.0), "{}", r.span_us);
+    assert!(close(r.busy_us, 596.0), "{}", r.busy_us);
+    assert!(close(r.idle_share, 143.0 / 739.0), "{}", r.idle_share);
+    // All of it host wait: each kernel's (rounded-up) launch comes after the previous end.
+    assert!(
+        close(r.main_stream_idle.host_wait_us, 143.0),
+        "{:?}",
+        r.main_stream_idle
+    );
+    // Unrounded: span 740.65, busy 601.15, idle 139.5 (0.52 points less idle).
+    let mut unrounded = Choices::hta();
+    unrounded.round_timestamps = false;
+    let u = read("fractional.json", unrounded);
+    assert!(close(u.idle_share, 139.5 / 740.65), "{}", u.idle_share);
+    assert!((r.idle_share - u.idle_share) * 100.0 > 0.5);
+    let t = TraceSummary::from_ranks(vec![r], Choices::hta());
+    assert!(t
+        .choices_text
+        .iter()
+        .any(|c| c.contains("rounded to whole µs")));
+}
+
+#[test]
 fn gzip_reads_the_same_as_plain() {
     let a = read("small.json", Choices::default());
     let mut b = read("small.json.gz", Choices::default());
@@ -188,6 +219,9 @@ fn the_small_trace_has_host_syncs_every_step() {
         .find(|f| f.id == "host_sync")
         .expect("host_sync fires");
     assert_eq!(f.evidence[0].value, 2.0);
+    // The gap before C after each step's stream sync (90 µs × 3) over the 2953 µs span.
+    assert_eq!(f.evidence[1].value, 0.091);
+    assert_eq!(f.lost_share, Some(0.091));
     assert!(
         f.summary.contains("cudaStreamSynchronize ×3"),
         "{}",

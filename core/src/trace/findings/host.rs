@@ -4,13 +4,19 @@ use super::{choices_unseen, rank_note, worst, *};
 use crate::report::{Cost, Finding};
 use crate::rules::{action, confidence, evidence, experiment, round, RuleMeta};
 use crate::trace::summary::{RankSummary, TraceSummary};
+use crate::trace::LAUNCH_GAP_MAX_US;
 
-/// `launch_bound` from a trace: the GPU idles waiting for the host to enqueue work.
+/// Host time between launches over the GPU's idle time: gaps with only launches and Python
+/// under them, and long gaps whose host work the trace does not name.
+fn between_launches(r: &RankSummary) -> f64 {
+    let g = &r.gap_causes;
+    g.of_idle(g.launch_us + g.other_host_us)
+}
+
+/// `launch_bound` from a trace: the GPU idles while the host runs Python between launches.
 pub fn launch_bound(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
-    let r = worst(t, |r| {
-        r.idle_share * r.main_stream_idle.host_wait_share().unwrap_or(0.0)
-    })?;
-    let hw = r.main_stream_idle.host_wait_share()?;
+    let r = worst(t, |r| r.idle_share * between_launches(r))?;
+    let share = between_launches(r);
     let e_idle = evidence(
         "GPU idle share of the traced span",
         r.idle_share,
@@ -20,10 +26,10 @@ pub fn launch_bound(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         None,
     );
     let e_hw = evidence(
-        "host-wait share of the main stream's idle time",
-        hw,
+        "share of the GPU's idle time that is host time between launches (no DataLoader, allocator call, sync or CPU work under it)",
+        share,
         ">=",
-        MIN_HOST_WAIT_SHARE,
+        MIN_LAUNCH_SHARE,
         "fraction",
         None,
     );
@@ -77,14 +83,34 @@ pub fn launch_bound(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         w.push((1.0, e.agrees));
         ev.push(e);
     }
-    let lost = round(r.idle_share * hw);
+    if let Some(hw) = r.main_stream_idle.host_wait_share() {
+        let e = evidence(
+            "host-wait share of the main stream's idle time",
+            hw,
+            ">=",
+            MIN_HOST_WAIT_SHARE,
+            "fraction",
+            None,
+        );
+        w.push((1.0, e.agrees));
+        ev.push(e);
+    }
+    let g = &r.gap_causes;
+    let lost = if r.span_us > 0.0 {
+        round((g.launch_us + g.other_host_us) / r.span_us)
+    } else {
+        0.0
+    };
     let mut f = meta.finding(
         confidence(&w).max(0.6) * 0.95,
         format!(
-            "The GPU{} is idle {:.0}% of the traced span and {:.0}% of that is host wait: kernels (mean {:.1} µs) finish before the CPU launches the next ones.",
+            "The GPU{} is idle {:.0}% of the traced span and {:.0}% of that is the host between launches ({:.0}% Python in gaps under {:.0} ms, {:.0}% longer host work the trace does not name): kernels (mean {:.1} µs) finish before the CPU launches the next ones.",
             rank_note(t, r),
             r.idle_share * 100.0,
-            hw * 100.0,
+            share * 100.0,
+            g.of_idle(g.launch_us) * 100.0,
+            LAUNCH_GAP_MAX_US / 1e3,
+            g.of_idle(g.other_host_us) * 100.0,
             k.duration_us.mean
         ),
         ev,
@@ -95,6 +121,12 @@ pub fn launch_bound(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         action(Cost::Medium, "torch.compile the model to fuse small ops"),
         action(Cost::Medium, "Capture the step with CUDA Graphs (needs static shapes: pad or bucket first)"),
     ];
+    if g.other_host_us > g.launch_us {
+        f.actions.insert(0, action(Cost::Low, "Profile again with with_stack=True (or py-spy) to see which Python runs in the long gaps between launches, and move it out of the step"));
+    }
+    if !g.cpu_events {
+        f.unseen.push("The trace has no CPU operator events (cpu_op, user_annotation), so DataLoader waits and a CPU optimizer cannot be told apart from Python between launches; profile with ProfilerActivity.CPU as well as CUDA.".into());
+    }
     f.experiment = experiment(
         "torch.compile the model (one change), profile again",
         "host-wait idle falls and kernels per step drop; GPU idle share of the span falls",
@@ -104,14 +136,26 @@ pub fn launch_bound(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     Some(f)
 }
 
-/// `host_sync` from a trace: synchronizing calls every step.
-pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
-    let r = worst(t, |r| r.step_stats.syncs.p50)?;
-    if r.step_stats.count == 0 {
-        return None;
+/// GPU idle time across or after synchronizing calls over the span.
+fn sync_share(r: &RankSummary) -> f64 {
+    if r.span_us > 0.0 {
+        r.gap_causes.sync_us / r.span_us
+    } else {
+        0.0
     }
+}
+
+/// `host_sync` from a trace: synchronizing calls every step, or GPU gaps after syncs.
+pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+    // Either syncs every step, or GPU gaps after syncs that cost time (a sync every few
+    // steps can cost as much as several per step).
+    let by_time = worst(t, sync_share).filter(|r| sync_share(r) >= MIN_CAUSE_SHARE);
+    let r = match by_time {
+        Some(r) => r,
+        None => worst(t, |r| r.step_stats.syncs.p50)?,
+    };
     let per = r.step_stats.syncs.p50;
-    let e = evidence(
+    let e_per = evidence(
         "synchronizing calls per step p50",
         per,
         ">=",
@@ -119,12 +163,31 @@ pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "calls",
         None,
     );
-    if !e.agrees {
+    let e_time = evidence(
+        "GPU idle time across or after synchronizing calls, over the traced span",
+        sync_share(r),
+        ">=",
+        MIN_CAUSE_SHARE,
+        "fraction",
+        None,
+    );
+    let steps = r.step_stats.count > 0;
+    // When the gaps after syncs can be measured (the GPU operations have their runtime
+    // calls), their time decides: syncs that cost no GPU time are not a bottleneck, however
+    // many there are. Without runtime calls only the count per step is left.
+    let g = &r.gap_causes;
+    let measured = g.idle_us > g.unmatched_us;
+    if !(e_time.agrees || (steps && e_per.agrees && !measured)) {
         return None;
     }
     let s = &r.syncs;
-    let mut ev = vec![e];
-    let mut w = vec![(2.0, true)];
+    let (mut w, mut ev) = (Vec::new(), Vec::new());
+    if steps {
+        w.push((2.0, e_per.agrees));
+        ev.push(e_per);
+    }
+    w.push((2.0, e_time.agrees));
+    ev.push(e_time);
     let e = evidence(
         "GPU idle share of the traced span",
         r.idle_share,
@@ -161,19 +224,23 @@ pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     .filter(|(_, n)| *n > 0)
     .map(|(k, n)| format!("{k} ×{n}"))
     .collect();
+    let how_often = if steps {
+        format!("{per:.0} synchronizing calls per step")
+    } else {
+        format!("{} synchronizing calls", s.total)
+    };
     let mut f = meta.finding(
         confidence(&w) * 0.9,
         format!(
-            "{per:.0} synchronizing calls per step{} ({}): each one stops the CPU until the GPU drains its queue, so the next kernels start late.",
+            "{how_often}{} ({}); the GPU sits idle across or after them {:.0}% of the traced span ({:.0}% of its idle time): each one stops the CPU until the GPU drains its queue, so the next kernels start late.",
             rank_note(t, r),
-            kinds.join(", ")
+            kinds.join(", "),
+            sync_share(r) * 100.0,
+            g.of_idle(g.sync_us) * 100.0,
         ),
         ev,
     );
-    f.lost_share = r
-        .main_stream_idle
-        .host_wait_share()
-        .map(|hw| round(r.idle_share * hw));
+    f.lost_share = Some(round(sync_share(r)));
     f.actions = vec![
         action(Cost::Low, "Find the .item(), print(tensor), .cpu()/.numpy() and torch.cuda.synchronize() calls in the step (the trace's cuda_runtime sync calls show where) and remove them or do them every N steps"),
         action(Cost::Low, "Copy with pin_memory=True and non_blocking=True instead of pageable memory"),
@@ -187,6 +254,7 @@ pub fn host_sync(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     f.unseen.push(choices_unseen(t));
     Some(f)
 }
+
 /// `host_transfer` from a trace: host↔device copies take a large share of the GPU timeline.
 pub fn host_transfer(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let share = |r: &RankSummary| {

@@ -7,14 +7,24 @@
 use super::summary::{RankSummary, TraceSummary};
 
 mod comm;
+mod cpu;
 mod host;
 
 pub use comm::{comm_sync, rank_imbalance};
+pub use cpu::{allocator_stall, cpu_optimizer, data_starvation};
 pub use host::{dynamic_shapes, host_sync, host_transfer, launch_bound};
 
 /// GPU idle share of the traced span from which idle time is worth a finding (TraceLens's
 /// agent flags idle above 15 %; `shared/references/peers.md` §2.5).
 pub const MIN_IDLE_SHARE: f64 = 0.15;
+/// Share of the traced span that the GPU gaps under one CPU activity (the DataLoader,
+/// allocator calls, syncs, CPU work) must cost for a finding: torch-tb-profiler's performance
+/// recommendation flags the DataLoader from 5 % of the step time (`docs/trace-format.md`,
+/// "What the CPU was doing").
+pub const MIN_CAUSE_SHARE: f64 = 0.05;
+/// Share of the GPU's idle time that Python between launches (and host work the trace does
+/// not name) must hold for `launch_bound`: a majority, as [`MIN_HOST_WAIT_SHARE`].
+pub const MIN_LAUNCH_SHARE: f64 = 0.5;
 /// Share of the main stream's idle time that is host wait from which the CPU is the cause
 /// (HTA's idle breakdown; a majority).
 pub const MIN_HOST_WAIT_SHARE: f64 = 0.5;

@@ -179,7 +179,7 @@ fn nesting(e: &serde_json::Error) -> String {
 }
 
 /// True when an event's category, found without parsing the event, is one gpuwhy does not
-/// keep (`cpu_op`, `python_function`, flows, ...): most of a trace, skipped at memchr speed.
+/// keep (`python_function`, flows, ...): most of a trace, skipped at memchr speed.
 /// Anything unusual (no `cat`, an escaped category) is left to the full parse.
 fn skippable(cat: &memchr::memmem::Finder, ev: &[u8]) -> bool {
     let Some(at) = cat.find(ev) else {
@@ -216,8 +216,12 @@ mod tests {
     #[test]
     fn only_unkept_categories_are_skipped_unparsed() {
         assert!(skippable(
-            br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#
+            br#"{"ph": "X", "cat": "python_function", "name": "f"}"#
         ));
+        assert!(
+            !skippable(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#),
+            "cpu_op is read: it says what the CPU was doing"
+        );
         assert!(skippable(br#"{"ph":"s","cat" :"ac2g","name":"ac2g"}"#));
         assert!(!skippable(br#"{"ph": "X", "cat": "kernel", "name": "k"}"#));
         assert!(!skippable(br#"{"ph": "X", "cat": "cuda_runtime"}"#));
