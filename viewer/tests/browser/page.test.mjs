@@ -15,16 +15,16 @@ const { open } = suite;
 const demo = fixture('fresh/gpuwhy-demo-data_starvation.json');
 const PHONE = { width: 390, height: 844 };
 
-// The step chart's columns: `[x, width]` of each rect drawn in the first phase's colour,
-// wider than a legend swatch, in order.
-const columns = (page) => page.$$eval('#steps-stacked svg rect', (rects) => {
-  const sw = [...rects].find((r) => Number(r.getAttribute('width')) === 10);
-  const fill = sw && sw.getAttribute('fill');
-  return [...rects]
-    .filter((r) => r.getAttribute('fill') === fill && Number(r.getAttribute('height')) > 0 && r !== sw)
-    .map((r) => [Number(r.getAttribute('x')), Number(r.getAttribute('width'))])
-    .sort((a, b) => a[0] - b[0]);
-});
+// The first phase's colour: its legend swatch's (the first 10 px square of the chart).
+const firstPhase = (page) => page.$$eval('#steps-stacked svg rect', (rects) =>
+  [...rects].find((r) => Number(r.getAttribute('width')) === 10).getAttribute('fill'));
+// The step chart's columns: `[x, width]` of each rect drawn in `fill` under the title strip
+// (where the legend is), in order.
+const columns = (page, fill) => page.$$eval('#steps-stacked svg rect', (rects, fill) => [...rects]
+  .filter((r) => r.getAttribute('fill') === fill && Number(r.getAttribute('y')) >= 18)
+  .filter((r) => Number(r.getAttribute('height')) > 0)
+  .map((r) => [Number(r.getAttribute('x')), Number(r.getAttribute('width'))])
+  .sort((a, b) => a[0] - b[0]), fill);
 const plotWidth = (page) => page.$eval('#steps-stacked svg', (s) => Number(s.getAttribute('width')) - 64 - 16);
 
 // Resizes to a phone's width and waits for the charts to be drawn again at that width.
@@ -66,9 +66,10 @@ describe('the page gpuwhy demo leaves', () => {
     const steps = demo.steps.t.length;
     assert.ok(steps >= 12 && steps <= 16, `${steps} steps`);
     const span = demo.run.duration_s;
+    const fill = await firstPhase(page);
     for (const [label, resize] of [['desktop', null], ['phone', toPhone]]) {
       if (resize) await resize(page);
-      const cols = await columns(page);
+      const cols = await columns(page, fill);
       const plot = await plotWidth(page);
       assert.equal(cols.length, steps, `${label}: a column per step`);
       // A 1 s step of a 15 s run is a fifteenth of the plot (less a pixel between steps).
@@ -82,21 +83,25 @@ describe('the page gpuwhy demo leaves', () => {
     await page.close();
   });
 
-  test('draws PCIe, read once a second, as a dot per read, at desktop and phone widths', async () => {
+  test('draws PCIe and the other metrics read once a second as a dot per read, at desktop and phone widths', async () => {
     const { page, state } = await open(pathToFileURL(html).href);
     assert.equal(state, 'ready');
-    const { metrics } = demo.series[0].data;
+    const { metrics } = demo.series[0];
     const count = (m) => (metrics[m] || []).filter((v) => v !== null).length;
-    const reads = ['pcie_rx', 'pcie_tx'].map(count).filter((n) => n > 0);
     const util = count('util_gpu');
-    assert.ok(reads[0] > 5 && reads[0] * 5 < util, `${reads} PCIe reads, ${util} utilization reads`);
+    assert.ok(count('pcie_rx') > 5 && count('pcie_rx') * 5 < util, `${count('pcie_rx')} PCIe reads, ${util} utilization reads`);
+    // Every timeline metric read (like PCIe) far less often than utilization: its reads.
+    const TIMELINE = ['util_gpu', 'gpm_sm_util', 'gpm_sm_occupancy', 'gpm_tensor', 'power', 'sm_clock', 'mem_used', 'pcie_rx', 'pcie_tx', 'temp'];
+    const reads = TIMELINE.map(count).filter((n) => n > 0 && n * 5 < util).sort((a, b) => a - b);
+    assert.ok(reads.length >= 2, `${reads}`);
     const fig = page.locator('figure.gpu-timeline').first();
     for (const [label, resize] of [['desktop', null], ['phone', toPhone]]) {
       if (resize) await resize(page);
       const dots = await fig.locator('svg path[stroke-linecap="round"]').evaluateAll((ps) =>
         ps.map((p) => (p.getAttribute('d').match(/h0/g) || []).length));
-      // rx and tx: one path of dots each, a dot per read.
-      assert.deepEqual(dots, reads, `${label}: dots per path, reads per series`);
+      // One path of dots per slow series, a dot per read.
+      assert.deepEqual(dots.sort((a, b) => a - b), reads, `${label}: dots per path, reads per slow series`);
+      assert.ok(await fig.locator('text', { hasText: 'PCIe (MB/s)' }).count() === 1);
       await fig.scrollIntoViewIfNeeded();
       await fig.screenshot({ path: join(FIX, `page-pcie-${label}.png`) });
     }
@@ -108,9 +113,10 @@ describe('a report of 100,000 steps', () => {
   test('draws its step times as columns a few pixels wide, at desktop and phone widths', async () => {
     const { page, state, errors } = await open(pathToFileURL(join(FIX, 'steps100k.html')).href);
     assert.equal(state, 'ready', errors.join('\n'));
+    const fill = await firstPhase(page);
     for (const [label, resize] of [['desktop', null], ['phone', toPhone]]) {
       if (resize) await resize(page);
-      const cols = await columns(page);
+      const cols = await columns(page, fill);
       const plot = await plotWidth(page);
       assert.ok(Math.abs(cols.length - plot / 3) <= 2, `${label}: ${cols.length} columns over ${plot} px`);
       assert.ok(cols.every(([, w]) => w >= 2), `${label}: no hairlines`);
@@ -131,16 +137,17 @@ describe('a single file written with --with-analysis', () => {
     assert.equal(state, 'ready', errors.join('\n'));
     assert.equal(await page.textContent('.verdict-title'), demo.verdict.title);
     assert.ok(await page.isVisible('#rerun'), 'the rules can be re-run here');
+    // Re-running the rules on the report shown.
+    await page.evaluate(() => { document.body.dataset.state = 'rerun'; });
+    await page.click('#rerun');
+    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 60000 });
+    assert.match(await page.textContent('.verdict-summary'), /Rules re-run in this browser/);
+    // A dropped log.
     assert.equal(await drop(page, 'run.log', dmonLog(120, 2)), 'ready', await page.textContent('#message'));
     assert.equal(await page.textContent('.verdict-title'), 'GPU waits for input data');
     assert.match(await page.textContent('.verdict-summary'), /From an nvidia-smi dmon log \(run\.log\), analysed in this browser/);
     assert.equal(await page.locator('figure.gpu-timeline .svg svg').count(), 2);
     assert.match(await page.textContent('#analysis-notes'), /Read from run\.log:/);
-    // Re-running the rules on the report shown works too.
-    await page.evaluate(() => { document.body.dataset.state = 'rerun'; });
-    await page.click('#rerun');
-    await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 60000 });
-    assert.match(await page.textContent('.verdict-summary'), /Rules re-run in this browser/);
     assert.deepEqual(fetched, [new URL(url).pathname], 'nothing fetched');
     assert.deepEqual(errors, []);
     await page.close();
