@@ -42,7 +42,7 @@ pub struct Args {
     /// Open the page in the default browser
     #[arg(long)]
     open: bool,
-    /// Also put the analysis module into the page (about 460 kB more), so that it can read
+    /// Also put the analysis module into the page (about 463 kB more), so that it can read
     /// a dropped nvidia-smi dmon or CSV log or profiler trace, and re-run the rules
     #[arg(long)]
     with_analysis: bool,
