@@ -1,4 +1,5 @@
-//! `gpuwhy demo [SCENARIO] [-o FILE]`: a bundled scenario on the simulated GPU, end to end.
+//! `gpuwhy demo [SCENARIO] [-o FILE]`: a bundled scenario on the simulated GPU, end to end:
+//! the diagnosis printed, the report written, and its HTML page beside it.
 //!
 //! The simulated NVML library is embedded in this binary; the demo writes it to a temporary
 //! directory as `libnvidia-ml.so.1` with the scenario beside it and records it through the
@@ -39,9 +40,13 @@ pub struct Args {
     /// No live status lines
     #[arg(short, long)]
     quiet: bool,
-    /// Also write the report as a self-contained HTML page beside it (see `gpuwhy view`)
-    #[arg(long)]
+    /// Write the report's self-contained HTML page beside it (the default; see `gpuwhy
+    /// view`)
+    #[arg(long, overrides_with = "no_html")]
     html: bool,
+    /// Write the report only, no HTML page
+    #[arg(long)]
+    no_html: bool,
     /// Record nothing: write the simulated libnvidia-ml.so.1 and the scenario (scenario.json)
     /// into DIR and print the library's path, for your own program to load through
     /// GPUWHY_NVML_PATH
@@ -167,7 +172,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     crate::record::save(&report, &output)?;
     print!("{}", crate::render::text(&report));
     println!("\nReport written to {}", output.display());
-    if a.html {
+    // The page beside the report (gpuwhy-demo-SCENARIO.html): every binary carries the
+    // viewer, so a first run ends with something to open.
+    if !a.no_html {
         crate::view::write_beside(&report, &output)?;
     }
     if let Some(e) = expect {

@@ -3,20 +3,28 @@
 // report or "Re-run the rules" is clicked. app.js imports this file only then, so a page
 // that shows reports never fetches either.
 //
-// It is on the static page only: the single file made by `gpuwhy view` carries the viewer's
-// module and no other (see docs/viewer.md), and there the import of this file fails and
-// app.js shows why the file was refused, as before.
+// A single file made by `gpuwhy view --with-analysis` has this file, the module's glue and
+// the module itself (gzip, base64) inline, and unzips the module here the first time it is
+// needed; one made without it has no module, and app.js shows why a file was refused, as
+// before (see docs/viewer.md).
 //
 // Text from the module (notes, error messages) goes through
 // textContent only.
 
+// @inline-strip-begin (the single file has the glue inline, in this file's scope)
+import { inlineWasm } from './charts.js';
+const glue = () => import('./gpuwhy_analyze.js');
+// @inline-strip-end
+
 let loading = null;
 
-// The module's glue and WebAssembly, fetched and compiled once.
+// The module's glue and WebAssembly, fetched (or unzipped from the page) and compiled once.
 function load() {
   if (!loading) {
-    loading = import('./gpuwhy_analyze.js').then(async (m) => {
-      await m.default();
+    loading = glue().then(async (m) => {
+      const bytes = await inlineWasm('gpuwhy-analyze-wasm');
+      if (bytes) m.initSync({ module: bytes });
+      else await m.default();
       return m;
     });
     loading.catch(() => { loading = null; });
@@ -62,7 +70,9 @@ export async function analyse(bytes, name, refused, page) {
   try {
     mod = await load();
   } catch (e) {
-    if (refused) page.showMessage(refused.title, refused.message, refused.kind);
+    // A single file without the module says how to get a page that has it.
+    const more = e.withoutModule ? ` ${e.message}` : '';
+    if (refused) page.showMessage(refused.title, refused.message + more, refused.kind);
     else page.showMessage('The analysis module could not be loaded', `${e.message || e}`);
     return;
   }

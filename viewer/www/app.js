@@ -8,22 +8,16 @@
 
 // @inline-strip-begin (the single-file export inlines the glue above this script instead)
 import __wbg_init, { initSync, Viewer } from './gpuwhy_viewer.js';
-import { $, buildReport, chartWidth, darkQuery, fetchSameSite, pan, readFile, renderCharts, setRange, state, zoom } from './charts.js';
+import { $, buildReport, chartWidth, darkQuery, fetchSameSite, inlineWasm, pan, readFile, renderCharts, setRange, state, zoom } from './charts.js';
 import { openCompareFile, openCompareUrl, openEmbeddedCompare, renderCompare, wireCompare } from './compare.js';
+// The single file has analyze.js inline (ANALYSIS) instead.
+const analysisModule = () => import('./analyze.js');
 // @inline-strip-end
 
-function b64bytes(text) {
-  const bin = atob(text);
-  const out = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-  return out;
-}
-
 async function initWasm() {
-  const el = $('gpuwhy-wasm');
-  const b64 = el ? el.textContent.trim() : '';
-  if (b64) {
-    initSync({ module: b64bytes(b64) });
+  const bytes = await inlineWasm('gpuwhy-wasm');
+  if (bytes) {
+    initSync({ module: bytes });
   } else {
     await __wbg_init();
   }
@@ -89,23 +83,24 @@ function openBytes(bytes, name, analysed) {
   renderCompare(); // compare.js: the comparison, when a second report is open
 }
 
-// Analysis in the browser (analyze.js and its module, fetched the first time they are
-// needed, on the static page only): a file the viewer refuses as a report (a dmon or CSV
-// log, a profiler trace, a crash journal, or anything else) goes to core's own readers and
-// rules, and "Re-run the rules" runs them again on the file shown. The single file has no
-// analysis module: its button is hidden and a refused file keeps the viewer's reason.
+// Analysis in the browser (analyze.js and its module, loaded the first time they are
+// needed): a file the viewer refuses as a report (a dmon or CSV log, a profiler trace, a
+// crash journal, or anything else) goes to core's own readers and rules, and "Re-run the
+// rules" runs them again on the file shown. The static page fetches the module; a single
+// file has it inline only when written with `gpuwhy view --with-analysis`, and without it
+// the button is hidden and a refused file keeps the viewer's reason.
 const ANALYSABLE = ['invalid', 'not_report', 'journal'];
 let shown = null;
-const inlined = () => Boolean($('gpuwhy-wasm') && $('gpuwhy-wasm').textContent.trim());
+const filled = (id) => Boolean($(id) && $(id).textContent.trim());
 function analyse(bytes, name, refused) {
   document.body.dataset.state = 'loading';
   shown = { bytes, name };
-  import('./analyze.js')
+  analysisModule()
     .then((m) => m.analyse(bytes, name, refused, { openBytes, showMessage }))
     .catch((e) => (refused ? showMessage(refused.title, refused.message, refused.kind)
       : showMessage('The rules could not be re-run', `${e.message || e}`)));
 }
-$('rerun').hidden = inlined();
+$('rerun').hidden = filled('gpuwhy-wasm') && !filled('gpuwhy-analyze-wasm');
 $('rerun').addEventListener('click', () => shown && analyse(shown.bytes, shown.name, null));
 
 function openFile(file) {

@@ -12,6 +12,18 @@ const RIGHT = 16;
 const MIN_SPAN = 0.001;
 
 export const $ = (id) => document.getElementById(id);
+// The WebAssembly module a single-file page carries inline in the element `id` (base64 of
+// its gzip, which keeps the page and the gpuwhy binary that embeds it small), unzipped;
+// null when there is none (the static page fetches its modules instead).
+export async function inlineWasm(id) {
+  const b64 = $(id) ? $(id).textContent.trim() : '';
+  if (!b64) return null;
+  const bin = atob(b64);
+  const gz = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) gz[i] = bin.charCodeAt(i);
+  const raw = new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(raw).arrayBuffer());
+}
 export const darkQuery = window.matchMedia('(prefers-color-scheme: dark)');
 export const state = {
   viewer: null,

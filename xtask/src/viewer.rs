@@ -3,7 +3,10 @@
 //! benchmark, which `cargo xtask test` and `cargo xtask bench` run.
 //!
 //! Output: `target/viewer/www/` (the static page), `target/viewer/gpuwhy-viewer.html` (the
-//! single-file page `gpuwhy view` fills in; the CLI embeds it when it is built after this).
+//! single-file page `gpuwhy view` fills in) and the analysis module for it. The last two are
+//! committed in `viewer/dist/`, which every `gpuwhy` binary embeds: `cargo xtask viewer`
+//! updates them there, and `cargo xtask viewer test` (so CI) fails when they differ from a
+//! fresh build (see `dist.rs` and docs/viewer.md, "How `gpuwhy` gets it").
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,7 +16,9 @@ use anyhow::{bail, Context, Result};
 use crate::{cargo, root, run_cmd};
 
 mod build;
+mod dist;
 mod fixtures;
+mod fixtures_page;
 
 pub use build::build;
 use fixtures::{fixtures, long_report};
@@ -25,13 +30,20 @@ pub fn run(args: &[String]) -> Result<()> {
         None => {
             install()?;
             let out = build()?;
+            dist::update(&out)?;
             eprintln!("xtask: viewer built: {}", out.display());
             Ok(())
+        }
+        Some("check") => {
+            install()?;
+            dist::check(&build()?)
         }
         Some("test") => test(),
         Some("bench") => bench(),
         Some(other) => {
-            bail!("unknown `cargo xtask viewer {other}`; use no argument, `test` or `bench`")
+            bail!(
+                "unknown `cargo xtask viewer {other}`; use no argument, `check`, `test` or `bench`"
+            )
         }
     }
 }
@@ -44,6 +56,11 @@ fn viewer_dir() -> PathBuf {
 pub fn out_dir() -> PathBuf {
     root().join("target").join("viewer")
 }
+
+/// The Rust toolchain the viewer's modules are built with: pinned, because the committed
+/// page must come out byte for byte the same from every machine's build. Moving it means
+/// rebuilding the page (`cargo xtask viewer`) and committing `viewer/dist/`.
+pub const WASM_TOOLCHAIN: &str = "1.95.0";
 
 /// The `wasm-bindgen` version pinned in Cargo.lock: the CLI must match it exactly.
 fn wasm_bindgen_version() -> Result<String> {
@@ -72,10 +89,26 @@ fn output_of(cmd: &mut Command) -> Option<String> {
 
 /// Installs what building the viewer needs. Idempotent: each step checks first.
 pub fn install() -> Result<()> {
-    let targets = output_of(Command::new("rustup").args(["target", "list", "--installed"]));
+    let targets = output_of(Command::new("rustup").args([
+        "target",
+        "list",
+        "--installed",
+        "--toolchain",
+        WASM_TOOLCHAIN,
+    ]));
     if !targets.is_some_and(|t| t.lines().any(|l| l.trim() == "wasm32-unknown-unknown")) {
-        run_cmd(Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
-            .context("the viewer needs the Rust target wasm32-unknown-unknown")?;
+        run_cmd(Command::new("rustup").args([
+            "toolchain",
+            "install",
+            WASM_TOOLCHAIN,
+            "--profile",
+            "minimal",
+            "--target",
+            "wasm32-unknown-unknown",
+        ]))
+        .with_context(|| {
+            format!("the viewer needs Rust {WASM_TOOLCHAIN} with the target wasm32-unknown-unknown")
+        })?;
     }
     let want = wasm_bindgen_version()?;
     let have = output_of(Command::new("wasm-bindgen").arg("--version"));
@@ -124,15 +157,20 @@ pub fn test() -> Result<()> {
     let out = build()?;
     let dir = root().join("target").join("viewer-test");
     fixtures(&dir)?;
+    fixtures_page::fixtures(&dir)?;
     run_cmd(
         Command::new("node")
             .args(["--test", "--test-reporter=spec"])
             .arg(viewer_dir().join("tests/browser/viewer.test.mjs"))
             .arg(viewer_dir().join("tests/browser/analyze.test.mjs"))
             .arg(viewer_dir().join("tests/browser/compare.test.mjs"))
+            .arg(viewer_dir().join("tests/browser/page.test.mjs"))
             .env("GPUWHY_VIEWER_SITE", out.join("www"))
             .env("GPUWHY_VIEWER_FIXTURES", &dir),
-    )
+    )?;
+    // Last, so that a change to the viewer is tested before it is committed: the page in
+    // viewer/dist/ (what every gpuwhy binary embeds) must be this build's.
+    dist::check(&out)
 }
 
 /// The viewer's benchmark: a 24 h × 8 GPU report rendered in headless Chromium (goal

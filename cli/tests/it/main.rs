@@ -10,6 +10,7 @@ mod export;
 mod import;
 mod merge;
 mod ranks;
+mod view;
 
 /// The built `gpuwhy` binary.
 pub fn gpuwhy() -> Command {

@@ -37,6 +37,8 @@ pub const PANEL_H: u32 = 88;
 pub const TITLE_H: u32 = 18;
 /// Height of the time axis under the last panel, pixels.
 pub const X_AXIS_H: u32 = 24;
+/// Pixels per read, on average, from which a slow metric is drawn as dots.
+pub const DOT_SPACING: usize = 4;
 /// Smallest chart width drawn, pixels.
 pub const MIN_WIDTH: u32 = LEFT + RIGHT + 40;
 
@@ -212,10 +214,18 @@ pub fn draw_panel<DB: DrawingBackend>(
         let c = if m.fault { theme.fault } else { theme.event };
         PathElement::new([(m.t, y0), (m.t, y1)], c.stroke_width(1))
     }))?;
-    for (i, line_runs) in runs.into_iter().enumerate() {
+    for (i, (line_runs, l)) in runs.into_iter().zip(&panel.lines).enumerate() {
         let color = theme.series[i % theme.series.len()];
+        // A slow metric's reads, while there is room between them, are drawn as dots: a
+        // line from one read to the next (a second apart) would look like data between.
+        let n: usize = line_runs.iter().map(Vec::len).sum();
+        let dots = l.trace.is_slow() && n * DOT_SPACING <= frame.plot_width() as usize;
         for run in line_runs {
-            if run.len() >= 2 {
+            if dots {
+                overlay
+                    .dots
+                    .push((run.iter().map(|p| chart.backend_coord(p)).collect(), color));
+            } else if run.len() >= 2 {
                 overlay.line(run.iter().map(|p| chart.backend_coord(p)), color);
             } else if let Some(&p) = run.first() {
                 chart.draw_series(std::iter::once(Circle::new(p, 2, color.filled())))?;

@@ -28,6 +28,8 @@ pub struct Overlay {
     pub dashes: Vec<(i32, i32, i32, RGBColor)>,
     /// Dashed vertical lines (a distribution's p95 mark): `(x, y0, y1, colour)`.
     pub vdashes: Vec<(i32, i32, i32, RGBColor)>,
+    /// Dots, a few pixels across: a slow metric's reads.
+    pub dots: Vec<(Vec<(i32, i32)>, RGBColor)>,
 }
 
 impl Overlay {
@@ -58,6 +60,11 @@ impl Overlay {
     ) -> Result<(), ChartError> {
         for (points, c) in &self.lines {
             root.draw(&PathElement::new(points.clone(), c.stroke_width(1)))?;
+        }
+        for (points, c) in &self.dots {
+            for &p in points {
+                root.draw(&Circle::new(p, 2, c.filled()))?;
+            }
         }
         let across = self
             .dashes
@@ -98,6 +105,25 @@ impl Overlay {
             }
             out.extend_from_slice(b"\"/>\n");
         }
+        // Each dot a zero-length stroke with round caps: one element for all of a series.
+        for (points, c) in &self.dots {
+            out.extend_from_slice(
+                b"<path fill=\"none\" stroke-linecap=\"round\" stroke-width=\"4\" stroke=\"",
+            );
+            out.extend_from_slice(Theme::hex(*c).as_bytes());
+            out.extend_from_slice(b"\" d=\"");
+            for &(x, y) in points {
+                // "M" and "h0" around two numbers of at most 11 characters and a space.
+                let mut buf = [0u8; 32];
+                buf[0] = b'M';
+                let mut k = put_int(&mut buf, 1, x);
+                buf[k] = b' ';
+                k = put_int(&mut buf, k + 1, y);
+                buf[k..k + 2].copy_from_slice(b"h0");
+                out.extend_from_slice(&buf[..k + 2]);
+            }
+            out.extend_from_slice(b"\"/>\n");
+        }
         let across = self.dashes.iter().map(|&(x0, x1, y, c)| (x0, y, x1, y, c));
         let down = self.vdashes.iter().map(|&(x, y0, y1, c)| (x, y0, x, y1, c));
         for (x0, y0, x1, y1, c) in across.chain(down) {
@@ -125,7 +151,7 @@ impl Overlay {
 
 /// Writes `v` in decimal into `buf` at `at`; the index after it.
 #[inline(always)]
-fn put_int(buf: &mut [u8; 24], at: usize, v: i32) -> usize {
+fn put_int<const N: usize>(buf: &mut [u8; N], at: usize, v: i32) -> usize {
     let mut k = at;
     if v < 0 {
         buf[k] = b'-';

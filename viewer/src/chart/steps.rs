@@ -77,28 +77,45 @@ pub(crate) fn legend<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Draws the per-phase stacked step times of the steps that start in the frame.
-pub fn draw_stacked<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    steps: &StepsData,
-    frame: &Frame,
-    theme: &Theme,
-) -> Result<(), ChartError> {
+/// The step chart's columns: per column its time range, step count, summed step time and
+/// summed time per phase.
+struct Columns {
+    /// One column per step (few steps) rather than per few pixels (many).
+    each: bool,
+    x: Vec<(f64, f64)>,
+    count: Vec<u32>,
+    total: Vec<f64>,
+    per: Vec<Vec<f64>>,
+}
+
+/// The columns of the steps that start in the frame: one per step, as wide as the step
+/// lasted, while there is room for that (a short run: 15 steps are 15 readable columns, not
+/// hairlines); else the mean of the steps in each three-pixel column (100,000 steps).
+fn columns(steps: &StepsData, phases: &[&str], frame: &Frame) -> Columns {
     let Frame { t0, t1, .. } = *frame;
-    let phases = phase_order(steps);
     let bins = (frame.plot_width() / 3).max(1) as usize;
     let span = t1 - t0;
-    // Per bin: step count, summed step time, summed time per phase.
-    let mut count = vec![0u32; bins];
-    let mut total = vec![0f64; bins];
-    let mut per = vec![vec![0f64; bins]; phases.len()];
+    let each = steps.t.iter().filter(|&&t| t >= t0 && t <= t1).count() <= bins;
+    let mut c = Columns {
+        each,
+        x: vec![(0.0, 0.0); bins],
+        count: vec![0; bins],
+        total: vec![0.0; bins],
+        per: vec![vec![0.0; bins]; phases.len()],
+    };
+    let mut next = 0;
     for (i, &t) in steps.t.iter().enumerate() {
         if !(t >= t0 && t <= t1) {
             continue;
         }
-        let b = (((t - t0) / span) * bins as f64)
-            .floor()
-            .clamp(0.0, bins as f64 - 1.0) as usize;
+        let b = if each {
+            next += 1;
+            next - 1
+        } else {
+            (((t - t0) / span) * bins as f64)
+                .floor()
+                .clamp(0.0, bins as f64 - 1.0) as usize
+        };
         let d = steps.duration.0.get(i).copied().unwrap_or(f32::NAN);
         let mut sum = 0.0;
         for (k, p) in phases.iter().enumerate() {
@@ -108,16 +125,38 @@ pub fn draw_stacked<DB: DrawingBackend>(
                 .copied()
                 .unwrap_or(f32::NAN);
             if v.is_finite() {
-                per[k][b] += v as f64;
+                c.per[k][b] += v as f64;
                 sum += v as f64;
             }
         }
-        count[b] += 1;
-        total[b] += if d.is_finite() { d as f64 } else { sum };
+        let len = if d.is_finite() { d as f64 } else { sum };
+        c.count[b] += 1;
+        c.total[b] += len;
+        let w = span / bins as f64;
+        c.x[b] = if each {
+            (t, t + len)
+        } else {
+            (t0 + b as f64 * w, t0 + (b + 1) as f64 * w)
+        };
     }
-    let top = (0..bins)
-        .filter(|&b| count[b] > 0)
-        .map(|b| total[b] / count[b] as f64)
+    c
+}
+
+/// Draws the per-phase stacked step times of the steps that start in the frame (see
+/// [`columns`]).
+pub fn draw_stacked<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    steps: &StepsData,
+    frame: &Frame,
+    theme: &Theme,
+) -> Result<(), ChartError> {
+    let Frame { t0, t1, .. } = *frame;
+    let span = t1 - t0;
+    let phases = phase_order(steps);
+    let c = columns(steps, &phases, frame);
+    let used = || (0..c.count.len()).filter(|&b| c.count[b] > 0);
+    let top = used()
+        .map(|b| c.total[b] / c.count[b] as f64)
         .fold(0.0f64, f64::max);
     let mut items: Vec<(String, RGBColor)> = phases
         .iter()
@@ -125,33 +164,42 @@ pub fn draw_stacked<DB: DrawingBackend>(
         .map(|(k, p)| (p.to_string(), theme.series[k % theme.series.len()]))
         .collect();
     items.push(("not in a phase".into(), theme.grid));
-    legend(area, "Step time by phase (mean per column)", &items, theme)?;
+    let title = if c.each {
+        "Step time by phase (a column per step)"
+    } else {
+        "Step time by phase (mean per column)"
+    };
+    legend(area, title, &items, theme)?;
     let y1 = if top > 0.0 { top * 1.08 } else { 1.0 };
     let fmt_t = |t: &f64| time_label(*t, span);
     let fmt_y = |v: &f64| duration(*v);
     let mut chart = plot(area, t0..t1, 0.0..y1, X_AXIS_H, 4, &fmt_t, &fmt_y, theme)?;
-    let w = span / bins as f64;
-    for b in (0..bins).filter(|&b| count[b] > 0) {
-        let n = count[b] as f64;
-        let a = t0 + b as f64 * w;
+    let px = span / frame.plot_width().max(1) as f64;
+    for b in used() {
+        let n = c.count[b] as f64;
+        // A step's column is at least two pixels wide, and one pixel short of the next
+        // step where it is wide enough to spare it, so that steps can be told apart.
+        let (a, mut e) = c.x[b];
+        if c.each {
+            e = if e - a > 4.0 * px {
+                e - px
+            } else {
+                e.max(a + 2.0 * px)
+            };
+        }
+        let e = e.min(t1);
         let mut y = 0.0;
         let mut rects = Vec::with_capacity(phases.len() + 1);
-        for (k, _) in phases.iter().enumerate() {
-            let h = per[k][b] / n;
+        for (k, item) in items.iter().enumerate().take(phases.len()) {
+            let h = c.per[k][b] / n;
             if h > 0.0 {
-                rects.push(Rectangle::new(
-                    [(a, y), (a + w, y + h)],
-                    items[k].1.filled(),
-                ));
+                rects.push(Rectangle::new([(a, y), (e, y + h)], item.1.filled()));
                 y += h;
             }
         }
-        let rest = total[b] / n - y;
+        let rest = c.total[b] / n - y;
         if rest > 0.0 {
-            rects.push(Rectangle::new(
-                [(a, y), (a + w, y + rest)],
-                theme.grid.filled(),
-            ));
+            rects.push(Rectangle::new([(a, y), (e, y + rest)], theme.grid.filled()));
         }
         chart.draw_series(rects)?;
     }

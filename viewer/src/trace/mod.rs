@@ -83,6 +83,12 @@ impl<'a> Trace<'a> {
         }
     }
 
+    /// True for a metric read less often than the rows come (PCIe throughput, once a
+    /// second while utilization is read every 100 ms): its rows between reads are `null`.
+    pub fn is_slow(&self) -> bool {
+        self.step_rows > 1
+    }
+
     /// True when the trace has no value anywhere.
     pub fn is_empty(&self) -> bool {
         all_nan(self.v) && self.coarse.as_ref().is_none_or(|c| all_nan(&c.col.mean.0))

@@ -8,28 +8,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { FIX, fixture, viewerSuite } from './suite.mjs';
+import { FIX, dmonLog, drop, fixture, viewerSuite } from './suite.mjs';
 
 const CORE_FIX = fileURLToPath(new URL('../../../core/tests/fixtures/', import.meta.url));
 const demo = fixture('demo.json');
-
-// An `nvidia-smi dmon` log (-s puc, no time column) of `samples` rows per GPU, every GPU
-// busy 6 s then idle 4 s: gpuwhy's rules call that a GPU waiting for input data.
-function dmonLog(samples, gpus) {
-  let s = '';
-  for (let i = 0; i < samples; i++) {
-    if (i % 20 === 0) {
-      s += '# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk\n';
-      s += '# Idx      W      C      C      %      %      %      %      %      %    MHz    MHz\n';
-    }
-    for (let g = 0; g < gpus; g++) {
-      const busy = i % 10 < 6;
-      const [pwr, sm, mem] = busy ? [610, 97, 45] : [120, 2, 1];
-      s += `${String(g).padStart(5)} ${String(pwr).padStart(6)} ${String(50 + g).padStart(6)}      - ${String(sm).padStart(6)} ${String(mem).padStart(6)}      0      0      0      0   2619   1980\n`;
-    }
-  }
-  return s;
-}
 
 // An `nvidia-smi --query-gpu=... --format=csv -l 1` log of one GPU, the same busy/idle shape.
 function csvLog(samples) {
@@ -45,21 +27,6 @@ function csvLog(samples) {
 
 const suite = viewerSuite();
 const { open } = suite;
-
-// Drops a file (bytes given as an array of numbers, or text) onto the page, as a person
-// dragging it from their file manager would, and waits for the page to settle.
-async function drop(page, name, content) {
-  await page.evaluate(() => { document.body.dataset.state = 'dropping'; });
-  const dt = await page.evaluateHandle(({ name, content }) => {
-    const dt = new DataTransfer();
-    const body = typeof content === 'string' ? content : new Uint8Array(content);
-    dt.items.add(new File([body], name));
-    return dt;
-  }, { name, content });
-  await page.dispatchEvent('main', 'drop', { dataTransfer: dt });
-  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 60000 });
-  return page.evaluate(() => document.body.dataset.state);
-}
 
 const message = (page) => page.textContent('#message');
 
@@ -163,12 +130,13 @@ describe('analysis on the static page', () => {
 });
 
 describe('the single-file export', () => {
-  test('has no analysis: the button is hidden and a dropped log keeps the viewer\'s reason', async () => {
+  test('has no analysis by default: the button is hidden and a dropped log keeps the viewer\'s reason', async () => {
     const { page, errors } = await open(pathToFileURL(join(FIX, 'demo.html')).href);
     assert.equal(await page.textContent('.verdict-title'), demo.verdict.title);
     assert.ok(await page.isHidden('#rerun'));
     assert.equal(await drop(page, 'run.log', dmonLog(10, 1)), 'error');
     assert.match(await message(page), /run\.log is not JSON/);
+    assert.match(await message(page), /write it with `gpuwhy view --with-analysis`/);
     assert.deepEqual(errors, []);
     await page.close();
   });

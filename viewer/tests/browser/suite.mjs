@@ -43,3 +43,37 @@ export function viewerSuite() {
     },
   };
 }
+
+// An `nvidia-smi dmon` log (-s puc, no time column) of `samples` rows per GPU, every GPU
+// busy 6 s then idle 4 s: gpuwhy's rules call that a GPU waiting for input data.
+export function dmonLog(samples, gpus) {
+  let s = '';
+  for (let i = 0; i < samples; i++) {
+    if (i % 20 === 0) {
+      s += '# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec    jpg    ofa   mclk   pclk\n';
+      s += '# Idx      W      C      C      %      %      %      %      %      %    MHz    MHz\n';
+    }
+    for (let g = 0; g < gpus; g++) {
+      const busy = i % 10 < 6;
+      const [pwr, sm, mem] = busy ? [610, 97, 45] : [120, 2, 1];
+      s += `${String(g).padStart(5)} ${String(pwr).padStart(6)} ${String(50 + g).padStart(6)}      - ${String(sm).padStart(6)} ${String(mem).padStart(6)}      0      0      0      0   2619   1980\n`;
+    }
+  }
+  return s;
+}
+
+// Drops a file (bytes given as an array of numbers, or text) onto the page, as a person
+// dragging it from their file manager would, and waits for the page to settle.
+export async function drop(page, name, content) {
+  await page.evaluate(() => { document.body.dataset.state = 'dropping'; });
+  const dt = await page.evaluateHandle(({ name, content }) => {
+    const dt = new DataTransfer();
+    const body = typeof content === 'string' ? content : new Uint8Array(content);
+    dt.items.add(new File([body], name));
+    return dt;
+  }, { name, content });
+  await page.dispatchEvent('main', 'drop', { dataTransfer: dt });
+  await page.waitForFunction(() => ['ready', 'error'].includes(document.body.dataset.state), null, { timeout: 60000 });
+  return page.evaluate(() => document.body.dataset.state);
+}
+

@@ -8,4 +8,5 @@ mod fixtures;
 mod load;
 mod ranks;
 mod read;
+mod readable;
 mod text;

@@ -1,13 +1,20 @@
 //! Building the viewer: its two WebAssembly modules (wasm32, wasm-bindgen, wasm-opt), the
 //! static page and the single-file template, into `target/viewer/`.
+//!
+//! The build is repeatable: the same sources give the same bytes on any machine, so that the
+//! committed copy (`viewer/dist/`, see `dist.rs`) can be checked against a fresh build. The
+//! Rust toolchain, wasm-bindgen (Cargo.lock) and wasm-opt (`viewer/package-lock.json`) are
+//! pinned, paths are remapped out of the modules, and gzip is done by a crate pinned in
+//! Cargo.lock.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result};
 
-use super::{out_dir, output_of, viewer_dir};
-use crate::{cargo, root, run_cmd};
+use super::dist::gzip_file;
+use super::{out_dir, output_of, viewer_dir, WASM_TOOLCHAIN};
+use crate::{root, run_cmd};
 
 /// The two WebAssembly modules: the viewer's, loaded with the page, and the analysis
 /// module (`viewer/analyze/`), which the page loads only when a file is not a report or the
@@ -22,7 +29,11 @@ pub fn build() -> Result<PathBuf> {
     let wasm_target = root().join("target").join("wasm");
     // Size over speed for the page's modules, set here so the workspace's own release
     // profile (debug line tables, unwinding) stays as it is for everything else.
-    let mut build = cargo();
+    // The pinned toolchain (not the outer cargo's), with the checkout's and cargo's home
+    // paths remapped: panic locations name source files, and the module must not depend
+    // on where the checkout or the registry lie.
+    let mut build = Command::new("rustup");
+    build.args(["run", WASM_TOOLCHAIN, "cargo"]);
     build.args(["build", "--release", "--target", "wasm32-unknown-unknown"]);
     for (package, _) in MODULES {
         build.args(["-p", package]);
@@ -34,7 +45,12 @@ pub fn build() -> Result<PathBuf> {
             .env("CARGO_PROFILE_RELEASE_LTO", "true")
             .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
             .env("CARGO_PROFILE_RELEASE_PANIC", "abort")
-            .env("CARGO_PROFILE_RELEASE_DEBUG", "false"),
+            .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+            .env("CARGO_ENCODED_RUSTFLAGS", remap_flags())
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO")
+            .env_remove("RUSTC")
+            .env_remove("RUSTUP_TOOLCHAIN"),
     )?;
     let out = out_dir();
     let pkg = out.join("pkg");
@@ -65,6 +81,12 @@ pub fn build() -> Result<PathBuf> {
         }
         run_cmd(opt.arg("-o").arg(&wasm).arg(&wasm))?;
     }
+    // The single file carries both modules gzipped (the page unzips them in the browser):
+    // the page's own module, and the analysis module that `gpuwhy view --with-analysis`
+    // adds.
+    for (_, stem) in MODULES {
+        gzip_file(&pkg.join(format!("{stem}_bg.wasm")))?;
+    }
     run_cmd(
         Command::new("node")
             .arg(viewer_dir().join("tools/bundle.mjs"))
@@ -85,6 +107,18 @@ pub fn build() -> Result<PathBuf> {
     }
     print_sizes(&pkg)?;
     Ok(out)
+}
+
+/// `--remap-path-prefix` for the checkout and cargo's home, as cargo's encoded flags.
+fn remap_flags() -> String {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let mut flags = vec![format!("--remap-path-prefix={}=/gpuwhy", root().display())];
+    if let Some(home) = home {
+        flags.push(format!("--remap-path-prefix={}=/cargo", home.display()));
+    }
+    flags.join("\x1f")
 }
 
 /// Prints each module's size after `wasm-opt`, raw and gzipped (level 9, as the viewer's

@@ -17,7 +17,7 @@ use super::out_dir;
 use crate::{cargo, root, run_cmd};
 
 /// The `gpuwhy` binary built by the test command's `cargo build`.
-fn gpuwhy_bin() -> Result<PathBuf> {
+pub(super) fn gpuwhy_bin() -> Result<PathBuf> {
     run_cmd(cargo().args(["build", "-q", "-p", "gpuwhy-cli"]))?;
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
