@@ -34,7 +34,7 @@ pub fn run(_args: &[String]) -> Result<()> {
     crate::accuracy::run(&[])?;
     // The viewer: its WebAssembly build and its tests in a real browser.
     crate::viewer::test()?;
-    // The readers of untrusted files under libFuzzer, a few seconds each (issue 8).
+    // The readers of untrusted files under libFuzzer, a few seconds each.
     crate::fuzz::smoke()?;
     eprintln!("xtask: all tests passed");
     Ok(())

@@ -15,7 +15,7 @@ pub use cpu::{allocator_stall, cpu_optimizer, data_starvation};
 pub use host::{dynamic_shapes, host_sync, host_transfer, launch_bound};
 
 /// GPU idle share of the traced span from which idle time is worth a finding (TraceLens's
-/// agent flags idle above 15 %; `shared/references/peers.md` §2.5).
+/// agent flags idle above 15 %; `docs/references.md#tracelens`).
 pub const MIN_IDLE_SHARE: f64 = 0.15;
 /// Share of the traced span that the GPU gaps under one CPU activity (the DataLoader,
 /// allocator calls, syncs, CPU work) must cost for a finding: torch-tb-profiler's performance
