@@ -33,7 +33,7 @@ pub const HOST_CPU_SATURATED: f64 = 90.0;
 
 /// Data-phase share of step time (p50) from which input waits cost a large part of every
 /// step. XProf calls 5 % "moderately" and 20 % "highly" input-bound (docs/references.md#xprof) and
-/// torch-tb-profiler flags DataLoader time above 5 %; DESIGN.md's catalogue asks for ~30 %
+/// torch-tb-profiler flags DataLoader time above 5 %; the field guides ask for ~30 %
 /// of the step before this is the *main* bottleneck. 15 % sits where the guides' first fixes
 /// (workers, pinning, prefetch) clearly pay off.
 pub const MIN_DATA_SHARE: f64 = 0.15;

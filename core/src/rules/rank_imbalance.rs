@@ -5,7 +5,7 @@ use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
 /// Spread of per-GPU median utilization (points) above which GPUs are out of balance.
-/// DESIGN.md's catalogue: "per-GPU SM util differs > 10 points".
+/// The field guides: more than 10 points (docs/references.md#field-guides).
 pub const MAX_UTIL_SPREAD: f64 = 10.0;
 
 /// Relative clock difference of the outlier against the others' median that points at the

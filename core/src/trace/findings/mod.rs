@@ -28,9 +28,9 @@ pub const MIN_LAUNCH_SHARE: f64 = 0.5;
 /// Share of the main stream's idle time that is host wait from which the CPU is the cause
 /// (HTA's idle breakdown; a majority).
 pub const MIN_HOST_WAIT_SHARE: f64 = 0.5;
-/// Mean kernel duration (µs) below which kernels are "small" (DESIGN.md: < ~20 µs).
+/// Mean kernel duration (µs) below which kernels are "small" (the field guides: < ~20 µs).
 pub const SMALL_KERNEL_MEAN_US: f64 = 20.0;
-/// Kernels per step from which a step is a small-op storm (DESIGN.md: thousands per step).
+/// Kernels per step from which a step is a small-op storm (the field guides: thousands per step).
 pub const STORM_KERNELS_PER_STEP: f64 = 1000.0;
 /// Exposed (not overlapped) communication over the span from which communication costs
 /// time (torch-tb-profiler recommends acting above 10 % communication; §2.2).
