@@ -5,7 +5,8 @@
 //! string, byte-string, raw-string and character literals, then looks for the identifier
 //! `crate` followed by `::` and reads the next path segment, or each first segment of a
 //! `crate::{a::X, b}` group. That is every `use crate::…` and every path written in code
-//! (`crate::merge::diagnose_job(…)`, `$crate::…` in macros).
+//! (`crate::merge::diagnose_job(…)`, `$crate::…` in macros), plus a string literal that is
+//! nothing but such a path (serde's `deserialize_with = "crate::report::f64_or_nan"`).
 //!
 //! Its limits, on purpose: references that are not spelled `crate::` are not seen —
 //! `super::` paths that climb out of a top-level module (core has none: its `super::`
@@ -108,6 +109,16 @@ fn tokenize(src: &str) -> Vec<(Tok, usize)> {
         } else if c == b'"' || (c == b'b' && next == Some(b'"')) {
             let open = if c == b'b' { i + 1 } else { i };
             i = skip_quoted(b, open, b'"', &mut line);
+            // Without its closing quote (the literal may be cut off at the end of the file).
+            let end = i.min(b.len());
+            let end = if end > open + 1 && b[end - 1] == b'"' {
+                end - 1
+            } else {
+                end
+            };
+            if let (b'"', Some(content)) = (c, src.get(open + 1..end)) {
+                string_path(content, start_line, &mut toks);
+            }
         } else if c == b'\'' || (c == b'b' && next == Some(b'\'')) {
             let open = if c == b'b' { i + 1 } else { i };
             i = skip_char_or_lifetime(b, open, &mut line);
@@ -134,6 +145,24 @@ fn tokenize(src: &str) -> Vec<(Tok, usize)> {
         }
     }
     toks
+}
+
+/// A string that is a whole `crate::` path (serde's `with = "crate::report::f64_or_nan"`)
+/// names an item as surely as code does: it becomes the tokens of that path's head.
+fn string_path(content: &str, line: usize, toks: &mut Vec<(Tok, usize)>) {
+    let Some(rest) = content.strip_prefix("crate::") else {
+        return;
+    };
+    let is_path = rest
+        .split("::")
+        .all(|seg| !seg.is_empty() && seg.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_'));
+    if let (true, Some(head)) = (is_path, rest.split("::").next()) {
+        toks.push((Tok::Ident("crate".to_string()), line));
+        toks.push((Tok::PathSep, line));
+        toks.push((Tok::Ident(head.to_string()), line));
+        // Ends the path so that what follows the string is not read as its continuation.
+        toks.push((Tok::Other, line));
+    }
 }
 
 fn count_newlines(b: &[u8]) -> usize {
@@ -280,6 +309,20 @@ fn f<'a>(x: &'a str) -> char { let _ = crate::steps::X; '{' }
 use crate::signals;
 "####;
         assert_eq!(names(src), ["steps", "signals"]);
+    }
+
+    #[test]
+    fn a_string_that_is_a_crate_path_counts() {
+        let src =
+            "#[serde(with = \"crate::report::f64_or_nan\")]\nconst S: &str = \"crate::x is y\";";
+        assert_eq!(names(src), ["report"]);
+    }
+
+    #[test]
+    fn unterminated_literals_at_the_end_do_not_panic() {
+        for src in ["\"crate:: a", "\"é", "\"\\", "'", "r#\"x", "/* x", "b'"] {
+            assert!(references(src).is_empty(), "{src}");
+        }
     }
 
     #[test]
