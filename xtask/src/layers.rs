@@ -52,8 +52,10 @@ pub const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "sources",
-        modules: &["nvml", "host", "collect", "session", "steps", "import", "trace"],
-        what: "NVML, /proc, the sampler, step markers, log importers and the trace reader produce data",
+        modules: &[
+            "nvml", "host", "collect", "jobgpus", "session", "steps", "import", "trace",
+        ],
+        what: "NVML, /proc, the sampler, which GPUs are the job's, step markers, log importers and the trace reader produce data",
     },
     Layer {
         name: "signals",
