@@ -23,7 +23,7 @@ pub fn nvml_info(nvml: &Nvml) -> NvmlInfo {
     }
 }
 
-/// Architecture name for `nvmlDeviceArchitecture_t` (`docs/references.md#nvml-architecture-ids`).
+/// Architecture name for `nvmlDeviceArchitecture_t` (nvml.md §5.16).
 pub fn architecture_name(a: u32) -> String {
     match a {
         2 => "kepler",

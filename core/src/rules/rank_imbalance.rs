@@ -5,7 +5,7 @@ use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
 /// Spread of per-GPU median utilization (points) above which GPUs are out of balance.
-/// The field guides: more than 10 points (docs/references.md#field-guides).
+/// DESIGN.md's catalogue: "per-GPU SM util differs > 10 points".
 pub const MAX_UTIL_SPREAD: f64 = 10.0;
 
 /// Relative clock difference of the outlier against the others' median that points at the
@@ -33,7 +33,7 @@ impl Rule for RankImbalance {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
-        // A profiler trace measures this directly: trust it first.
+        // A profiler trace measures this directly (issue 6): trust it first.
         if let Some(f) = s
             .trace
             .as_ref()
