@@ -4,8 +4,8 @@
 //! (`core/src/trace/findings/host.rs` → `trace`), collects its `crate::<module>` references
 //! (see [`crate::layers_scan`] for what is and is not seen) and prints the module graph.
 //! An edge is a *violation* when it points to a higher layer of [`LAYERS`], or when it joins
-//! two modules of one layer that reach each other (a cycle inside the layer; a cycle across
-//! layers always contains an upward edge).
+//! two modules of one layer that reach each other without leaving it (a cycle inside the
+//! layer; a cycle that leaves the layer goes up somewhere, and that edge is the one reported).
 //!
 //! It is a ratchet: `xtask/src/layers_known.txt` lists the violations that exist today, each
 //! with a note of what it is. Those are printed as debt and tolerated. A violation not on the
@@ -254,7 +254,7 @@ pub fn check(graph: &Graph, layers: &[Layer], known: &KnownList) -> Result<Check
             let (lf, lt) = (layer[from.as_str()], layer[to.as_str()]);
             let kind = if lt > lf {
                 Some(Kind::Upward)
-            } else if lt == lf && reaches(graph, to, from) {
+            } else if lt == lf && reaches_within_layer(graph, &layer, to, from) {
                 Some(Kind::CycleInLayer)
             } else {
                 None
@@ -287,8 +287,14 @@ pub fn check(graph: &Graph, layers: &[Layer], known: &KnownList) -> Result<Check
     })
 }
 
-/// The shortest path of modules from `from` to `to` (both included), if any.
-fn path(graph: &Graph, from: &str, to: &str) -> Option<Vec<String>> {
+/// The shortest path of modules from `from` to `to` (both included), if any, through
+/// modules for which `allowed` holds.
+fn path(
+    graph: &Graph,
+    from: &str,
+    to: &str,
+    allowed: &dyn Fn(&str) -> bool,
+) -> Option<Vec<String>> {
     let mut prev: BTreeMap<&str, &str> = BTreeMap::new();
     let mut queue = VecDeque::from([from]);
     while let Some(m) = queue.pop_front() {
@@ -303,7 +309,7 @@ fn path(graph: &Graph, from: &str, to: &str) -> Option<Vec<String>> {
                 p.reverse();
                 return Some(p);
             }
-            if next != from && !prev.contains_key(next.as_str()) {
+            if next != from && allowed(next) && !prev.contains_key(next.as_str()) {
                 prev.insert(next, m);
                 queue.push_back(next);
             }
@@ -312,8 +318,16 @@ fn path(graph: &Graph, from: &str, to: &str) -> Option<Vec<String>> {
     None
 }
 
-fn reaches(graph: &Graph, from: &str, to: &str) -> bool {
-    path(graph, from, to).is_some()
+/// Whether `from` reaches `to` without leaving `from`'s layer (a cycle that leaves the layer
+/// goes up somewhere, and that upward edge is what is reported).
+fn reaches_within_layer(
+    graph: &Graph,
+    layer: &BTreeMap<&str, usize>,
+    from: &str,
+    to: &str,
+) -> bool {
+    let home = layer.get(from).copied();
+    path(graph, from, to, &|m| layer.get(m).copied() == home).is_some()
 }
 
 /// For each module on a cycle, the shortest cycle through it (`a → b → a` written
@@ -321,7 +335,7 @@ fn reaches(graph: &Graph, from: &str, to: &str) -> bool {
 fn cycles(graph: &Graph) -> Vec<Vec<String>> {
     let mut seen = BTreeSet::new();
     for m in graph.keys() {
-        let Some(mut c) = path(graph, m, m) else {
+        let Some(mut c) = path(graph, m, m, &|_| true) else {
             continue;
         };
         c.pop();
