@@ -1,4 +1,4 @@
-//! scripts/gpu-check.sh's dry run (issue 8): the script a real GPU machine runs, with the
+//! scripts/gpu-check.sh's dry run: the script a real GPU machine runs, with the
 //! simulated GPU playing each job's scenario and sleep/spin stand-ins for PyTorch. It must
 //! reach every expected verdict through the Python binding, print the markers' cost, and
 //! fail when a verdict is wrong.

@@ -1,6 +1,6 @@
 //! The Python binding (ffi/python/gpuwhy.py) run by `python3` on the scripts in
 //! ffi/tests/py/: a training-loop stand-in on the simulated GPU, its errors and the no-GPU
-//! path, and fork() inside a session (issue 8). Each script asserts on its own side too and
+//! path, and fork() inside a session. Each script asserts on its own side too and
 //! exits non-zero on any failure.
 
 mod support;

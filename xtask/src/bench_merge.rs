@@ -7,7 +7,7 @@
 //! each copy gets its rank, world size, node and a start up to half a second apart, and its
 //! step statistics scaled by a few percent; rank 517's backward phase is 2.1× the others'.
 //! The merge must name that rank and phase, or the bench fails.
-//! Goal (issue 7): seconds on a 2-core machine. `GPUWHY_BENCH_RANKS` sets another count.
+//! Goal: seconds on a 2-core machine. `GPUWHY_BENCH_RANKS` sets another count.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

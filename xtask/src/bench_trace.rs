@@ -2,7 +2,7 @@
 //! (`holistictraceanalysis` from PyPI, in a venv under target/) on one generated trace of at
 //! least 500 MB, in the same run: wall time, CPU time, peak RSS and idle % side by side.
 //!
-//! Goal (issue 6): ≥ 50× faster, ≤ 1/10 of HTA's memory, idle % within 0.5 points under the
+//! Goal: ≥ 50× faster, ≤ 1/10 of HTA's memory, idle % within 0.5 points under the
 //! same inclusion choices (every step kept; the generated trace has no sync records, no
 //! unmatched GPU operations and whole-µs timestamps, so HTA's other choices change nothing).
 //! `GPUWHY_BENCH_TRACE_MB` sets another size (for a quick look).

@@ -11,6 +11,9 @@ mod bench_merge;
 mod bench_trace;
 mod fuzz;
 mod install_ffi;
+mod layers;
+mod layers_report;
+mod layers_scan;
 mod scenarios;
 mod test;
 mod viewer;
@@ -32,8 +35,11 @@ fn main() -> ExitCode {
         Some("viewer") => viewer::run(&args[1..]),
         Some("install-ffi") => install_ffi::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("layers") => layers::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test|bench|scenarios|accuracy|viewer|install-ffi|fuzz>");
+            eprintln!(
+                "usage: cargo xtask <test|bench|scenarios|accuracy|viewer|install-ffi|fuzz|layers>"
+            );
             eprintln!("  test       install what the tests need, then run every test");
             eprintln!("  bench      print benchmark ratios against same-run baselines");
             eprintln!("  scenarios  record every bundled scenario and print expected vs actual top finding");
@@ -41,6 +47,7 @@ fn main() -> ExitCode {
             eprintln!("  viewer     build the report viewer (WebAssembly + page) into target/viewer/ [test|bench]");
             eprintln!("  install-ffi --prefix DIR [--release]  install libgpuwhy, gpuwhy.h, pkg-config and CMake files");
             eprintln!("  fuzz --seconds N [TARGET]  run the fuzz targets (fuzz/) N seconds each; fails on any crash");
+            eprintln!("  layers [--bless]  print core's module graph; fail on a layer violation not in xtask/src/layers_known.txt");
             return ExitCode::from(2);
         }
     };

@@ -38,8 +38,9 @@ pub const MAX_INTERVAL_S: f64 = 10.0;
 /// Default sampling interval, seconds.
 ///
 /// NVML's utilization counter covers a window of 1/6 s to 1 s depending on the product
-/// (nvml.md §9.3). Sampling every 100 ms reads each new window at least once even on the
-/// fastest products (≥ 1.6 samples per 1/6 s window), so short dips are not aliased away,
+/// (`docs/references.md#nvml-utilization-period`). Sampling every 100 ms reads each new
+/// window at least once even on the fastest products (≥ 1.6 samples per 1/6 s window), so
+/// short dips are not aliased away,
 /// while costing a handful of cheap calls per GPU per tick. Faster sampling only re-reads
 /// the same window.
 pub const DEFAULT_INTERVAL_S: f64 = 0.1;

@@ -41,7 +41,8 @@ pub fn probe(nvml_path: Option<&Path>, gpm: bool) -> Result<Probe> {
                     if let (Ok(a), Ok(b)) = (nvml.gpm_sample(), nvml.gpm_sample()) {
                         let mut o = Vec::new();
                         let first = nvml.gpm_sample_get(g.handle(), &a);
-                        // GPM needs more than 100 ms between its two samples (nvml.md §5.15).
+                        // GPM needs more than 100 ms between its two samples
+                        // (`docs/references.md#nvml-gpm-interval`).
                         std::thread::sleep(std::time::Duration::from_millis(110));
                         let r = first
                             .and_then(|()| nvml.gpm_sample_get(g.handle(), &b))

@@ -5,7 +5,7 @@
 //! every screenful. Columns depend on `-s` (groups `p u c v m e t`, default `puc`), on the
 //! driver (older ones print `temp` where newer ones print `gtemp mtemp`, and lack `jpg ofa`),
 //! and on `-o D`/`-o T`/`-o DT`, which put `Date`/`Time` columns first. A value the GPU does
-//! not report is `-` (or `N/A`). Reference: `shared/references/nvml.md` §10.2.
+//! not report is `-` (or `N/A`). Reference: `docs/references.md#nvidia-smi-dmon-columns`.
 //!
 //! Not for: dmon's `--format csv` variant's quoting rules (its fields are read the same way,
 //! split on commas) or `pmon` logs.

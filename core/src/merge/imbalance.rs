@@ -10,8 +10,8 @@ use super::stragglers::median;
 use crate::report::{GpuSpot, Imbalance, NodeSummary, RankSummary};
 
 /// A GPU (or node) whose utilization median is more than this many points from the job's
-/// median is out of balance. DESIGN.md's catalogue, `rank_imbalance`: "per-GPU SM util
-/// differs > 10 points".
+/// median is out of balance. The field guides: SM utilization differing by more than 10
+/// points (docs/references.md#field-guides).
 pub const MAX_UTIL_DISTANCE: f64 = 10.0;
 
 /// Outlying GPUs listed in the report; the count of all of them is in the finding.

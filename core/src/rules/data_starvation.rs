@@ -7,7 +7,7 @@ use crate::signals::{Signals, NEAR_ZERO_UTIL};
 /// Share of samples near zero utilization at which waiting counts: one sample in ten.
 /// XProf calls a job "moderately input-bound" from 5 % of step time spent on input and
 /// "highly" from 20 %; samples of utilization are coarser than step phases, so 10 % sits
-/// between the two bands (peers.md §2.4).
+/// between the two bands (`docs/references.md#xprof`).
 pub const MIN_IDLE_SHARE: f64 = 0.10;
 
 /// Share of busy samples (≥ 80 %) that makes the pattern a sawtooth rather than a steadily
@@ -28,12 +28,12 @@ pub const MIN_PERIOD_STRENGTH: f64 = 0.3;
 pub const MIN_POWER_CORRELATION: f64 = 0.5;
 
 /// Host CPU p95 (%) at which the input pipeline's workers plausibly saturate the CPU
-/// (SageMaker's CPUBottleneck rule uses 90 %, peers.md §2.8).
+/// (SageMaker's CPUBottleneck rule uses 90 %, `docs/references.md#sagemaker-debugger`).
 pub const HOST_CPU_SATURATED: f64 = 90.0;
 
 /// Data-phase share of step time (p50) from which input waits cost a large part of every
-/// step. XProf calls 5 % "moderately" and 20 % "highly" input-bound (peers.md §2.4) and
-/// torch-tb-profiler flags DataLoader time above 5 %; DESIGN.md's catalogue asks for ~30 %
+/// step. XProf calls 5 % "moderately" and 20 % "highly" input-bound (docs/references.md#xprof) and
+/// torch-tb-profiler flags DataLoader time above 5 %; the field guides ask for ~30 %
 /// of the step before this is the *main* bottleneck. 15 % sits where the guides' first fixes
 /// (workers, pinning, prefetch) clearly pay off.
 pub const MIN_DATA_SHARE: f64 = 0.15;

@@ -30,7 +30,7 @@ impl Rule for HostTransfer {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
-        // A profiler trace measures this directly (issue 6): trust it first.
+        // A profiler trace measures this directly: trust it first.
         if let Some(f) = s
             .trace
             .as_ref()

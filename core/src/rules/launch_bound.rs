@@ -9,7 +9,7 @@ use crate::signals::Signals;
 /// launches (HTA's "short GPU kernels" are those with GPU time < CPU launch time).
 pub const MAX_GPU_CPU_RATIO: f64 = 0.5;
 /// Utilization band (%) of a launch-bound job seen from samples: steady mid-level
-/// utilization (DESIGN.md: "steady mid (40–60 %)"; widened to 35–80 for noise).
+/// utilization (docs/references.md#field-guides: 40–60 %; widened to 35–80 for noise).
 pub const UTIL_BAND: (f64, f64) = (35.0, 80.0);
 /// Largest p95 − p5 spread (points) of "steady" utilization.
 pub const MAX_SPREAD: f64 = 25.0;
@@ -39,7 +39,7 @@ impl Rule for LaunchBound {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
-        // A profiler trace measures this directly (issue 6): trust it first.
+        // A profiler trace measures this directly: trust it first.
         if let Some(f) = s
             .trace
             .as_ref()

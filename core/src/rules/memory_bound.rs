@@ -5,7 +5,7 @@ use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
 /// GPM DRAM bandwidth p50 (% of peak) from which kernels are bandwidth-limited; XProf's
-/// suggestion engine uses 70 % HBM utilization for "memory bound" (peers.md §2.4).
+/// suggestion engine uses 70 % HBM utilization for "memory bound" (`docs/references.md#xprof`).
 pub const HIGH_DRAM_BW: f64 = 70.0;
 /// Tensor activity p50 (%) below which matrix units are not what limits the kernels
 /// (XProf pairs high HBM with MXU < 50 %; tensor pipes are rarely above 30 % when starved).

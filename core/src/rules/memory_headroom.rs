@@ -4,9 +4,10 @@ use super::{action, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
-/// Memory used p95 over total below which most of the GPU's memory is idle. The guides'
-/// second field guide: after memory savings (checkpointing, ZeRO, offload) spend the headroom
-/// on batch or sequence length, keeping 20–30 % free — so under half used is plainly unspent.
+/// Memory used p95 over total below which most of the GPU's memory is idle. The second
+/// field guide (docs/references.md#field-guides): after memory savings (checkpointing, ZeRO,
+/// offload) spend the headroom on batch or sequence length, keeping 20–30 % free — so under
+/// half used is plainly unspent.
 pub const LOW_MEM_USED: f64 = 0.5;
 /// Utilization p50 (%) below which the GPU is not saturated, so the headroom would help.
 pub const NOT_SATURATED_UTIL: f64 = 75.0;

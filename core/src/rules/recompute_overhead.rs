@@ -6,7 +6,7 @@ use crate::signals::Signals;
 
 /// Backward over forward time p50 above which the backward recomputes the forward: a plain
 /// backward costs about twice the forward (two matmuls per forward matmul); activation
-/// checkpointing adds one forward, ~3× (the second field guide).
+/// checkpointing adds one forward, ~3× (docs/references.md#field-guides).
 pub const MAX_BWD_FWD_RATIO: f64 = 2.6;
 /// Memory used p95 over total below which the memory checkpointing saved is not being spent.
 pub const HEADROOM_MEM_USED: f64 = 0.7;

@@ -11,8 +11,8 @@ use crate::signals::Signals;
 pub const MIN_THROTTLED_SHARE: f64 = 0.2;
 
 /// Median SM clock under load below this fraction of the maximum SM clock means the clock is
-/// held down (boost normally sits within a few percent of max; nvml.md §5.6 notes P0 may
-/// differ from max "by a few MHz").
+/// held down (boost normally sits within a few percent of max, and the P0 clock may sit a few
+/// MHz below it: `docs/references.md#nvml-clocks`).
 pub const MAX_CLOCK_RATIO: f64 = 0.85;
 
 /// Degrees below the slowdown threshold at which the GPU counts as "near slowdown".

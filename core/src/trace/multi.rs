@@ -4,7 +4,7 @@
 //! times are compared as offsets inside a step: the start of the step's last communication
 //! kernel after the step's first GPU operation. In a synchronous all-reduce the rank that
 //! reaches it last is the one the others wait for (HTA's straggler analysis uses the same
-//! "last collective's normalized start" idea; `shared/references/peers.md` §2.1).
+//! "last collective's normalized start" idea; `docs/references.md#hta-breakdowns`).
 
 use std::collections::BTreeMap;
 

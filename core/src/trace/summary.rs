@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// The inclusion choices that change the numbers (HTA makes different ones by default;
-/// `shared/references/peers.md`, "HTA details"). Every summary states them.
+/// `docs/references.md#hta-defaults`). Every summary states them.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct Choices {
     /// Drop the last `ProfilerStep` (HTA does by default: it is often cut by the profiler's
@@ -93,7 +93,7 @@ pub struct Spread {
     pub mean: f64,
 }
 
-/// HTA's idle-time breakdown (definitions in `shared/references/peers.md` §2.1).
+/// HTA's idle-time breakdown (definitions in `docs/references.md#hta-breakdowns`).
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct IdleBreakdown {
     /// Gaps where the runtime call launching the next operation started after the previous

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::{Case, Got};
 
 /// GPUs idle at least this share of the time must get an answer, never "No bottleneck
-/// found" or an empty verdict (issue "Diagnosis that holds on real jobs", DESIGN.md "The
-/// verdict always answers"): busy less than 80% of the time is a meaningful loss.
+/// found" or an empty verdict (the diagnosis always answers, docs/references.md#field-guides):
+/// busy less than 80% of the time is a meaningful loss.
 pub const IDLE_SHARE_MUST_ANSWER: f64 = 0.2;
 
 /// The rule id that answers for idle GPUs whose cause is not visible.

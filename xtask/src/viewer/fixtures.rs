@@ -122,7 +122,7 @@ fn job_fixture(bin: &Path, dir: &Path) -> Result<Value> {
     Ok(serde_json::from_str(&std::fs::read_to_string(&job)?)?)
 }
 
-/// Two runs to compare (issue 7): a data-starved demo run (`starved.json`) and the same job
+/// Two runs to compare: a data-starved demo run (`starved.json`) and the same job
 /// with its data phase cut from 450 to 30 ms (`fixed.json`); what `gpuwhy compare` says of
 /// them (`compare.json`), and the single file `gpuwhy view --compare` makes (`compare.html`).
 fn compare_fixtures(bin: &Path, dir: &Path) -> Result<()> {

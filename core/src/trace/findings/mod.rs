@@ -15,7 +15,7 @@ pub use cpu::{allocator_stall, cpu_optimizer, data_starvation};
 pub use host::{dynamic_shapes, host_sync, host_transfer, launch_bound};
 
 /// GPU idle share of the traced span from which idle time is worth a finding (TraceLens's
-/// agent flags idle above 15 %; `shared/references/peers.md` §2.5).
+/// agent flags idle above 15 %; `docs/references.md#tracelens`).
 pub const MIN_IDLE_SHARE: f64 = 0.15;
 /// Share of the traced span that the GPU gaps under one CPU activity (the DataLoader,
 /// allocator calls, syncs, CPU work) must cost for a finding: torch-tb-profiler's performance
@@ -28,9 +28,9 @@ pub const MIN_LAUNCH_SHARE: f64 = 0.5;
 /// Share of the main stream's idle time that is host wait from which the CPU is the cause
 /// (HTA's idle breakdown; a majority).
 pub const MIN_HOST_WAIT_SHARE: f64 = 0.5;
-/// Mean kernel duration (µs) below which kernels are "small" (DESIGN.md: < ~20 µs).
+/// Mean kernel duration (µs) below which kernels are "small" (the field guides: < ~20 µs).
 pub const SMALL_KERNEL_MEAN_US: f64 = 20.0;
-/// Kernels per step from which a step is a small-op storm (DESIGN.md: thousands per step).
+/// Kernels per step from which a step is a small-op storm (the field guides: thousands per step).
 pub const STORM_KERNELS_PER_STEP: f64 = 1000.0;
 /// Exposed (not overlapped) communication over the span from which communication costs
 /// time (torch-tb-profiler recommends acting above 10 % communication; §2.2).
