@@ -13,20 +13,17 @@ use crate::report::{Capability, DeviceInfo};
 
 use super::cost::CallStats;
 use super::facts::Facts;
-pub use super::facts::{architecture_name, nvml_info};
+pub use super::facts::{architecture_name, nvml_info, ARCHITECTURES};
 
 /// Seconds between reads of the slow metrics (temperature, PCIe link and throughput, NVLink,
 /// GPM). `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more
 /// than 100 ms between samples, and temperature moves slowly (nvml.md §9).
 pub const SLOW_PERIOD_S: f64 = 1.0;
 
-/// NVLink field ids: data payload TX/RX, cumulative KiB (nvml.md §5.8).
-const FI_NVLINK_DATA_TX: u32 = 138;
-const FI_NVLINK_DATA_RX: u32 = 139;
-/// Field id of the NVLink count.
-const FI_NVLINK_LINK_COUNT: u32 = 91;
-/// scopeId meaning "sum over all links".
-const ALL_LINKS: u32 = u32::MAX;
+use crate::nvml::field_ids::{
+    ALL_LINKS, NVLINK_DATA_RX as FI_NVLINK_DATA_RX, NVLINK_DATA_TX as FI_NVLINK_DATA_TX,
+    NVLINK_LINK_COUNT as FI_NVLINK_LINK_COUNT,
+};
 
 /// GPM metric ids in the order of [`GPM_METRICS`].
 const GPM_IDS: [u32; 8] = [2, 3, 5, 10, 21, 20, 60, 61];

@@ -19,6 +19,8 @@ mod error;
 mod events;
 mod fields;
 mod gpm;
+#[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
+mod header_check;
 mod library;
 mod processes;
 mod readings;
@@ -29,7 +31,7 @@ mod sys;
 pub use device::{Device, PciInfo};
 pub use error::NvmlError;
 pub use events::{EventData, EventSet, EVENT_XID_CRITICAL};
-pub use fields::FieldValue;
+pub use fields::{ids as field_ids, FieldValue};
 pub use gpm::{
     GpmSample, GPM_ANY_TENSOR_UTIL, GPM_DRAM_BW_UTIL, GPM_GRAPHICS_UTIL, GPM_METRICS_PER_CALL,
     GPM_NVLINK_TOTAL_RX_PER_SEC, GPM_NVLINK_TOTAL_TX_PER_SEC, GPM_PCIE_RX_PER_SEC,

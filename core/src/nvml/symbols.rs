@@ -201,6 +201,15 @@ macro_rules! symbols {
                 vec![$( (self.$field.name, self.$field.resolved()), )+]
             }
         }
+
+        /// Every candidate symbol with the C prototypes of the Rust type it is bound with,
+        /// for the check against `nvml.h` (`header_check.rs`).
+        #[cfg(test)]
+        pub(super) fn prototypes() -> Vec<(&'static str, (usize, Vec<String>))> {
+            vec![$($(
+                ($sym, <$raw as nvml_header_check::CSig>::c_prototypes()),
+            )+)+]
+        }
     };
 }
 

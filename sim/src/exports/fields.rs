@@ -1,4 +1,5 @@
-//! `nvmlDeviceGetFieldValues`: the NVLink link count and cumulative NVLink data counters.
+//! `nvmlDeviceGetFieldValues`: the NVLink link count, cumulative NVLink data counters and
+//! the T.Limit temperature thresholds.
 
 use std::ffi::{c_int, c_uint};
 
@@ -7,12 +8,6 @@ use crate::abi::*;
 use crate::scenario::Device;
 use crate::state::{self, Call};
 
-/// `NVML_FI_DEV_NVLINK_LINK_COUNT`.
-const FI_NVLINK_LINK_COUNT: c_uint = 91;
-/// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`.
-const FI_NVLINK_THROUGHPUT_DATA_TX: c_uint = 138;
-/// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`.
-const FI_NVLINK_THROUGHPUT_DATA_RX: c_uint = 139;
 /// `scopeId` asking for the sum over all links.
 const SCOPE_ALL_LINKS: c_uint = c_uint::MAX;
 /// The refresh latency reported for every field, microseconds.
@@ -22,7 +17,8 @@ const LATENCY_USEC: i64 = 25;
 /// simulated clock), `valueType`, `nvmlReturn` and `value`. Field 91 is `nvlink_links`;
 /// fields 138/139 are cumulative KiB sent/received over NVLink since init, integrated from
 /// `nvlink_tx_kibs`/`nvlink_rx_kibs` (`scopeId` = UINT_MAX for all links, a link index for
-/// an even share, NOT_SUPPORTED without NVLink). Every other id is NOT_SUPPORTED in its
+/// an even share, NOT_SUPPORTED without NVLink); fields 193–196 are the T.Limit
+/// thresholds (signed int, °C) on Ada and later. Every other id is NOT_SUPPORTED in its
 /// element; the call itself succeeds.
 ///
 /// # Safety
@@ -109,6 +105,28 @@ fn field(
             };
             (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG, value)
         }
+        FI_TEMPERATURE_SHUTDOWN_TLIMIT..=FI_TEMPERATURE_GPU_MAX_TLIMIT => tlimit(d, field_id)
+            .map_or((ERROR_NOT_SUPPORTED, VALUE_TYPE_SIGNED_INT, none), |c| {
+                (SUCCESS, VALUE_TYPE_SIGNED_INT, NvmlValue { si_val: c })
+            }),
         _ => (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
     }
+}
+
+/// A T.Limit temperature field (193–196), °C: the header supports them on Ada and later
+/// (architecture 8+), from the same device facts as `nvmlDeviceGetTemperatureThreshold`; a
+/// fact of 0 means the GPU does not report that threshold.
+fn tlimit(d: &Device, field_id: c_uint) -> Option<i32> {
+    const ADA: u32 = 8;
+    let f = &d.facts;
+    if f.architecture < ADA {
+        return None;
+    }
+    let c = match field_id {
+        FI_TEMPERATURE_SHUTDOWN_TLIMIT => f.temp_shutdown_c,
+        FI_TEMPERATURE_SLOWDOWN_TLIMIT => f.temp_slowdown_c,
+        FI_TEMPERATURE_MEM_MAX_TLIMIT => f.temp_mem_max_c,
+        _ => f.temp_gpu_max_c,
+    };
+    i32::try_from(c).ok().filter(|c| *c > 0)
 }

@@ -107,7 +107,14 @@ fn temperature_v_checks_version_and_sensor() {
         ERROR_ARGUMENT_VERSION_MISMATCH
     );
     t.version = TEMPERATURE_V1_VERSION;
-    t.sensor_type = 1;
+    // NVML_TEMPERATURE_GPU_MAX exists in the header; a GPU without it says NOT_SUPPORTED.
+    t.sensor_type = TEMPERATURE_GPU_MAX;
+    assert_eq!(
+        // SAFETY: as above.
+        unsafe { nvmlDeviceGetTemperatureV(h, &mut t) },
+        ERROR_NOT_SUPPORTED
+    );
+    t.sensor_type = TEMPERATURE_COUNT;
     assert_eq!(
         // SAFETY: as above.
         unsafe { nvmlDeviceGetTemperatureV(h, &mut t) },
@@ -127,8 +134,13 @@ fn unknown_enum_values_are_invalid_arguments() {
     // SAFETY: valid out pointers throughout.
     unsafe {
         assert_eq!(
-            nvmlDeviceGetTemperature(h, 1, &mut v),
+            nvmlDeviceGetTemperature(h, 2, &mut v),
             ERROR_INVALID_ARGUMENT
+        );
+        // Sensor 1 (NVML_TEMPERATURE_GPU_MAX) is known but absent on the simulated GPUs.
+        assert_eq!(
+            nvmlDeviceGetTemperature(h, TEMPERATURE_GPU_MAX, &mut v),
+            ERROR_NOT_SUPPORTED
         );
         assert_eq!(nvmlDeviceGetClockInfo(h, 4, &mut v), ERROR_INVALID_ARGUMENT);
         assert_eq!(
