@@ -148,6 +148,13 @@ impl GpuMetric {
     }
 }
 
+/// NVML's PCIe "KB"/s (`nvmlDeviceGetPcieThroughput`) in the report's MB/s (10⁶ bytes/s).
+/// NVML's KB is 1024 bytes, like its other byte counters (NVLink KiB, GPM MiB/s); the
+/// choice and its sources are in docs/nvml-loading.md ("Units").
+pub fn pcie_kbs_to_mbs(kbs: u32) -> f32 {
+    (f64::from(kbs) * 1024.0 / 1e6) as f32
+}
+
 /// Clock event reason bits (`nvmlClocksEventReason*`, same values as the older throttle
 /// reasons; docs/nvml-loading.md lists them with their source).
 pub mod reasons {
@@ -268,6 +275,13 @@ mod tests {
             assert_eq!(m.index(), i);
             assert_eq!(GpuMetric::from_name(m.name()), Some(*m));
         }
+    }
+
+    #[test]
+    fn pcie_kb_is_1024_bytes() {
+        // 1,000,000 KB/s = 1,024,000,000 B/s = 1024 MB/s.
+        assert_eq!(pcie_kbs_to_mbs(1_000_000), 1024.0);
+        assert_eq!(pcie_kbs_to_mbs(0), 0.0);
     }
 
     #[test]

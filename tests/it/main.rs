@@ -1,6 +1,7 @@
 //! End-to-end tests: gpuwhy's recorder through the simulated NVML, loaded by the real loader.
 
 mod devices;
+mod driver_quirks;
 mod faults;
 mod loader;
 mod memory;

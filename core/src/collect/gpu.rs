@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::metric::GpuMetric;
+use crate::metric::{pcie_kbs_to_mbs, GpuMetric};
 use crate::nvml::{ClockType, Device, Nvml, NvmlError, PcieCounter, TemperatureThreshold};
 use crate::report::{Capability, DeviceInfo};
 
@@ -15,15 +15,19 @@ use super::cost::CallStats;
 use super::facts::Facts;
 pub use super::facts::{architecture_name, nvml_info, ARCHITECTURES};
 
-/// Seconds between reads of the slow metrics (temperature, PCIe link and throughput, NVLink,
-/// GPM). `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more
-/// than 100 ms between samples, and temperature moves slowly (nvml.md §9).
+/// Seconds between reads of the slow metrics (temperature, PCIe link and throughput, NVLink, GPM).
+/// `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more than 100 ms
+/// between samples, and temperature moves slowly (docs/nvml-facts.md, "Sampling periods and call
+/// cost").
 pub const SLOW_PERIOD_S: f64 = 1.0;
 
 use crate::nvml::field_ids::{
     ALL_LINKS, NVLINK_DATA_RX as FI_NVLINK_DATA_RX, NVLINK_DATA_TX as FI_NVLINK_DATA_TX,
     NVLINK_LINK_COUNT as FI_NVLINK_LINK_COUNT,
 };
+
+/// Bytes in a MiB, the unit of the memory columns.
+const MIB: f64 = 1_048_576.0;
 
 /// GPM metric ids in the order of [`GPM_METRICS`].
 const GPM_IDS: [u32; 8] = [2, 3, 5, 10, 21, 20, 60, 61];
@@ -106,9 +110,10 @@ impl Gpu {
         info.compute_capability = f
             .get(nvml.cuda_compute_capability(handle))
             .map(|(a, b)| format!("{a}.{b}"));
-        info.memory_total_mib = f
-            .get(nvml.memory_info(handle))
-            .map(|m| m.total as f64 / 1_048_576.0);
+        if let Some(m) = f.get(nvml.memory_info(handle)) {
+            info.memory_total_mib = Some(m.total as f64 / MIB);
+            info.memory_reserved_mib = m.reserved.map(|r| r as f64 / MIB);
+        }
         info.power_limit_w = f
             .get(nvml.enforced_power_limit_mw(handle))
             .map(|mw| f64::from(mw) / 1000.0);
@@ -258,7 +263,7 @@ impl Gpu {
             row[M::UtilMem.index()] = u.memory as f32;
         }
         if let Some(m) = read!([M::MemUsed], "nvmlDeviceGetMemoryInfo", nvml.memory_info(h)) {
-            row[M::MemUsed.index()] = (m.used as f64 / 1_048_576.0) as f32;
+            row[M::MemUsed.index()] = (m.in_use() as f64 / MIB) as f32;
         }
         if let Some(p) = read!(
             [M::Power],
@@ -334,14 +339,14 @@ impl Gpu {
             "nvmlDeviceGetPcieThroughput",
             nvml.pcie_throughput_kbs(h, PcieCounter::Rx)
         ) {
-            row[M::PcieRx.index()] = v as f32 / 1000.0;
+            row[M::PcieRx.index()] = pcie_kbs_to_mbs(v);
         }
         if let Some(v) = read!(
             [M::PcieTx],
             "nvmlDeviceGetPcieThroughput",
             nvml.pcie_throughput_kbs(h, PcieCounter::Tx)
         ) {
-            row[M::PcieTx.index()] = v as f32 / 1000.0;
+            row[M::PcieTx.index()] = pcie_kbs_to_mbs(v);
         }
         self.sample_nvlink(nvml, row, stats, &mut out);
         out

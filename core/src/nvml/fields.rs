@@ -58,8 +58,8 @@ const FUNCTION: &str = "nvmlDeviceGetFieldValues";
 /// One field to read and, after [`Nvml::field_values`], its result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldValue {
-    /// `NVML_FI_*` id. Ids 199-273 were renumbered between driver releases (nvml.md §7.1);
-    /// only use them gated on the driver version.
+    /// `NVML_FI_*` id. Ids 199-273 were renumbered between driver releases (docs/nvml-facts.md,
+    /// "Field ids"); only use them gated on the driver version.
     pub field_id: u32,
     /// NVLink id, `u32::MAX` for the sum over links, or the power scope (0 GPU, 1 module).
     pub scope_id: u32,

@@ -1,16 +1,16 @@
-//! NVML, loaded at run time with `libloading`: hand-written bindings for the ~45 entry
-//! points gpuwhy samples.
+//! NVML, loaded at run time with `libloading`: hand-written bindings for the ~45 entry points
+//! gpuwhy samples.
 //!
-//! What it is for: finding the driver's `libnvidia-ml.so.1` (or a simulator) without any
-//! link-time dependency, binding each entry point with its per-version fallbacks
-//! (nvml.md §4), and exposing safe, typed queries whose failures are classified per metric
-//! ([`NvmlError`]). What it is not for: sampling policy, units conversion or deciding what
-//! a number means; the sampler and the rules do that.
+//! What it is for: finding the driver's `libnvidia-ml.so.1` (or a simulator) without any link-time
+//! dependency, binding each entry point with its per-version fallbacks (docs/nvml-facts.md,
+//! "Versioned symbols"), and exposing safe, typed queries whose failures are classified per metric
+//! ([`NvmlError`]). What it is not for: sampling policy, units conversion or deciding what a number
+//! means; the sampler and the rules do that.
 //!
-//! Every symbol is optional. A binding the library does not export answers
-//! FUNCTION_NOT_FOUND with [`NvmlError::missing_symbol`] set; a newer symbol that answers
-//! FUNCTION_NOT_FOUND, DEPRECATED or ARGUMENT_VERSION_MISMATCH is replaced by its older
-//! fallback for the rest of the session ([`Nvml::resolved_symbols`] shows which is in use).
+//! Every symbol is optional. A binding the library does not export answers FUNCTION_NOT_FOUND with
+//! [`NvmlError::missing_symbol`] set; a newer symbol that answers FUNCTION_NOT_FOUND, DEPRECATED or
+//! ARGUMENT_VERSION_MISMATCH is replaced by its older fallback for the rest of the session
+//! ([`Nvml::resolved_symbols`] shows which is in use).
 //!
 //! All `unsafe` code of the crate's NVML side lives in this module.
 

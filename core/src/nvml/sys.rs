@@ -1,7 +1,7 @@
 //! `#[repr(C)]` mirrors of the NVML structs gpuwhy passes across the C boundary, the
-//! constants that go with them, and compile-time checks that every size and field offset
-//! matches the C compiler's layout for the 13.3 header (nvml.md §6, measured with gcc on
-//! x86-64 Linux).
+//! constants that go with them, and compile-time checks of every size and field offset on
+//! x86-64 Linux. The header test (`header_check.rs`) checks all of them against NVIDIA's
+//! `nvml.h` at the version pinned in docs/nvml-loading.md.
 //!
 //! Names follow the C header so the mirrors can be checked against it line by line.
 //! Enums are plain `u32`/`c_uint` here on purpose: a driver may return a value this
@@ -339,7 +339,7 @@ mod layout {
         version @ 0, numMetrics @ 4, sample1 @ 8, sample2 @ 16, metrics @ 24);
 }
 
-/// `nvmlReturn_t` values (nvml.md §2). Bound as `u32` because drivers keep appending codes.
+/// `nvmlReturn_t` values (nvml.h; checked by the header test). Bound as `u32` because drivers keep appending codes.
 pub mod codes {
     /// `NVML_SUCCESS`.
     pub const SUCCESS: u32 = 0;

@@ -126,6 +126,10 @@ pub struct DeviceInfo {
     pub compute_capability: Option<String>,
     /// Total device memory, MiB.
     pub memory_total_mib: Option<f64>,
+    /// Device memory reserved by the driver and firmware, MiB (`nvmlDeviceGetMemoryInfo_v2`;
+    /// absent when only the v1 call answered). Part of `mem_used`, which is total − free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_reserved_mib: Option<f64>,
     /// Enforced power limit, W.
     pub power_limit_w: Option<f64>,
     /// Maximum SM clock, MHz.
