@@ -111,6 +111,12 @@ pub const FI_NVLINK_LINK_COUNT: c_uint = 91;
 pub const FI_NVLINK_THROUGHPUT_DATA_TX: c_uint = 138;
 /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`: cumulative KiB received.
 pub const FI_NVLINK_THROUGHPUT_DATA_RX: c_uint = 139;
+/// `NVML_FI_DEV_PCIE_COUNT_TX_BYTES`: cumulative PCIe bytes sent (may wrap).
+pub const FI_PCIE_COUNT_TX_BYTES: c_uint = 197;
+/// `NVML_FI_DEV_PCIE_COUNT_RX_BYTES`: cumulative PCIe bytes received (may wrap).
+pub const FI_PCIE_COUNT_RX_BYTES: c_uint = 198;
+/// `NVML_FI_DEV_GPU_TEMP`: GPU temperature, °C with sub-degree precision (13.5 header).
+pub const FI_GPU_TEMP: c_uint = 308;
 /// `NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT`.
 pub const FI_TEMPERATURE_SHUTDOWN_TLIMIT: c_uint = 193;
 /// `NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT`.
@@ -120,6 +126,8 @@ pub const FI_TEMPERATURE_MEM_MAX_TLIMIT: c_uint = 195;
 /// `NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT`.
 pub const FI_TEMPERATURE_GPU_MAX_TLIMIT: c_uint = 196;
 
+/// `NVML_VALUE_TYPE_DOUBLE`.
+pub const VALUE_TYPE_DOUBLE: c_uint = 0;
 /// `NVML_VALUE_TYPE_UNSIGNED_INT`.
 pub const VALUE_TYPE_UNSIGNED_INT: c_uint = 1;
 /// `NVML_VALUE_TYPE_UNSIGNED_LONG_LONG`.

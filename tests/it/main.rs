@@ -3,6 +3,7 @@
 mod devices;
 mod driver_quirks;
 mod faults;
+mod field_batch;
 mod loader;
 mod memory;
 mod report_io;

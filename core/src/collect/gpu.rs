@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::metric::{pcie_kbs_to_mbs, GpuMetric};
-use crate::nvml::{ClockType, Device, Nvml, NvmlError, PcieCounter, TemperatureThreshold};
+use crate::metric::GpuMetric;
+use crate::nvml::{ClockType, Device, Nvml, NvmlError, TemperatureThreshold};
 use crate::report::{Capability, DeviceInfo};
 
 use super::cost::CallStats;
@@ -21,10 +21,7 @@ pub use super::facts::{architecture_name, nvml_info, ARCHITECTURES};
 /// cost").
 pub const SLOW_PERIOD_S: f64 = 1.0;
 
-use crate::nvml::field_ids::{
-    ALL_LINKS, NVLINK_DATA_RX as FI_NVLINK_DATA_RX, NVLINK_DATA_TX as FI_NVLINK_DATA_TX,
-    NVLINK_LINK_COUNT as FI_NVLINK_LINK_COUNT,
-};
+use crate::nvml::field_ids::NVLINK_LINK_COUNT as FI_NVLINK_LINK_COUNT;
 
 /// Bytes in a MiB, the unit of the memory columns.
 const MIB: f64 = 1_048_576.0;
@@ -75,7 +72,12 @@ pub struct Gpu {
     seen: [bool; GpuMetric::COUNT],
     /// Set once the GPU is lost.
     pub lost: bool,
-    nvlink_prev: Option<(i64, f64, f64)>,
+    /// The last NVLink counters (µs, rx KiB, tx KiB), for rates.
+    pub(super) nvlink_prev: super::slow::Counters,
+    /// The function that last answered each metric, for the report.
+    via: [Option<&'static str>; GpuMetric::COUNT],
+    /// Metrics whose field was refused for good: read through their single call.
+    no_field: [bool; GpuMetric::COUNT],
     /// Whether GPM is read on this device.
     pub gpm: bool,
     /// Calls for the static facts that failed other than with "not supported here".
@@ -145,6 +147,8 @@ impl Gpu {
             seen: [false; GpuMetric::COUNT],
             lost: false,
             nvlink_prev: None,
+            via: [None; GpuMetric::COUNT],
+            no_field: [false; GpuMetric::COUNT],
             gpm,
             open_errors: f.errors,
         };
@@ -184,7 +188,10 @@ impl Gpu {
             .map(|m| {
                 let cap = match (&self.off[m.index()], self.seen[m.index()]) {
                     (Some(why), _) => Capability::unavailable(why.clone()),
-                    (None, true) => Capability::available(),
+                    (None, true) => Capability {
+                        via: self.via[m.index()].map(str::to_string),
+                        ..Capability::available()
+                    },
                     (None, false) => Capability::unavailable("no value was read yet"),
                 };
                 (m.name().to_string(), cap)
@@ -192,12 +199,35 @@ impl Gpu {
             .collect()
     }
 
-    fn is_on(&self, m: GpuMetric) -> bool {
+    pub(super) fn is_on(&self, m: GpuMetric) -> bool {
         self.off[m.index()].is_none()
     }
 
+    /// Whether `m`'s field may still be asked for.
+    pub(super) fn field_ok(&self, m: GpuMetric) -> bool {
+        !self.no_field[m.index()]
+    }
+
+    /// Records that `function` answered `metrics` (so they have been seen, too).
+    pub(super) fn answered(&mut self, metrics: &[GpuMetric], function: &'static str) {
+        for m in metrics {
+            self.seen[m.index()] = true;
+            self.via[m.index()] = Some(function);
+        }
+    }
+
+    /// After a field for `metrics` was not answered: a refusal for good (NOT_SUPPORTED and
+    /// the like) sends them to their single calls from now on; anything else is tried again.
+    pub(super) fn field_failed(&mut self, metrics: &[GpuMetric], r: Option<&NvmlError>) {
+        if r.is_some_and(NvmlError::is_unavailable) {
+            for m in metrics {
+                self.no_field[m.index()] = true;
+            }
+        }
+    }
+
     /// Handles one call's result for the metrics it feeds.
-    fn take<T>(
+    pub(super) fn take<T>(
         &mut self,
         metrics: &[GpuMetric],
         r: Result<T, NvmlError>,
@@ -248,7 +278,11 @@ impl Gpu {
                 let metrics: &[GpuMetric] = &$metrics;
                 if !self.lost && metrics.iter().any(|m| self.is_on(*m)) {
                     let r = stats.time($f, || $call);
-                    self.take(metrics, r, &mut out)
+                    let v = self.take(metrics, r, &mut out);
+                    if v.is_some() {
+                        self.answered(metrics, $f);
+                    }
+                    v
                 } else {
                     None
                 }
@@ -313,13 +347,6 @@ impl Gpu {
         if !slow {
             return out;
         }
-        if let Some(t) = read!(
-            [M::Temp],
-            "nvmlDeviceGetTemperature",
-            nvml.temperature_gpu_c(h)
-        ) {
-            row[M::Temp.index()] = t as f32;
-        }
         if let Some(g) = read!(
             [M::PcieGen],
             "nvmlDeviceGetCurrPcieLinkGeneration",
@@ -334,63 +361,8 @@ impl Gpu {
         ) {
             row[M::PcieWidth.index()] = w as f32;
         }
-        if let Some(v) = read!(
-            [M::PcieRx],
-            "nvmlDeviceGetPcieThroughput",
-            nvml.pcie_throughput_kbs(h, PcieCounter::Rx)
-        ) {
-            row[M::PcieRx.index()] = pcie_kbs_to_mbs(v);
-        }
-        if let Some(v) = read!(
-            [M::PcieTx],
-            "nvmlDeviceGetPcieThroughput",
-            nvml.pcie_throughput_kbs(h, PcieCounter::Tx)
-        ) {
-            row[M::PcieTx.index()] = pcie_kbs_to_mbs(v);
-        }
-        self.sample_nvlink(nvml, row, stats, &mut out);
+        self.sample_slow(nvml, row, stats, &mut out);
         out
-    }
-
-    fn sample_nvlink(
-        &mut self,
-        nvml: &Nvml,
-        row: &mut [f32; GpuMetric::COUNT],
-        stats: &mut CallStats,
-        out: &mut Vec<Outcome>,
-    ) {
-        use crate::nvml::FieldValue;
-        use GpuMetric as M;
-        if self.lost || !self.is_on(M::NvlinkRx) {
-            return;
-        }
-        let mut fv = [
-            FieldValue::with_scope(FI_NVLINK_DATA_TX, ALL_LINKS),
-            FieldValue::with_scope(FI_NVLINK_DATA_RX, ALL_LINKS),
-        ];
-        let h = self.handle;
-        let r = stats.time("nvmlDeviceGetFieldValues", || nvml.field_values(h, &mut fv));
-        if self.take(&[M::NvlinkRx, M::NvlinkTx], r, out).is_none() {
-            return;
-        }
-        let (tx, rx) = match (&fv[0].result, &fv[1].result) {
-            (Ok(tx), Ok(rx)) => (*tx, *rx),
-            (Err(e), _) | (_, Err(e)) => {
-                let e = *e;
-                self.take::<()>(&[M::NvlinkRx, M::NvlinkTx], Err(e), out);
-                return;
-            }
-        };
-        let ts = fv[1].timestamp_us;
-        if let Some((pts, prx, ptx)) = self.nvlink_prev {
-            let dt = (ts - pts) as f64 / 1e6;
-            if dt > 0.0 && rx >= prx && tx >= ptx {
-                // KiB counters → MB/s.
-                row[M::NvlinkRx.index()] = ((rx - prx) * 1.024 / 1000.0 / dt) as f32;
-                row[M::NvlinkTx.index()] = ((tx - ptx) * 1.024 / 1000.0 / dt) as f32;
-            }
-        }
-        self.nvlink_prev = Some((ts, rx, tx));
     }
 
     /// Stores GPM metrics computed between two samples.

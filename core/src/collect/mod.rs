@@ -17,6 +17,7 @@ mod live;
 mod probe;
 mod ready;
 mod sampler;
+mod slow;
 
 pub use clock::{ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};

@@ -7,8 +7,8 @@ use super::error::NvmlError;
 use super::library::{check, Nvml};
 use super::sys::{self, codes, value_type};
 
-/// `NVML_FI_*` field ids gpuwhy reads. All are below 199: ids 199–273 were renumbered
-/// between driver releases (docs/nvml-loading.md), so they are not used.
+/// `NVML_FI_*` field ids gpuwhy reads. None is in 199–273: those were renumbered between
+/// driver releases (docs/nvml-facts.md, "Field ids"), so they are not used.
 pub mod ids {
     /// `NVML_FI_DEV_NVLINK_LINK_COUNT`: number of NVLinks.
     pub const NVLINK_LINK_COUNT: u32 = 91;
@@ -25,11 +25,15 @@ pub mod ids {
     pub const TEMPERATURE_MEM_MAX_TLIMIT: u32 = 195;
     /// `NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT`: °C above which clocks may drop below base.
     pub const TEMPERATURE_GPU_MAX_TLIMIT: u32 = 196;
+    /// `NVML_FI_DEV_GPU_TEMP`: GPU temperature, °C with sub-degree precision (13.5 header;
+    /// new ids are not subject to the 199–273 renumbering, older drivers answer
+    /// NOT_SUPPORTED).
+    pub const GPU_TEMP: u32 = 308;
     /// The scope id meaning "the sum over all links" for NVLink fields.
     pub const ALL_LINKS: u32 = u32::MAX;
 
     /// Every id above with its name in `nvml.h`.
-    pub const ALL: [(&str, u32); 7] = [
+    pub const ALL: [(&str, u32); 8] = [
         ("NVML_FI_DEV_NVLINK_LINK_COUNT", NVLINK_LINK_COUNT),
         ("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", NVLINK_DATA_TX),
         ("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX", NVLINK_DATA_RX),
@@ -49,6 +53,7 @@ pub mod ids {
             "NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT",
             TEMPERATURE_GPU_MAX_TLIMIT,
         ),
+        ("NVML_FI_DEV_GPU_TEMP", GPU_TEMP),
     ];
 }
 

@@ -322,3 +322,44 @@ fn pcie_links_and_clocks_default_to_the_maximum() {
     );
     assert_eq!(reasons, 0);
 }
+
+#[test]
+fn temperature_and_tlimit_fields_and_pcie_byte_counters() {
+    let s = Session::start(SQUARE);
+    let h = s.handle(0);
+    s.advance(2.0);
+    let v = field_values(
+        h,
+        &[
+            (FI_GPU_TEMP, 0),
+            (FI_TEMPERATURE_SLOWDOWN_TLIMIT, 0),
+            (197, 0),
+        ],
+    );
+    assert_eq!(
+        (v[0].nvml_return, v[0].value_type),
+        (SUCCESS, VALUE_TYPE_DOUBLE)
+    );
+    // SAFETY: `valueType` 0 selects `dVal`.
+    let t = unsafe { v[0].value.d_val };
+    assert!((32.0..=68.0).contains(&t), "{t}");
+    assert_eq!(
+        (v[1].nvml_return, v[1].value_type),
+        (SUCCESS, VALUE_TYPE_SIGNED_INT)
+    );
+    // SAFETY: `valueType` 5 selects `siVal`.
+    assert_eq!(
+        unsafe { v[1].value.si_val },
+        89,
+        "the H100 preset's slowdown"
+    );
+    assert_eq!(
+        (v[2].nvml_return, v[2].value_type),
+        (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG)
+    );
+    // An Ampere GPU has no T.Limit fields (the header: Ada and later).
+    drop(s);
+    let a = Session::start(r#"{"devices": [{"preset": "A100-SXM4-80GB"}]}"#);
+    let v = field_values(a.handle(0), &[(FI_TEMPERATURE_SLOWDOWN_TLIMIT, 0)]);
+    assert_eq!(v[0].nvml_return, ERROR_NOT_SUPPORTED);
+}

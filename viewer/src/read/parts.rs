@@ -97,16 +97,21 @@ pub fn nvml(s: &mut Scan) -> R<NvmlInfo> {
 }
 
 fn capability(s: &mut Scan) -> R<Capability> {
-    let (mut available, mut reason) = (false, None);
+    let (mut available, mut reason, mut via) = (false, None, None);
     s.fields(&["available"], &mut |s, k| {
         match k {
             "available" => available = s.bool()?,
             "reason" => reason = s.opt_string()?,
+            "via" => via = s.opt_string()?,
             _ => s.skip()?,
         }
         Ok(())
     })?;
-    Ok(Capability { available, reason })
+    Ok(Capability {
+        available,
+        reason,
+        via,
+    })
 }
 
 /// One of `devices`.
