@@ -189,14 +189,9 @@ pub struct LinkTotals {
     pub pcie_rx_bytes: f64,
 }
 
-/// Cumulative NVLink (TX, RX) KiB of `device` at `t`: the integral of its rate patterns
-/// since init, advanced incrementally so each call costs only the time since the last.
-pub fn nvlink_totals(device: &Device, t: f64) -> Result<(f64, f64), NvmlReturn> {
-    link_totals(device, t).map(|c| (c.nvlink_tx_kib, c.nvlink_rx_kib))
-}
-
-/// Every cumulative link counter of `device` at `t` (NVLink KiB, PCIe bytes), integrated
-/// like [`nvlink_totals`].
+/// Every cumulative link counter of `device` at `t` (NVLink KiB, PCIe bytes): the integral
+/// of its rate patterns since init, advanced incrementally so each call costs only the time
+/// since the last.
 pub fn link_totals(device: &Device, t: f64) -> Result<LinkTotals, NvmlReturn> {
     use crate::metric::Metric;
     let mut g = lock();

@@ -348,11 +348,8 @@ fn temperature_and_tlimit_fields_and_pcie_byte_counters() {
         (SUCCESS, VALUE_TYPE_SIGNED_INT)
     );
     // SAFETY: `valueType` 5 selects `siVal`.
-    assert_eq!(
-        unsafe { v[1].value.si_val },
-        89,
-        "the H100 preset's slowdown"
-    );
+    let slowdown = unsafe { v[1].value.si_val };
+    assert_eq!(slowdown, 89, "the H100 preset's slowdown");
     assert_eq!(
         (v[2].nvml_return, v[2].value_type),
         (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG)
