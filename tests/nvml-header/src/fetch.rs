@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The line of `docs/nvml-loading.md` that pins the header; bumping the version is editing it.
 const PIN_PREFIX: &str = "Header checked: `nvidia-nvml-dev==";
@@ -40,9 +41,11 @@ pub fn header_dir() -> Result<PathBuf, String> {
         return Ok(dir);
     }
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    // Each process downloads into its own folder and renames the header into place, so two
-    // test binaries fetching at once cannot see half a file.
-    let tmp = dir.join(format!("tmp-{}", std::process::id()));
+    // Each fetch downloads into its own folder and renames the header into place, so two
+    // test binaries (or two tests of one) fetching at once cannot see half a file.
+    static FETCHES: AtomicUsize = AtomicUsize::new(0);
+    let n = FETCHES.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!("tmp-{}-{n}", std::process::id()));
     let result = download(&version, &tmp).and_then(|wheel| {
         extract(&wheel, &tmp.join("nvml.h"))?;
         std::fs::rename(tmp.join("nvml.h"), dir.join("nvml.h"))

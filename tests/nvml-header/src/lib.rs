@@ -228,8 +228,10 @@ impl Check {
 
 /// Compiles `source` with the header in `dir` (syntax only: nothing is linked or run).
 fn compile(dir: &Path, source: &str, who: &str) -> Result<(), String> {
+    static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file: PathBuf = dir.join(format!(
-        "check-{}-{}.c",
+        "check-{}-{}-{n}.c",
         who.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
         std::process::id()
     ));
