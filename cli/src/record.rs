@@ -41,6 +41,9 @@ pub struct Args {
     /// No live status lines on stderr
     #[arg(short, long)]
     quiet: bool,
+    /// Say more: when no NVIDIA driver is found, every place that was searched and why
+    #[arg(short, long)]
+    verbose: bool,
     /// Keep this file up to date (rewritten atomically every few seconds) with the latest
     /// values and the current verdict, for node_exporter's textfile collector
     #[arg(long, value_name = "PATH")]
@@ -138,7 +141,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     // NVML loads on the sampler thread, and a slow driver can take seconds: whether there
     // are GPU metrics is said as soon as it is known, at start or later in the loop.
     let mut gpus_told = false;
-    tell_gpus(&recorder, &mut gpus_told);
+    tell_gpus(&recorder, &mut gpus_told, a.verbose);
     let started = Instant::now();
     let mut live = Live::new(a.quiet);
     let mut exit: Option<std::process::ExitStatus> = None;
@@ -146,7 +149,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut last_prom: Option<Instant> = None;
     let ended_by = loop {
         std::thread::sleep(Duration::from_millis(50));
-        tell_gpus(&recorder, &mut gpus_told);
+        tell_gpus(&recorder, &mut gpus_told, a.verbose);
         live.tick(&recorder);
         if let Some(p) = &a.prometheus_textfile {
             if last_prom.is_none_or(|t| t.elapsed() >= PROMETHEUS_EVERY) {
@@ -181,9 +184,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
         eprintln!("gpuwhy: warning: the crash journal could not be written ({e}); the report is still written at the end");
     }
     let mut rec = recorder.stop();
+    let no_gpu_told = gpus_told && rec.gpu_absent_reason.is_some();
     if !gpus_told {
         if let Some(why) = &rec.gpu_absent_reason {
-            eprintln!("gpuwhy: no GPU metrics were recorded: {why}");
+            eprintln!(
+                "gpuwhy: no GPU metrics were recorded: {}",
+                gpuwhy::headline(why)
+            );
         }
     }
     rec.run.complete = true;
@@ -197,7 +204,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             eprintln!("gpuwhy: warning: cannot update {}: {e}", p.display());
         }
     }
-    eprintln!("gpuwhy: {}", report.verdict.summary);
+    // Without GPUs and findings the verdict only repeats why, which was said at the start.
+    if !(no_gpu_told && report.findings.is_empty()) {
+        eprintln!("gpuwhy: {}", report.verdict.summary);
+    }
     if let Some(c) = &report.comparison {
         match (&c.result, &c.error) {
             (Some(r), _) => eprintln!("gpuwhy: against {}: {}", c.baseline, r.summary),
@@ -220,15 +230,22 @@ pub fn run(a: Args) -> Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
-/// Says once, when the GPUs have been probed, that there are no GPU metrics and why.
-fn tell_gpus(recorder: &Recorder, told: &mut bool) {
+/// Says once, when the GPUs have been probed, that there are no GPU metrics and why, in one
+/// line; the places searched for NVML (in the report either way) only with `--verbose`.
+fn tell_gpus(recorder: &Recorder, told: &mut bool, verbose: bool) {
     if *told || !recorder.wait_probed(Duration::ZERO) {
         return;
     }
     *told = true;
     if let Some(why) = recorder.gpu_absent_reason() {
-        eprintln!("gpuwhy: no GPU metrics will be recorded: {why}");
-        eprintln!("gpuwhy: recording host metrics only");
+        let line = gpuwhy::headline(&why);
+        eprintln!("gpuwhy: no GPU metrics will be recorded, host metrics only: {line}");
+        if let (true, Some(places)) = (verbose, why.split_once(gpuwhy::TRIED).map(|p| p.1)) {
+            eprintln!("gpuwhy: places searched for NVML:");
+            for place in places.split("; ") {
+                eprintln!("gpuwhy:   {place}");
+            }
+        }
     }
 }
 

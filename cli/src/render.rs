@@ -87,8 +87,12 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(out, "note: {why}");
         }
     }
-    if let Some(why) = &r.gpu_absent_reason {
-        let _ = writeln!(out, "no GPU metrics: {why}");
+    // One line, and only where the verdict does not already say it; the places searched
+    // for NVML stay in the report.
+    if let Some(why) = r.gpu_absent_reason.as_deref().map(gpuwhy::headline) {
+        if !r.verdict.summary.contains(why) {
+            let _ = writeln!(out, "no GPU metrics: {why}");
+        }
     }
     let conf = if r.verdict.id == "none" {
         String::new()

@@ -2,6 +2,15 @@
 
 use std::path::PathBuf;
 
+/// What separates the headline of a "no NVML" message from the places that were tried.
+pub const TRIED: &str = "; places tried: ";
+
+/// The first line's worth of a reason such as [`Error::NvmlNotFound`]'s: everything before
+/// the list of places tried ([`TRIED`]), or the whole text when it has no such list.
+pub fn headline(reason: &str) -> &str {
+    reason.split(TRIED).next().unwrap_or(reason)
+}
+
 /// Everything that can go wrong in gpuwhy's library.
 ///
 /// A metric a GPU does not support is *not* an error: it is recorded as unavailable with its
@@ -10,9 +19,12 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// No NVML library could be loaded from any place that was tried.
+    /// No NVML library could be loaded from any place that was tried. The message is one
+    /// headline (what to do) followed by [`TRIED`] and the list of places; [`headline`]
+    /// cuts the list off where one line is wanted.
     #[error(
-        "no NVML library found (tried: {}); set GPUWHY_NVML_PATH to the full path of libnvidia-ml.so.1 or install the NVIDIA driver",
+        "no NVIDIA driver found (no NVML library could be loaded); set GPUWHY_NVML_PATH to the full path of libnvidia-ml.so.1 or install the NVIDIA driver{}{}",
+        TRIED,
         .tried.iter().map(|(p, why)| format!("{p}: {why}")).collect::<Vec<_>>().join("; ")
     )]
     NvmlNotFound {
@@ -81,3 +93,31 @@ pub enum Error {
 
 /// Shorthand for results in this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_headline_of_no_nvml_is_one_sentence_without_the_places() {
+        let e = Error::NvmlNotFound {
+            tried: vec![
+                ("libnvidia-ml.so.1".into(), "not found".into()),
+                ("/usr/lib64/libnvidia-ml.so.1".into(), "not found".into()),
+            ],
+        };
+        let full = e.to_string();
+        let line = headline(&full);
+        assert!(line.starts_with("no NVIDIA driver found"), "{line}");
+        assert!(line.contains("GPUWHY_NVML_PATH"), "{line}");
+        assert!(!line.contains("/usr/lib64"), "{line}");
+        assert!(
+            full.ends_with("/usr/lib64/libnvidia-ml.so.1: not found"),
+            "{full}"
+        );
+        assert_eq!(
+            headline("NVML reports no GPU on this machine"),
+            "NVML reports no GPU on this machine"
+        );
+    }
+}

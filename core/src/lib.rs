@@ -9,7 +9,7 @@
 //! plain data and analysis, and builds for `wasm32-unknown-unknown`.
 
 mod error;
-pub use error::{Error, Result};
+pub use error::{headline, Error, Result, TRIED};
 
 pub mod analysis;
 #[cfg(feature = "collect")]

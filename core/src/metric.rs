@@ -148,7 +148,15 @@ impl GpuMetric {
     }
 }
 
-/// Clock event reason bits (`nvmlClocksEventReason*`, same values as the older throttle reasons).
+/// NVML's PCIe "KB"/s (`nvmlDeviceGetPcieThroughput`) in the report's MB/s (10⁶ bytes/s).
+/// NVML's KB is 1024 bytes, like its other byte counters (NVLink KiB, GPM MiB/s); the
+/// choice and its sources are in docs/nvml-loading.md ("Units").
+pub fn pcie_kbs_to_mbs(kbs: u32) -> f32 {
+    (f64::from(kbs) * 1024.0 / 1e6) as f32
+}
+
+/// Clock event reason bits (`nvmlClocksEventReason*`, same values as the older throttle
+/// reasons; docs/nvml-loading.md lists them with their source).
 pub mod reasons {
     /// Nothing running; clocks dropping to idle.
     pub const GPU_IDLE: u64 = 0x1;
@@ -168,28 +176,91 @@ pub mod reasons {
     pub const HW_POWER_BRAKE: u64 = 0x80;
     /// Limited by display clocks.
     pub const DISPLAY_CLOCKS: u64 = 0x100;
+    /// The board's limit (operating) policy holds the clocks down (12.x headers and later).
+    pub const BOARD_LIMIT: u64 = 0x200;
+    /// The reliability policy holds the clocks down (12.x headers and later).
+    pub const RELIABILITY: u64 = 0x400;
+    /// `nvmlClocksEventReasonAll`: every bit the header defines.
+    pub const ALL: u64 = 0x7FF;
+
+    /// The bits that mean "the hardware runs slower than it could", each counted on its own
+    /// by the throttling rule.
+    pub const THROTTLING_BITS: [u64; 7] = [
+        SW_POWER_CAP,
+        HW_SLOWDOWN,
+        SW_THERMAL,
+        HW_THERMAL,
+        HW_POWER_BRAKE,
+        BOARD_LIMIT,
+        RELIABILITY,
+    ];
 
     /// Bits that mean "the hardware runs slower than it could" (what the throttling rule counts).
-    pub const THROTTLING: u64 =
-        SW_POWER_CAP | HW_SLOWDOWN | SW_THERMAL | HW_THERMAL | HW_POWER_BRAKE;
+    pub const THROTTLING: u64 = SW_POWER_CAP
+        | HW_SLOWDOWN
+        | SW_THERMAL
+        | HW_THERMAL
+        | HW_POWER_BRAKE
+        | BOARD_LIMIT
+        | RELIABILITY;
+
+    /// Every bit with its name in evidence text and its macro in `nvml.h`.
+    pub const NAMED: [(u64, &str, &str); 11] = [
+        (GPU_IDLE, "gpu_idle", "nvmlClocksEventReasonGpuIdle"),
+        (
+            APPLICATIONS_CLOCKS,
+            "applications_clocks",
+            "nvmlClocksEventReasonApplicationsClocksSetting",
+        ),
+        (
+            SW_POWER_CAP,
+            "sw_power_cap",
+            "nvmlClocksEventReasonSwPowerCap",
+        ),
+        (
+            HW_SLOWDOWN,
+            "hw_slowdown",
+            "nvmlClocksThrottleReasonHwSlowdown",
+        ),
+        (SYNC_BOOST, "sync_boost", "nvmlClocksEventReasonSyncBoost"),
+        (
+            SW_THERMAL,
+            "sw_thermal_slowdown",
+            "nvmlClocksEventReasonSwThermalSlowdown",
+        ),
+        (
+            HW_THERMAL,
+            "hw_thermal_slowdown",
+            "nvmlClocksThrottleReasonHwThermalSlowdown",
+        ),
+        (
+            HW_POWER_BRAKE,
+            "hw_power_brake",
+            "nvmlClocksThrottleReasonHwPowerBrakeSlowdown",
+        ),
+        (
+            DISPLAY_CLOCKS,
+            "display_clocks",
+            "nvmlClocksEventReasonDisplayClockSetting",
+        ),
+        (
+            BOARD_LIMIT,
+            "board_limit",
+            "nvmlClocksEventReasonBoardLimit",
+        ),
+        (
+            RELIABILITY,
+            "reliability",
+            "nvmlClocksEventReasonReliability",
+        ),
+    ];
 
     /// Human names of the set bits, for evidence text.
     pub fn names(mask: u64) -> Vec<&'static str> {
-        const NAMES: [(u64, &str); 9] = [
-            (GPU_IDLE, "gpu_idle"),
-            (APPLICATIONS_CLOCKS, "applications_clocks"),
-            (SW_POWER_CAP, "sw_power_cap"),
-            (HW_SLOWDOWN, "hw_slowdown"),
-            (SYNC_BOOST, "sync_boost"),
-            (SW_THERMAL, "sw_thermal_slowdown"),
-            (HW_THERMAL, "hw_thermal_slowdown"),
-            (HW_POWER_BRAKE, "hw_power_brake"),
-            (DISPLAY_CLOCKS, "display_clocks"),
-        ];
-        NAMES
+        NAMED
             .iter()
-            .filter(|(b, _)| mask & b != 0)
-            .map(|(_, n)| *n)
+            .filter(|(b, _, _)| mask & b != 0)
+            .map(|(_, n, _)| *n)
             .collect()
     }
 }
@@ -207,11 +278,26 @@ mod tests {
     }
 
     #[test]
+    fn pcie_kb_is_1024_bytes() {
+        // 1,000,000 KB/s = 1,024,000,000 B/s = 1024 MB/s.
+        assert_eq!(pcie_kbs_to_mbs(1_000_000), 1024.0);
+        assert_eq!(pcie_kbs_to_mbs(0), 0.0);
+    }
+
+    #[test]
     fn reason_names() {
         assert_eq!(
             reasons::names(0x24),
             vec!["sw_power_cap", "sw_thermal_slowdown"]
         );
         assert!(reasons::names(0).is_empty());
+        // The 12.x headers added board-limit and reliability policies that hold clocks down.
+        assert_eq!(reasons::names(0x600), vec!["board_limit", "reliability"]);
+        assert_ne!(reasons::THROTTLING & reasons::BOARD_LIMIT, 0);
+        assert_ne!(reasons::THROTTLING & reasons::RELIABILITY, 0);
+        let all = reasons::NAMED.iter().fold(0, |m, (b, _, _)| m | b);
+        assert_eq!(all, reasons::ALL);
+        let bits = reasons::THROTTLING_BITS.iter().fold(0, |m, b| m | b);
+        assert_eq!(bits, reasons::THROTTLING);
     }
 }

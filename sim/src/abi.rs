@@ -1,9 +1,10 @@
 //! `#[repr(C)]` mirrors of the NVML types the simulator reads and writes, with the
 //! return codes and enum values it needs.
 //!
-//! Layouts follow the NVML 13.3 header on x86-64 Linux (`shared/references/nvml.md` §6);
-//! every struct carries a compile-time size assertion and its field offsets are asserted
-//! where a mistake would shift data silently. C enums are plain `u32`, never Rust enums,
+//! Layouts follow NVIDIA's `nvml.h` on x86-64 Linux, at the version pinned in
+//! `docs/nvml-loading.md`; every struct carries a compile-time size assertion, and the test
+//! in `tests/header.rs` checks every size, offset, constant and exported prototype here
+//! against that header with the C compiler. C enums are plain `u32`, never Rust enums,
 //! because a caller may pass a value this crate does not know.
 
 use std::ffi::{c_char, c_uint, c_void};
@@ -49,14 +50,90 @@ pub const TEMPERATURE_V1_VERSION: c_uint = 0x0100_000C;
 pub const GPM_SUPPORT_VERSION: c_uint = 1;
 /// `NVML_GPM_METRICS_GET_VERSION` (a plain integer).
 pub const GPM_METRICS_GET_VERSION: c_uint = 1;
-/// `NVML_GPM_METRIC_MAX` of the R520–R570 headers: the most metrics one call accepts
-/// here, as a driver of the simulated era would.
-pub const GPM_METRIC_MAX: usize = 98;
+/// `NVML_GPM_METRIC_MAX` of the newest header checked (477 in 13.5). `nvmlGpmMetricsGet`
+/// writes this many entries, as a driver that treats the struct as full length may.
+pub const GPM_METRIC_MAX: usize = 477;
 
+/// `NVML_TEMPERATURE_GPU`: the GPU die sensor.
+pub const TEMPERATURE_GPU: c_uint = 0;
+/// `NVML_TEMPERATURE_GPU_MAX`: the hottest part of the die; the simulated GPUs lack it.
+pub const TEMPERATURE_GPU_MAX: c_uint = 1;
+/// `NVML_TEMPERATURE_COUNT`: sensors at or above it are invalid.
+pub const TEMPERATURE_COUNT: c_uint = 2;
+/// `NVML_TEMPERATURE_THRESHOLD_SHUTDOWN`.
+pub const TEMPERATURE_THRESHOLD_SHUTDOWN: c_uint = 0;
+/// `NVML_TEMPERATURE_THRESHOLD_SLOWDOWN`.
+pub const TEMPERATURE_THRESHOLD_SLOWDOWN: c_uint = 1;
+/// `NVML_TEMPERATURE_THRESHOLD_MEM_MAX`.
+pub const TEMPERATURE_THRESHOLD_MEM_MAX: c_uint = 2;
+/// `NVML_TEMPERATURE_THRESHOLD_GPU_MAX`.
+pub const TEMPERATURE_THRESHOLD_GPU_MAX: c_uint = 3;
+/// `NVML_TEMPERATURE_THRESHOLD_COUNT`: thresholds at or above it are invalid.
+pub const TEMPERATURE_THRESHOLD_COUNT: c_uint = 8;
+/// `NVML_CLOCK_GRAPHICS`.
+pub const CLOCK_GRAPHICS: c_uint = 0;
+/// `NVML_CLOCK_SM`.
+pub const CLOCK_SM: c_uint = 1;
+/// `NVML_CLOCK_MEM`.
+pub const CLOCK_MEM: c_uint = 2;
+/// `NVML_CLOCK_VIDEO`.
+pub const CLOCK_VIDEO: c_uint = 3;
+/// `NVML_PCIE_UTIL_TX_BYTES`.
+pub const PCIE_UTIL_TX_BYTES: c_uint = 0;
+/// `NVML_PCIE_UTIL_RX_BYTES`.
+pub const PCIE_UTIL_RX_BYTES: c_uint = 1;
+
+/// `NVML_PSTATE_UNKNOWN`: a scenario's `pstate` of 32 reads as this.
+pub const PSTATE_UNKNOWN: c_uint = 32;
+
+/// `NVML_GPM_METRIC_GRAPHICS_UTIL`.
+pub const GPM_METRIC_GRAPHICS_UTIL: c_uint = 1;
+/// `NVML_GPM_METRIC_SM_UTIL`.
+pub const GPM_METRIC_SM_UTIL: c_uint = 2;
+/// `NVML_GPM_METRIC_SM_OCCUPANCY`.
+pub const GPM_METRIC_SM_OCCUPANCY: c_uint = 3;
+/// `NVML_GPM_METRIC_ANY_TENSOR_UTIL`.
+pub const GPM_METRIC_ANY_TENSOR_UTIL: c_uint = 5;
+/// `NVML_GPM_METRIC_DRAM_BW_UTIL`.
+pub const GPM_METRIC_DRAM_BW_UTIL: c_uint = 10;
+/// `NVML_GPM_METRIC_PCIE_TX_PER_SEC` (MiB/s).
+pub const GPM_METRIC_PCIE_TX_PER_SEC: c_uint = 20;
+/// `NVML_GPM_METRIC_PCIE_RX_PER_SEC` (MiB/s).
+pub const GPM_METRIC_PCIE_RX_PER_SEC: c_uint = 21;
+/// `NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC` (MiB/s).
+pub const GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC: c_uint = 60;
+/// `NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC` (MiB/s).
+pub const GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC: c_uint = 61;
+
+/// `NVML_FI_DEV_NVLINK_LINK_COUNT`.
+pub const FI_NVLINK_LINK_COUNT: c_uint = 91;
+/// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`: cumulative KiB sent.
+pub const FI_NVLINK_THROUGHPUT_DATA_TX: c_uint = 138;
+/// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`: cumulative KiB received.
+pub const FI_NVLINK_THROUGHPUT_DATA_RX: c_uint = 139;
+/// `NVML_FI_DEV_PCIE_COUNT_TX_BYTES`: cumulative PCIe bytes sent (may wrap).
+pub const FI_PCIE_COUNT_TX_BYTES: c_uint = 197;
+/// `NVML_FI_DEV_PCIE_COUNT_RX_BYTES`: cumulative PCIe bytes received (may wrap).
+pub const FI_PCIE_COUNT_RX_BYTES: c_uint = 198;
+/// `NVML_FI_DEV_GPU_TEMP`: GPU temperature, °C with sub-degree precision (13.5 header).
+pub const FI_GPU_TEMP: c_uint = 308;
+/// `NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT`.
+pub const FI_TEMPERATURE_SHUTDOWN_TLIMIT: c_uint = 193;
+/// `NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT`.
+pub const FI_TEMPERATURE_SLOWDOWN_TLIMIT: c_uint = 194;
+/// `NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT`.
+pub const FI_TEMPERATURE_MEM_MAX_TLIMIT: c_uint = 195;
+/// `NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT`.
+pub const FI_TEMPERATURE_GPU_MAX_TLIMIT: c_uint = 196;
+
+/// `NVML_VALUE_TYPE_DOUBLE`.
+pub const VALUE_TYPE_DOUBLE: c_uint = 0;
 /// `NVML_VALUE_TYPE_UNSIGNED_INT`.
 pub const VALUE_TYPE_UNSIGNED_INT: c_uint = 1;
 /// `NVML_VALUE_TYPE_UNSIGNED_LONG_LONG`.
 pub const VALUE_TYPE_UNSIGNED_LONG_LONG: c_uint = 3;
+/// `NVML_VALUE_TYPE_SIGNED_INT`.
+pub const VALUE_TYPE_SIGNED_INT: c_uint = 5;
 
 /// `nvmlEventTypeXidCriticalError`.
 pub const EVENT_TYPE_XID_CRITICAL_ERROR: u64 = 0x8;
@@ -270,9 +347,7 @@ const _: () = assert!(size_of::<NvmlGpmMetric>() == 40);
 const _: () = assert!(offset_of!(NvmlGpmMetric, value) == 8);
 const _: () = assert!(offset_of!(NvmlGpmMetric, unit) == 32);
 
-/// `nvmlGpmMetricsGet_t` with the R520–R570 array length. Callers built against newer
-/// headers pass a longer array; the simulator only ever touches the first `num_metrics`
-/// entries through raw pointers, so either size works.
+/// `nvmlGpmMetricsGet_t` of the newest header checked ([`GPM_METRIC_MAX`] entries).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct NvmlGpmMetricsGet {
@@ -288,6 +363,6 @@ pub struct NvmlGpmMetricsGet {
     pub metrics: [NvmlGpmMetric; GPM_METRIC_MAX],
 }
 const _: () = assert!(size_of::<NvmlGpmMetricsGet>() == 24 + 40 * GPM_METRIC_MAX);
-const _: () = assert!(size_of::<NvmlGpmMetricsGet>() == 3944);
+const _: () = assert!(size_of::<NvmlGpmMetricsGet>() == 19_104);
 const _: () = assert!(offset_of!(NvmlGpmMetricsGet, sample1) == 8);
 const _: () = assert!(offset_of!(NvmlGpmMetricsGet, metrics) == 24);

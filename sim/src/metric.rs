@@ -6,6 +6,8 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use crate::abi::*;
+
 macro_rules! metrics {
     ($($variant:ident = $name:literal, $doc:literal, [$lo:expr, $hi:expr];)*) => {
         /// One time-varying quantity of a simulated device.
@@ -73,15 +75,15 @@ impl Metric {
     #[cfg_attr(feature = "old-driver", allow(dead_code))]
     pub fn for_gpm_id(id: u32) -> Option<Metric> {
         Some(match id {
-            1 => Metric::GpmGraphicsUtil,
-            2 => Metric::GpmSmUtil,
-            3 => Metric::GpmSmOccupancy,
-            5 => Metric::GpmTensorUtil,
-            10 => Metric::GpmDramBwUtil,
-            20 => Metric::GpmPcieTxMibs,
-            21 => Metric::GpmPcieRxMibs,
-            60 => Metric::GpmNvlinkRxMibs,
-            61 => Metric::GpmNvlinkTxMibs,
+            GPM_METRIC_GRAPHICS_UTIL => Metric::GpmGraphicsUtil,
+            GPM_METRIC_SM_UTIL => Metric::GpmSmUtil,
+            GPM_METRIC_SM_OCCUPANCY => Metric::GpmSmOccupancy,
+            GPM_METRIC_ANY_TENSOR_UTIL => Metric::GpmTensorUtil,
+            GPM_METRIC_DRAM_BW_UTIL => Metric::GpmDramBwUtil,
+            GPM_METRIC_PCIE_TX_PER_SEC => Metric::GpmPcieTxMibs,
+            GPM_METRIC_PCIE_RX_PER_SEC => Metric::GpmPcieRxMibs,
+            GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC => Metric::GpmNvlinkRxMibs,
+            GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC => Metric::GpmNvlinkTxMibs,
             _ => return None,
         })
     }

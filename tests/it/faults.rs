@@ -5,14 +5,13 @@ use gpuwhy_tests::{record, scenario, Run};
 use serde_json::{json, Value};
 
 /// Per-device functions gpuwhy's sampler calls every tick or every second.
-const FUNCTIONS: [&str; 11] = [
+const FUNCTIONS: [&str; 10] = [
     "nvmlDeviceGetUtilizationRates",
     "nvmlDeviceGetMemoryInfo_v2",
     "nvmlDeviceGetPowerUsage",
     "nvmlDeviceGetClockInfo",
     "nvmlDeviceGetPerformanceState",
     "nvmlDeviceGetCurrentClocksEventReasons",
-    "nvmlDeviceGetTemperatureV",
     "nvmlDeviceGetCurrPcieLinkGeneration",
     "nvmlDeviceGetCurrPcieLinkWidth",
     "nvmlDeviceGetPcieThroughput",

@@ -2,7 +2,9 @@
 
 mod corpus;
 mod devices;
+mod driver_quirks;
 mod faults;
+mod field_batch;
 mod loader;
 mod memory;
 mod report_io;

@@ -110,6 +110,15 @@ fn sampler() -> Result<()> {
         INTERVAL_S * 1e3,
         DURATION_S
     );
+    // Every NVML call is a trip into the kernel driver on real hardware, so the count is
+    // what a user pays. The every-tick metrics (utilization, memory, power, three clocks,
+    // P-state, clock-event reasons) have no field ids in nvml.h, so they stay single calls;
+    // the slow tick's temperature, PCIe and NVLink counters share one field call.
+    println!(
+        "  NVML calls per GPU per tick: {:.2} (goal ≤ 3 where fields are supported; 8 of them \
+         every tick have no field id, the slow tick adds its field call and link state)",
+        r.overhead.nvml_calls as f64 / (ticks * gpus)
+    );
     println!("  per GPU per tick, CPU of the polling work (wake-ups excluded):");
     println!(
         "    gpuwhy sampler : {ours:8.2} µs  ({} ticks, {} NVML calls, mean call {:.2} µs wall)",

@@ -80,8 +80,22 @@ fn record_without_nvml_says_so_and_still_records_the_host() {
         t.contains("no GPU metrics will be recorded") && t.contains("GPUWHY_NVML_PATH"),
         "{t}"
     );
+    // Said once, in one line: the place searched is in the report and behind --verbose.
+    assert_eq!(t.matches("GPUWHY_NVML_PATH").count(), 1, "{t}");
+    assert!(!t.contains("/nonexistent/"), "{t}");
     let r = gpuwhy::report::Report::load(&out).expect("report");
-    assert!(r.gpu_absent_reason.is_some());
+    let why = r
+        .gpu_absent_reason
+        .as_deref()
+        .expect("the reason is in the report");
+    assert!(why.contains("/nonexistent/libnvidia-ml.so.1"), "{why}");
+    let o = run(gpuwhy()
+        .env("GPUWHY_NVML_PATH", "/nonexistent/libnvidia-ml.so.1")
+        .args(["record", "--verbose", "--duration", "1s", "-o"])
+        .arg(&out));
+    let t = text(&o);
+    assert!(t.contains("places searched for NVML"), "{t}");
+    assert!(t.contains("/nonexistent/libnvidia-ml.so.1"), "{t}");
     assert!(
         r.host.as_ref().is_some_and(|h| !h.data.t.is_empty()),
         "host samples are there"
@@ -158,7 +172,7 @@ fn devices_lists_capabilities_and_fails_clearly_without_nvml() {
     assert_eq!(o.status.code(), Some(2));
     let t = text(&o);
     assert!(
-        t.contains("no NVML library found") && t.contains("/nonexistent/libnvidia-ml.so.1"),
+        t.contains("no NVIDIA driver found") && t.contains("/nonexistent/libnvidia-ml.so.1"),
         "{t}"
     );
 }

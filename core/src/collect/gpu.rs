@@ -8,25 +8,23 @@
 use std::collections::BTreeMap;
 
 use crate::metric::GpuMetric;
-use crate::nvml::{ClockType, Device, Nvml, NvmlError, PcieCounter, TemperatureThreshold};
+use crate::nvml::{ClockType, Device, Nvml, NvmlError, TemperatureThreshold};
 use crate::report::{Capability, DeviceInfo};
 
 use super::cost::CallStats;
 use super::facts::Facts;
-pub use super::facts::{architecture_name, nvml_info};
+pub use super::facts::{architecture_name, nvml_info, ARCHITECTURES};
 
-/// Seconds between reads of the slow metrics (temperature, PCIe link and throughput, NVLink,
-/// GPM). `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more
-/// than 100 ms between samples, and temperature moves slowly (nvml.md §9).
+/// Seconds between reads of the slow metrics (temperature, PCIe link and throughput, NVLink, GPM).
+/// `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more than 100 ms
+/// between samples, and temperature moves slowly (docs/nvml-facts.md, "Sampling periods and call
+/// cost").
 pub const SLOW_PERIOD_S: f64 = 1.0;
 
-/// NVLink field ids: data payload TX/RX, cumulative KiB (nvml.md §5.8).
-const FI_NVLINK_DATA_TX: u32 = 138;
-const FI_NVLINK_DATA_RX: u32 = 139;
-/// Field id of the NVLink count.
-const FI_NVLINK_LINK_COUNT: u32 = 91;
-/// scopeId meaning "sum over all links".
-const ALL_LINKS: u32 = u32::MAX;
+use crate::nvml::field_ids::NVLINK_LINK_COUNT as FI_NVLINK_LINK_COUNT;
+
+/// Bytes in a MiB, the unit of the memory columns.
+const MIB: f64 = 1_048_576.0;
 
 /// GPM metric ids in the order of [`GPM_METRICS`].
 const GPM_IDS: [u32; 8] = [2, 3, 5, 10, 21, 20, 60, 61];
@@ -74,7 +72,12 @@ pub struct Gpu {
     seen: [bool; GpuMetric::COUNT],
     /// Set once the GPU is lost.
     pub lost: bool,
-    nvlink_prev: Option<(i64, f64, f64)>,
+    /// The last NVLink counters (µs, rx KiB, tx KiB), for rates.
+    pub(super) nvlink_prev: super::slow::Counters,
+    /// The function that last answered each metric, for the report.
+    via: [Option<&'static str>; GpuMetric::COUNT],
+    /// Metrics whose field was refused for good: read through their single call.
+    no_field: [bool; GpuMetric::COUNT],
     /// Whether GPM is read on this device.
     pub gpm: bool,
     /// Calls for the static facts that failed other than with "not supported here".
@@ -109,9 +112,10 @@ impl Gpu {
         info.compute_capability = f
             .get(nvml.cuda_compute_capability(handle))
             .map(|(a, b)| format!("{a}.{b}"));
-        info.memory_total_mib = f
-            .get(nvml.memory_info(handle))
-            .map(|m| m.total as f64 / 1_048_576.0);
+        if let Some(m) = f.get(nvml.memory_info(handle)) {
+            info.memory_total_mib = Some(m.total as f64 / MIB);
+            info.memory_reserved_mib = m.reserved.map(|r| r as f64 / MIB);
+        }
         info.power_limit_w = f
             .get(nvml.enforced_power_limit_mw(handle))
             .map(|mw| f64::from(mw) / 1000.0);
@@ -143,6 +147,8 @@ impl Gpu {
             seen: [false; GpuMetric::COUNT],
             lost: false,
             nvlink_prev: None,
+            via: [None; GpuMetric::COUNT],
+            no_field: [false; GpuMetric::COUNT],
             gpm,
             open_errors: f.errors,
         };
@@ -182,7 +188,10 @@ impl Gpu {
             .map(|m| {
                 let cap = match (&self.off[m.index()], self.seen[m.index()]) {
                     (Some(why), _) => Capability::unavailable(why.clone()),
-                    (None, true) => Capability::available(),
+                    (None, true) => Capability {
+                        via: self.via[m.index()].map(str::to_string),
+                        ..Capability::available()
+                    },
                     (None, false) => Capability::unavailable("no value was read yet"),
                 };
                 (m.name().to_string(), cap)
@@ -190,12 +199,35 @@ impl Gpu {
             .collect()
     }
 
-    fn is_on(&self, m: GpuMetric) -> bool {
+    pub(super) fn is_on(&self, m: GpuMetric) -> bool {
         self.off[m.index()].is_none()
     }
 
+    /// Whether `m`'s field may still be asked for.
+    pub(super) fn field_ok(&self, m: GpuMetric) -> bool {
+        !self.no_field[m.index()]
+    }
+
+    /// Records that `function` answered `metrics` (so they have been seen, too).
+    pub(super) fn answered(&mut self, metrics: &[GpuMetric], function: &'static str) {
+        for m in metrics {
+            self.seen[m.index()] = true;
+            self.via[m.index()] = Some(function);
+        }
+    }
+
+    /// After a field for `metrics` was not answered: a refusal for good (NOT_SUPPORTED and
+    /// the like) sends them to their single calls from now on; anything else is tried again.
+    pub(super) fn field_failed(&mut self, metrics: &[GpuMetric], r: Option<&NvmlError>) {
+        if r.is_some_and(NvmlError::is_unavailable) {
+            for m in metrics {
+                self.no_field[m.index()] = true;
+            }
+        }
+    }
+
     /// Handles one call's result for the metrics it feeds.
-    fn take<T>(
+    pub(super) fn take<T>(
         &mut self,
         metrics: &[GpuMetric],
         r: Result<T, NvmlError>,
@@ -246,7 +278,11 @@ impl Gpu {
                 let metrics: &[GpuMetric] = &$metrics;
                 if !self.lost && metrics.iter().any(|m| self.is_on(*m)) {
                     let r = stats.time($f, || $call);
-                    self.take(metrics, r, &mut out)
+                    let v = self.take(metrics, r, &mut out);
+                    if v.is_some() {
+                        self.answered(metrics, $f);
+                    }
+                    v
                 } else {
                     None
                 }
@@ -261,7 +297,7 @@ impl Gpu {
             row[M::UtilMem.index()] = u.memory as f32;
         }
         if let Some(m) = read!([M::MemUsed], "nvmlDeviceGetMemoryInfo", nvml.memory_info(h)) {
-            row[M::MemUsed.index()] = (m.used as f64 / 1_048_576.0) as f32;
+            row[M::MemUsed.index()] = (m.in_use() as f64 / MIB) as f32;
         }
         if let Some(p) = read!(
             [M::Power],
@@ -311,13 +347,6 @@ impl Gpu {
         if !slow {
             return out;
         }
-        if let Some(t) = read!(
-            [M::Temp],
-            "nvmlDeviceGetTemperature",
-            nvml.temperature_gpu_c(h)
-        ) {
-            row[M::Temp.index()] = t as f32;
-        }
         if let Some(g) = read!(
             [M::PcieGen],
             "nvmlDeviceGetCurrPcieLinkGeneration",
@@ -332,63 +361,8 @@ impl Gpu {
         ) {
             row[M::PcieWidth.index()] = w as f32;
         }
-        if let Some(v) = read!(
-            [M::PcieRx],
-            "nvmlDeviceGetPcieThroughput",
-            nvml.pcie_throughput_kbs(h, PcieCounter::Rx)
-        ) {
-            row[M::PcieRx.index()] = v as f32 / 1000.0;
-        }
-        if let Some(v) = read!(
-            [M::PcieTx],
-            "nvmlDeviceGetPcieThroughput",
-            nvml.pcie_throughput_kbs(h, PcieCounter::Tx)
-        ) {
-            row[M::PcieTx.index()] = v as f32 / 1000.0;
-        }
-        self.sample_nvlink(nvml, row, stats, &mut out);
+        self.sample_slow(nvml, row, stats, &mut out);
         out
-    }
-
-    fn sample_nvlink(
-        &mut self,
-        nvml: &Nvml,
-        row: &mut [f32; GpuMetric::COUNT],
-        stats: &mut CallStats,
-        out: &mut Vec<Outcome>,
-    ) {
-        use crate::nvml::FieldValue;
-        use GpuMetric as M;
-        if self.lost || !self.is_on(M::NvlinkRx) {
-            return;
-        }
-        let mut fv = [
-            FieldValue::with_scope(FI_NVLINK_DATA_TX, ALL_LINKS),
-            FieldValue::with_scope(FI_NVLINK_DATA_RX, ALL_LINKS),
-        ];
-        let h = self.handle;
-        let r = stats.time("nvmlDeviceGetFieldValues", || nvml.field_values(h, &mut fv));
-        if self.take(&[M::NvlinkRx, M::NvlinkTx], r, out).is_none() {
-            return;
-        }
-        let (tx, rx) = match (&fv[0].result, &fv[1].result) {
-            (Ok(tx), Ok(rx)) => (*tx, *rx),
-            (Err(e), _) | (_, Err(e)) => {
-                let e = *e;
-                self.take::<()>(&[M::NvlinkRx, M::NvlinkTx], Err(e), out);
-                return;
-            }
-        };
-        let ts = fv[1].timestamp_us;
-        if let Some((pts, prx, ptx)) = self.nvlink_prev {
-            let dt = (ts - pts) as f64 / 1e6;
-            if dt > 0.0 && rx >= prx && tx >= ptx {
-                // KiB counters → MB/s.
-                row[M::NvlinkRx.index()] = ((rx - prx) * 1.024 / 1000.0 / dt) as f32;
-                row[M::NvlinkTx.index()] = ((tx - ptx) * 1.024 / 1000.0 / dt) as f32;
-            }
-        }
-        self.nvlink_prev = Some((ts, rx, tx));
     }
 
     /// Stores GPM metrics computed between two samples.

@@ -17,10 +17,11 @@ mod live;
 mod probe;
 mod ready;
 mod sampler;
+mod slow;
 
 pub use clock::{ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};
-pub use gpu::{architecture_name, nvml_info, SLOW_PERIOD_S};
+pub use gpu::{architecture_name, nvml_info, ARCHITECTURES, SLOW_PERIOD_S};
 pub use hook::SamplerHook;
 pub use init::SLOW_INIT_S;
 pub use live::LiveGpu;

@@ -7,7 +7,7 @@ use std::ffi::{c_char, c_int, c_uint};
 
 use serde::Serialize;
 
-use super::error::NvmlError;
+use super::error::{wants_fallback, NvmlError};
 use super::library::{check, Nvml};
 use super::symbols::{Chain, DevEnumUintFn, DevStrFn, DevUintFn, SysStrFn};
 use super::sys::{self, codes, nvmlDevice_t};
@@ -20,8 +20,8 @@ pub struct Device {
     pub(super) owner: u64,
 }
 
-// SAFETY: the handle is an opaque value that Rust never dereferences; it is only passed back
-// to NVML, which is thread-safe (nvml.md §9.1), through the `Nvml` it belongs to.
+// SAFETY: the handle is an opaque value that Rust never dereferences; it is only passed back to
+// NVML, which is thread-safe (docs/nvml-facts.md, "Conventions"), through the `Nvml` it belongs to.
 unsafe impl Send for Device {}
 // SAFETY: as for `Send`: shared references only allow copying the opaque value.
 unsafe impl Sync for Device {}
@@ -137,13 +137,19 @@ impl Nvml {
     }
 
     /// CUDA driver API version, `1000 * major + 10 * minor` (12040 = 12.4).
+    /// `nvmlSystemGetCudaDriverVersion_v2` asks libcuda and answers LIBRARY_NOT_FOUND where
+    /// `libcuda.so.1` is absent (a container without the compute capability); the
+    /// unversioned function still answers there, so that code falls back to it for good.
     pub fn cuda_driver_version(&self) -> Result<i32, NvmlError> {
-        self.syms.cuda_driver_version.call(|symbol, f| {
-            let mut out: c_int = 0;
-            // SAFETY: `f` is `nvmlReturn_t (int*)`; `out` is a valid `int`.
-            let rc = unsafe { f(&mut out) };
-            check(symbol, rc).map(|()| out)
-        })
+        let fallback = |code| wants_fallback(code) || code == codes::LIBRARY_NOT_FOUND;
+        self.syms
+            .cuda_driver_version
+            .call_falling_back(fallback, |symbol, f| {
+                let mut out: c_int = 0;
+                // SAFETY: `f` is `nvmlReturn_t (int*)`; `out` is a valid `int`.
+                let rc = unsafe { f(&mut out) };
+                check(symbol, rc).map(|()| out)
+            })
     }
 
     /// Number of GPUs, including ones this process may not be allowed to open.

@@ -104,43 +104,51 @@ pub(super) fn wants_fallback(code: u32) -> bool {
     )
 }
 
+/// Every `nvmlReturn_t` value with its `NVML_ERROR_` suffix (`SUCCESS` for 0).
+pub(super) const CODES: &[(&str, u32)] = &[
+    ("SUCCESS", codes::SUCCESS),
+    ("UNINITIALIZED", codes::UNINITIALIZED),
+    ("INVALID_ARGUMENT", codes::INVALID_ARGUMENT),
+    ("NOT_SUPPORTED", codes::NOT_SUPPORTED),
+    ("NO_PERMISSION", codes::NO_PERMISSION),
+    ("ALREADY_INITIALIZED", codes::ALREADY_INITIALIZED),
+    ("NOT_FOUND", codes::NOT_FOUND),
+    ("INSUFFICIENT_SIZE", codes::INSUFFICIENT_SIZE),
+    ("INSUFFICIENT_POWER", codes::INSUFFICIENT_POWER),
+    ("DRIVER_NOT_LOADED", codes::DRIVER_NOT_LOADED),
+    ("TIMEOUT", codes::TIMEOUT),
+    ("IRQ_ISSUE", codes::IRQ_ISSUE),
+    ("LIBRARY_NOT_FOUND", codes::LIBRARY_NOT_FOUND),
+    ("FUNCTION_NOT_FOUND", codes::FUNCTION_NOT_FOUND),
+    ("CORRUPTED_INFOROM", codes::CORRUPTED_INFOROM),
+    ("GPU_IS_LOST", codes::GPU_IS_LOST),
+    ("RESET_REQUIRED", codes::RESET_REQUIRED),
+    ("OPERATING_SYSTEM", codes::OPERATING_SYSTEM),
+    ("LIB_RM_VERSION_MISMATCH", codes::LIB_RM_VERSION_MISMATCH),
+    ("IN_USE", codes::IN_USE),
+    ("MEMORY", codes::MEMORY),
+    ("NO_DATA", codes::NO_DATA),
+    ("VGPU_ECC_NOT_SUPPORTED", codes::VGPU_ECC_NOT_SUPPORTED),
+    ("INSUFFICIENT_RESOURCES", codes::INSUFFICIENT_RESOURCES),
+    ("FREQ_NOT_SUPPORTED", codes::FREQ_NOT_SUPPORTED),
+    (
+        "ARGUMENT_VERSION_MISMATCH",
+        codes::ARGUMENT_VERSION_MISMATCH,
+    ),
+    ("DEPRECATED", codes::DEPRECATED),
+    ("NOT_READY", codes::NOT_READY),
+    ("GPU_NOT_FOUND", codes::GPU_NOT_FOUND),
+    ("INVALID_STATE", codes::INVALID_STATE),
+    ("RESET_TYPE_NOT_SUPPORTED", codes::RESET_TYPE_NOT_SUPPORTED),
+    ("UNKNOWN", codes::UNKNOWN),
+];
+
 /// The `NVML_ERROR_` suffix for `code`, or "UNKNOWN_CODE".
 pub(super) fn code_name(code: u32) -> &'static str {
-    match code {
-        codes::SUCCESS => "SUCCESS",
-        codes::UNINITIALIZED => "UNINITIALIZED",
-        codes::INVALID_ARGUMENT => "INVALID_ARGUMENT",
-        codes::NOT_SUPPORTED => "NOT_SUPPORTED",
-        codes::NO_PERMISSION => "NO_PERMISSION",
-        codes::ALREADY_INITIALIZED => "ALREADY_INITIALIZED",
-        codes::NOT_FOUND => "NOT_FOUND",
-        codes::INSUFFICIENT_SIZE => "INSUFFICIENT_SIZE",
-        codes::INSUFFICIENT_POWER => "INSUFFICIENT_POWER",
-        codes::DRIVER_NOT_LOADED => "DRIVER_NOT_LOADED",
-        codes::TIMEOUT => "TIMEOUT",
-        codes::IRQ_ISSUE => "IRQ_ISSUE",
-        codes::LIBRARY_NOT_FOUND => "LIBRARY_NOT_FOUND",
-        codes::FUNCTION_NOT_FOUND => "FUNCTION_NOT_FOUND",
-        codes::CORRUPTED_INFOROM => "CORRUPTED_INFOROM",
-        codes::GPU_IS_LOST => "GPU_IS_LOST",
-        codes::RESET_REQUIRED => "RESET_REQUIRED",
-        codes::OPERATING_SYSTEM => "OPERATING_SYSTEM",
-        codes::LIB_RM_VERSION_MISMATCH => "LIB_RM_VERSION_MISMATCH",
-        codes::IN_USE => "IN_USE",
-        codes::MEMORY => "MEMORY",
-        codes::NO_DATA => "NO_DATA",
-        codes::VGPU_ECC_NOT_SUPPORTED => "VGPU_ECC_NOT_SUPPORTED",
-        codes::INSUFFICIENT_RESOURCES => "INSUFFICIENT_RESOURCES",
-        codes::FREQ_NOT_SUPPORTED => "FREQ_NOT_SUPPORTED",
-        codes::ARGUMENT_VERSION_MISMATCH => "ARGUMENT_VERSION_MISMATCH",
-        codes::DEPRECATED => "DEPRECATED",
-        codes::NOT_READY => "NOT_READY",
-        codes::GPU_NOT_FOUND => "GPU_NOT_FOUND",
-        codes::INVALID_STATE => "INVALID_STATE",
-        codes::RESET_TYPE_NOT_SUPPORTED => "RESET_TYPE_NOT_SUPPORTED",
-        codes::UNKNOWN => "UNKNOWN",
-        _ => "UNKNOWN_CODE",
-    }
+    CODES
+        .iter()
+        .find(|(_, c)| *c == code)
+        .map_or("UNKNOWN_CODE", |(n, _)| n)
 }
 
 impl fmt::Display for NvmlError {

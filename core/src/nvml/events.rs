@@ -23,7 +23,7 @@ pub struct EventData {
 }
 
 /// An NVML event set, freed on drop. Send but not Sync: NVML does not make one set safe
-/// for concurrent use (nvml.md §5.14), so register and wait take `&mut self`.
+/// for concurrent use (docs/nvml-facts.md, "Conventions"), so register and wait take `&mut self`.
 pub struct EventSet<'nvml> {
     nvml: &'nvml Nvml,
     handle: sys::nvmlEventSet_t,

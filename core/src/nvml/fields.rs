@@ -7,14 +7,64 @@ use super::error::NvmlError;
 use super::library::{check, Nvml};
 use super::sys::{self, codes, value_type};
 
+/// `NVML_FI_*` field ids gpuwhy reads. None is in 199–273: those were renumbered between
+/// driver releases (docs/nvml-facts.md, "Field ids"), so they are not used.
+pub mod ids {
+    /// `NVML_FI_DEV_NVLINK_LINK_COUNT`: number of NVLinks.
+    pub const NVLINK_LINK_COUNT: u32 = 91;
+    /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`: payload sent, cumulative KiB.
+    pub const NVLINK_DATA_TX: u32 = 138;
+    /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`: payload received, cumulative KiB.
+    pub const NVLINK_DATA_RX: u32 = 139;
+    /// `NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT`: °C at which the GPU may shut down.
+    pub const TEMPERATURE_SHUTDOWN_TLIMIT: u32 = 193;
+    /// `NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT`: °C at which hardware slowdown may begin.
+    pub const TEMPERATURE_SLOWDOWN_TLIMIT: u32 = 194;
+    /// `NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT`: °C of memory at which software slowdown
+    /// may begin.
+    pub const TEMPERATURE_MEM_MAX_TLIMIT: u32 = 195;
+    /// `NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT`: °C above which clocks may drop below base.
+    pub const TEMPERATURE_GPU_MAX_TLIMIT: u32 = 196;
+    /// `NVML_FI_DEV_GPU_TEMP`: GPU temperature, °C with sub-degree precision (13.5 header;
+    /// new ids are not subject to the 199–273 renumbering, older drivers answer
+    /// NOT_SUPPORTED).
+    pub const GPU_TEMP: u32 = 308;
+    /// The scope id meaning "the sum over all links" for NVLink fields.
+    pub const ALL_LINKS: u32 = u32::MAX;
+
+    /// Every id above with its name in `nvml.h`.
+    pub const ALL: [(&str, u32); 8] = [
+        ("NVML_FI_DEV_NVLINK_LINK_COUNT", NVLINK_LINK_COUNT),
+        ("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", NVLINK_DATA_TX),
+        ("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX", NVLINK_DATA_RX),
+        (
+            "NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT",
+            TEMPERATURE_SHUTDOWN_TLIMIT,
+        ),
+        (
+            "NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT",
+            TEMPERATURE_SLOWDOWN_TLIMIT,
+        ),
+        (
+            "NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT",
+            TEMPERATURE_MEM_MAX_TLIMIT,
+        ),
+        (
+            "NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT",
+            TEMPERATURE_GPU_MAX_TLIMIT,
+        ),
+        ("NVML_FI_DEV_GPU_TEMP", GPU_TEMP),
+    ];
+}
+
 /// The function name in per-field errors.
 const FUNCTION: &str = "nvmlDeviceGetFieldValues";
 
 /// One field to read and, after [`Nvml::field_values`], its result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldValue {
-    /// `NVML_FI_*` id. Ids 199-273 were renumbered between driver releases (nvml.md §7.1);
-    /// only use them gated on the driver version.
+    /// `NVML_FI_*` id. Ids 199-273 were renumbered between driver releases (docs/nvml-facts.md,
+    /// "Field ids"); only use them gated on the driver version.
     pub field_id: u32,
     /// NVLink id, `u32::MAX` for the sum over links, or the power scope (0 GPU, 1 module).
     pub scope_id: u32,

@@ -58,13 +58,31 @@ impl Drop for GpmSample<'_> {
     }
 }
 
-/// `nvmlGpmMetricsGet_t` with room for the largest metric array any driver may touch (333
-/// entries in 13.2+ headers): the struct grew with its version still 1, so a newer driver
-/// may treat the buffer as longer than our 98-entry mirror.
+/// Eight words after the metrics array that no driver may touch, checked after each call.
+const GUARD_WORDS: usize = 8;
+/// The guard's pattern ("gpuwhyG!").
+const GUARD: u64 = 0x2147_7968_7775_7067;
+
+/// `nvmlGpmMetricsGet_t` of the newest header checked (477 entries; the struct grew with its
+/// version still 1, so a driver may treat the buffer as that long whatever `numMetrics`
+/// says), followed by a guard that shows whether a driver wrote past even that.
 #[repr(C)]
 struct MetricsGetBuffer {
     get: sys::nvmlGpmMetricsGet_t,
-    _room: [sys::nvmlGpmMetric_t; sys::NVML_GPM_METRIC_MAX_LARGEST - sys::NVML_GPM_METRIC_MAX_V1],
+    guard: [u64; GUARD_WORDS],
+}
+
+impl MetricsGetBuffer {
+    /// The error for a driver that wrote past the 477 entries (a header newer than the one
+    /// checked): GPM is switched off rather than risk memory the driver does not own.
+    const OVERRUN: NvmlError = NvmlError::new(
+        "nvmlGpmMetricsGet (wrote past the end of a 477-entry nvmlGpmMetricsGet_t)",
+        codes::ARGUMENT_VERSION_MISMATCH,
+    );
+
+    fn guard_intact(&self) -> bool {
+        self.guard.iter().all(|w| *w == GUARD)
+    }
 }
 
 /// `(id, result)` for a filled metric slot.
@@ -151,10 +169,9 @@ impl Nvml {
                 numMetrics: 0,
                 sample1: s1,
                 sample2: s2,
-                metrics: [sys::nvmlGpmMetric_t::EMPTY; sys::NVML_GPM_METRIC_MAX_V1],
+                metrics: [sys::nvmlGpmMetric_t::EMPTY; sys::NVML_GPM_METRIC_MAX],
             },
-            _room: [sys::nvmlGpmMetric_t::EMPTY;
-                sys::NVML_GPM_METRIC_MAX_LARGEST - sys::NVML_GPM_METRIC_MAX_V1],
+            guard: [GUARD; GUARD_WORDS],
         });
         for chunk in ids.chunks(GPM_METRICS_PER_CALL) {
             buf.get.version = sys::NVML_GPM_METRICS_GET_VERSION;
@@ -166,16 +183,18 @@ impl Nvml {
                     ..sys::nvmlGpmMetric_t::EMPTY
                 };
             }
-            // Derived from the whole buffer, so the driver may use all 333 slots.
-            let whole: *mut MetricsGetBuffer = &mut *buf;
+            let get: *mut sys::nvmlGpmMetricsGet_t = &mut buf.get;
             self.syms.gpm_metrics_get.call(|symbol, f| {
-                // SAFETY: `f` is `nvmlReturn_t (nvmlGpmMetricsGet_t*)`; `whole` points to a live
-                // buffer that starts with the header, has 333 metric slots, `numMetrics` of them
-                // set, and is not otherwise borrowed during the call. The samples are live,
-                // from this library, and borrowed for this call.
-                let rc = unsafe { f(whole.cast()) };
+                // SAFETY: `f` is `nvmlReturn_t (nvmlGpmMetricsGet_t*)`; `get` points to a live
+                // struct of the newest header's full length (477 entries, `numMetrics` of them
+                // set) that nothing else borrows during the call. The samples are live, from
+                // this library, and borrowed for this call.
+                let rc = unsafe { f(get) };
                 check(symbol, rc)
             })?;
+            if !buf.guard_intact() {
+                return Err(MetricsGetBuffer::OVERRUN);
+            }
             results.extend(buf.get.metrics[..chunk.len()].iter().map(metric_result));
         }
         Ok(results)
@@ -187,9 +206,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn metrics_buffer_has_room_for_the_largest_header_and_starts_with_the_v1_layout() {
-        assert_eq!(std::mem::size_of::<MetricsGetBuffer>(), 24 + 40 * 333);
+    fn metrics_buffer_is_the_newest_headers_struct_then_the_guard() {
+        // 13.5's NVML_GPM_METRIC_MAX is 477: 24 + 477 × 40 = 19,104 bytes (docs/nvml-loading.md).
+        assert_eq!(std::mem::size_of::<sys::nvmlGpmMetricsGet_t>(), 19_104);
         assert_eq!(std::mem::offset_of!(MetricsGetBuffer, get), 0);
+        assert_eq!(std::mem::offset_of!(MetricsGetBuffer, guard), 19_104);
     }
 
     #[test]

@@ -33,11 +33,11 @@ pub struct Nvml {
     _lib: ManuallyDrop<Library>,
 }
 
-// Thread safety: every field is Send + Sync on its own (function pointers, atomics, the
-// `Library`), so the compiler derives both traits. That is only sound because NVML itself
-// is thread-safe: the header's preamble says "NVML is thread-safe so it is safe to make
-// simultaneous NVML calls from multiple threads" (nvml.md §9.1). Objects that NVML does not
-// make thread-safe (event sets, GPM samples) are separate types that are not `Sync`.
+// Thread safety: every field is Send + Sync on its own (function pointers, atomics, the `Library`),
+// so the compiler derives both traits. That is only sound because NVML itself is thread-safe: the
+// header's preamble says "NVML is thread-safe so it is safe to make simultaneous NVML calls from
+// multiple threads" (docs/nvml-facts.md, "Conventions"). Objects that NVML does not make
+// thread-safe (event sets, GPM samples) are separate types that are not `Sync`.
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
     send_sync::<Nvml>();
@@ -57,15 +57,15 @@ impl Nvml {
     ///
     /// Search order: `explicit`, else the file named by `GPUWHY_NVML_PATH`, else
     /// `libnvidia-ml.so.1` through the system loader, then the driver's usual directories
-    /// (nvml.md §8). A named file (explicit or from the environment) is the only one tried:
-    /// if it fails, nothing else is loaded behind the user's back. CUDA toolkit stubs are
-    /// never loaded.
+    /// (docs/nvml-facts.md, "Library locations"). A named file (explicit or from the environment)
+    /// is the only one tried: if it fails, nothing else is loaded behind the user's back. CUDA
+    /// toolkit stubs are never loaded.
     ///
     /// # Errors
     ///
-    /// [`Error::NvmlNotFound`] listing every place tried and why it failed;
-    /// [`Error::NvmlNotNvml`] when a named file exports neither `nvmlInit_v2` nor `nvmlInit`;
-    /// [`Error::NvmlInit`] when initialisation fails (driver not loaded, no permission, ...).
+    /// [`Error::NvmlNotFound`] listing every place tried and why it failed; [`Error::NvmlNotNvml`]
+    /// when a named file exports neither `nvmlInit_v2` nor `nvmlInit`; [`Error::NvmlInit`] when
+    /// initialisation fails (driver not loaded, no permission, ...).
     pub fn load(explicit: Option<&Path>) -> Result<Nvml> {
         Self::load_plan(search::plan(explicit, std::env::var_os(ENV_NVML_PATH)))
     }

@@ -1,16 +1,16 @@
-//! NVML, loaded at run time with `libloading`: hand-written bindings for the ~45 entry
-//! points gpuwhy samples.
+//! NVML, loaded at run time with `libloading`: hand-written bindings for the ~45 entry points
+//! gpuwhy samples.
 //!
-//! What it is for: finding the driver's `libnvidia-ml.so.1` (or a simulator) without any
-//! link-time dependency, binding each entry point with its per-version fallbacks
-//! (nvml.md §4), and exposing safe, typed queries whose failures are classified per metric
-//! ([`NvmlError`]). What it is not for: sampling policy, units conversion or deciding what
-//! a number means; the sampler and the rules do that.
+//! What it is for: finding the driver's `libnvidia-ml.so.1` (or a simulator) without any link-time
+//! dependency, binding each entry point with its per-version fallbacks (docs/nvml-facts.md,
+//! "Versioned symbols"), and exposing safe, typed queries whose failures are classified per metric
+//! ([`NvmlError`]). What it is not for: sampling policy, units conversion or deciding what a number
+//! means; the sampler and the rules do that.
 //!
-//! Every symbol is optional. A binding the library does not export answers
-//! FUNCTION_NOT_FOUND with [`NvmlError::missing_symbol`] set; a newer symbol that answers
-//! FUNCTION_NOT_FOUND, DEPRECATED or ARGUMENT_VERSION_MISMATCH is replaced by its older
-//! fallback for the rest of the session ([`Nvml::resolved_symbols`] shows which is in use).
+//! Every symbol is optional. A binding the library does not export answers FUNCTION_NOT_FOUND with
+//! [`NvmlError::missing_symbol`] set; a newer symbol that answers FUNCTION_NOT_FOUND, DEPRECATED or
+//! ARGUMENT_VERSION_MISMATCH is replaced by its older fallback for the rest of the session
+//! ([`Nvml::resolved_symbols`] shows which is in use).
 //!
 //! All `unsafe` code of the crate's NVML side lives in this module.
 
@@ -19,6 +19,8 @@ mod error;
 mod events;
 mod fields;
 mod gpm;
+#[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
+mod header_check;
 mod library;
 mod processes;
 mod readings;
@@ -29,7 +31,7 @@ mod sys;
 pub use device::{Device, PciInfo};
 pub use error::NvmlError;
 pub use events::{EventData, EventSet, EVENT_XID_CRITICAL};
-pub use fields::FieldValue;
+pub use fields::{ids as field_ids, FieldValue};
 pub use gpm::{
     GpmSample, GPM_ANY_TENSOR_UTIL, GPM_DRAM_BW_UTIL, GPM_GRAPHICS_UTIL, GPM_METRICS_PER_CALL,
     GPM_NVLINK_TOTAL_RX_PER_SEC, GPM_NVLINK_TOTAL_TX_PER_SEC, GPM_PCIE_RX_PER_SEC,

@@ -1,12 +1,11 @@
-//! Running compute processes, defended against drivers that use a different element size
-//! than the symbol promises.
+//! Running compute processes, defended against drivers that use a different element size than the
+//! symbol promises.
 //!
-//! `_v3` and `_v2` fill 24-byte `nvmlProcessInfo_t` elements and the unversioned function
-//! 16-byte ones, but drivers 535.43–535.86 wrote 32-byte elements through `_v3` without a
-//! version bump, and one later driver wrote 16-byte ones (nvml.md §7.2). So the buffer is
-//! sized for 32-byte elements, pre-filled with a marker pattern, and decoded with the
-//! expected size first; if the entries that size yields cannot be real, 24, 32 and 16 are
-//! tried in turn.
+//! `_v3` and `_v2` fill 24-byte `nvmlProcessInfo_t` elements and the unversioned function 16-byte
+//! ones, but drivers 535.43–535.86 wrote 32-byte elements through `_v3` without a version bump, and
+//! one later driver wrote 16-byte ones (docs/nvml-facts.md, "Hazards"). So the buffer is sized for
+//! 32-byte elements, pre-filled with a marker pattern, and decoded with the expected size first; if
+//! the entries that size yields cannot be real, 24, 32 and 16 are tried in turn.
 
 use std::ffi::c_uint;
 

@@ -1,7 +1,8 @@
 //! Per-device readings on [`Nvml`]: utilization, memory, power, temperature, clocks, PCIe.
 //!
 //! Values NVML returns with SUCCESS but that cannot be true are rejected as errors with code
-//! UNKNOWN and a function name saying what was rejected (nvml.md §7.6), never passed on.
+//! UNKNOWN and a function name saying what was rejected (docs/nvml-facts.md, "Hazards"), never
+//! passed on.
 
 use std::ffi::c_uint;
 
@@ -9,13 +10,14 @@ use serde::Serialize;
 
 use super::device::{implausible, Device};
 use super::error::NvmlError;
+use super::fields::{ids as field_ids, FieldValue};
 use super::library::{check, Nvml};
 use super::symbols::{MemoryInfoFn, TemperatureFn};
 use super::sys;
 
-/// Highest believable board power: 10 kW (10 million mW). Boards draw at most a few kW; a
-/// 32-bit 580.xx `libnvidia-ml` returned values in the millions with SUCCESS (nvml.md §7.6,
-/// flightlessmango/MangoHud#2144), so anything above this is a garbage read.
+/// Highest believable board power: 10 kW (10 million mW). Boards draw at most a few kW; a 32-bit
+/// 580.xx `libnvidia-ml` returned values in the millions with SUCCESS (docs/nvml-facts.md,
+/// "Hazards", flightlessmango/MangoHud#2144), so anything above this is a garbage read.
 pub const POWER_MAX_PLAUSIBLE_MW: u32 = 10_000_000;
 
 /// `nvmlUtilization_t`: percent of the last sample period (1/6 s to 1 s, per product).
@@ -34,11 +36,21 @@ pub struct MemoryInfo {
     pub total: u64,
     /// Free.
     pub free: u64,
-    /// Used. With `nvmlDeviceGetMemoryInfo_v2` the header is self-contradictory about whether
-    /// `reserved` is included, so keep both.
+    /// Used, as the call that answered defines it: v1's includes reserved memory; for v2 the
+    /// header says both (the struct: allocated only; the function: reserved included), so
+    /// gpuwhy does not rely on it; see [`MemoryInfo::in_use`].
     pub used: u64,
     /// Reserved by the system; `None` when only the v1 function was available.
     pub reserved: Option<u64>,
+}
+
+impl MemoryInfo {
+    /// Memory that is not free: what processes allocated plus what the driver and firmware
+    /// reserve, `total − free`. Both memory calls define `free` the same way ("unallocated
+    /// device memory"), so this has one meaning whichever of them answered — unlike `used`.
+    pub fn in_use(&self) -> u64 {
+        self.total.saturating_sub(self.free)
+    }
 }
 
 /// `nvmlTemperatureThresholds_t` values gpuwhy reads.
@@ -189,12 +201,31 @@ impl Nvml {
         })
     }
 
-    /// A temperature threshold in °C.
+    /// A temperature threshold in °C: the T.Limit field (`NVML_FI_DEV_TEMPERATURE_*_TLIMIT`,
+    /// 193–196), which the header prefers on Ada and later and which replaces
+    /// `nvmlDeviceGetTemperatureThreshold` for these four thresholds; when the field is not
+    /// answered (older GPUs, older drivers) the threshold function. The error is the
+    /// function's when both fail.
     pub fn temperature_threshold_c(
         &self,
         d: Device,
         which: TemperatureThreshold,
     ) -> Result<u32, NvmlError> {
+        let id = match which {
+            TemperatureThreshold::Shutdown => field_ids::TEMPERATURE_SHUTDOWN_TLIMIT,
+            TemperatureThreshold::Slowdown => field_ids::TEMPERATURE_SLOWDOWN_TLIMIT,
+            TemperatureThreshold::MemMax => field_ids::TEMPERATURE_MEM_MAX_TLIMIT,
+            TemperatureThreshold::GpuMax => field_ids::TEMPERATURE_GPU_MAX_TLIMIT,
+        };
+        let mut field = [FieldValue::new(id)];
+        if self.field_values(d, &mut field).is_ok() {
+            // A believable temperature: above 0 °C and below 200 °C.
+            if let Ok(c) = field[0].result {
+                if c > 0.0 && c < 200.0 {
+                    return Ok(c.round() as u32);
+                }
+            }
+        }
         self.dev_enum_uint(&self.syms.temperature_threshold, d, which as u32)
     }
 
@@ -213,8 +244,9 @@ impl Nvml {
         self.dev_uint(&self.syms.performance_state, d)
     }
 
-    /// Clock-event reason bits (nvml.md §5.6): `nvmlDeviceGetCurrentClocksEventReasons`,
-    /// falling back to the deprecated `...ThrottleReasons`, which has the same bits.
+    /// Clock-event reason bits (docs/nvml-facts.md, "Clock-event reasons"):
+    /// `nvmlDeviceGetCurrentClocksEventReasons`, falling back to the deprecated
+    /// `...ThrottleReasons`, which has the same bits.
     pub fn clock_event_reasons(&self, d: Device) -> Result<u64, NvmlError> {
         let h = self.raw(d)?;
         self.syms.clock_event_reasons.call(|symbol, f| {
@@ -225,7 +257,8 @@ impl Nvml {
         })
     }
 
-    /// PCIe throughput in KB/s over a 20 ms window (each call takes about that long).
+    /// PCIe throughput in NVML's "KB"/s (1 KB = 1024 bytes, docs/nvml-loading.md) over a
+    /// 20 ms window (each call takes about that long).
     pub fn pcie_throughput_kbs(&self, d: Device, counter: PcieCounter) -> Result<u32, NvmlError> {
         self.dev_enum_uint(&self.syms.pcie_throughput, d, counter as u32)
     }
@@ -254,6 +287,25 @@ impl Nvml {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_in_use_is_total_minus_free_whichever_call_answered() {
+        // The same device through v2 (used = allocated, reserved apart) and v1 (used =
+        // reserved + allocated): one figure, 1.5 GiB, either way.
+        let v2 = MemoryInfo {
+            total: 8 << 30,
+            free: (13 << 30) / 2,
+            used: 1 << 30,
+            reserved: Some(512 << 20),
+        };
+        let v1 = MemoryInfo {
+            used: (3 << 30) / 2,
+            reserved: None,
+            ..v2
+        };
+        assert_eq!(v2.in_use(), 3 << 29);
+        assert_eq!(v1.in_use(), v2.in_use());
+    }
 
     #[test]
     fn enums_carry_the_header_values() {

@@ -1,4 +1,4 @@
-//! Where to look for the NVML library, in order (nvml.md §8).
+//! Where to look for the NVML library, in order (docs/nvml-facts.md, "Library locations").
 //!
 //! Pure functions over the explicit path and the environment value, so the order can be
 //! tested without touching the process environment or the file system.
@@ -89,9 +89,9 @@ fn default_candidates() -> Vec<Candidate> {
     c
 }
 
-/// Windows: `%WINDIR%\System32\nvml.dll` first (where DCH drivers put it), then the NVSMI
-/// folder under Program Files, which is not on `PATH` by default (nvml.md §8). Untested:
-/// gpuwhy is only tested on Linux.
+/// Windows: `%WINDIR%\System32\nvml.dll` first (where DCH drivers put it), then the NVSMI folder
+/// under Program Files, which is not on `PATH` by default (docs/nvml-facts.md, "Library
+/// locations"). Untested: gpuwhy is only tested on Linux.
 #[cfg(windows)]
 fn default_candidates() -> Vec<Candidate> {
     let windir = std::env::var_os("WINDIR").unwrap_or_else(|| "C:\\Windows".into());

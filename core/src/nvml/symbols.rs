@@ -1,10 +1,10 @@
 //! The table of NVML entry points, resolved once when the library is loaded.
 //!
-//! Each logical binding is a [`Chain`] of candidate symbols, newest first (nvml.md §4). Only
-//! the candidates the library exports are kept. A call goes to the first candidate still in
-//! use; when it answers FUNCTION_NOT_FOUND, DEPRECATED or ARGUMENT_VERSION_MISMATCH the chain
-//! moves on to the next candidate for good, so a driver that exports a symbol but has retired
-//! it costs one wasted call, not one per sample.
+//! Each logical binding is a [`Chain`] of candidate symbols, newest first (docs/nvml-facts.md,
+//! "Versioned symbols"). Only the candidates the library exports are kept. A call goes to the first
+//! candidate still in use; when it answers FUNCTION_NOT_FOUND, DEPRECATED or
+//! ARGUMENT_VERSION_MISMATCH the chain moves on to the next candidate for good, so a driver that
+//! exports a symbol but has retired it costs one wasted call, not one per sample.
 //!
 //! The function pointers live here and in [`super::Nvml`] only; nothing hands them out.
 
@@ -126,6 +126,17 @@ impl<F: Copy> Chain<F> {
     /// older one permanently and runs `call` again.
     pub(super) fn call<T>(
         &self,
+        call: impl FnMut(&'static str, F) -> Result<T, NvmlError>,
+    ) -> Result<T, NvmlError> {
+        self.call_falling_back(wants_fallback, call)
+    }
+
+    /// [`Chain::call`], falling back on the codes for which `fallback` holds instead: for a
+    /// binding whose newer symbol fails for reasons of its own (the CUDA version's `_v2`
+    /// needs libcuda, which containers often lack).
+    pub(super) fn call_falling_back<T>(
+        &self,
+        fallback: impl Fn(u32) -> bool,
         mut call: impl FnMut(&'static str, F) -> Result<T, NvmlError>,
     ) -> Result<T, NvmlError> {
         let mut i = self.active.load(Ordering::Relaxed);
@@ -134,7 +145,7 @@ impl<F: Copy> Chain<F> {
                 return Err(NvmlError::missing(self.name));
             };
             match call(symbol, f) {
-                Err(e) if wants_fallback(e.code) && i + 1 < self.candidates.len() => {
+                Err(e) if fallback(e.code) && i + 1 < self.candidates.len() => {
                     // Another thread may have moved on already; either way the index only grows.
                     let _ = self.active.compare_exchange(
                         i,
@@ -155,7 +166,7 @@ impl<F: Copy> Chain<F> {
 /// # Safety
 ///
 /// `F` must be an `unsafe extern "C" fn` type matching the C prototype of `symbol` exactly
-/// (nvml.md §5), and the returned pointer must not be called after `lib` is unloaded.
+/// (nvml.h; checked by the header test), and the returned pointer must not be called after `lib` is unloaded.
 unsafe fn sym<F: Copy>(lib: &Library, symbol: &'static str) -> (&'static str, Option<F>) {
     let mut name = Vec::with_capacity(symbol.len() + 1);
     name.extend_from_slice(symbol.as_bytes());
@@ -188,7 +199,7 @@ macro_rules! symbols {
                     $( $field: Chain::new($name, [
                         $({
                             // SAFETY: the raw type is the prototype of this symbol in the
-                            // NVML header (nvml.md §5); the caller keeps `lib` loaded.
+                            // NVML header (nvml.h; checked by the header test); the caller keeps `lib` loaded.
                             let (s, f) = unsafe { sym::<$raw>(lib, $sym) };
                             (s, f.map($wrap))
                         },)+
@@ -200,6 +211,15 @@ macro_rules! symbols {
             pub(super) fn resolved(&self) -> Vec<(&'static str, Option<&'static str>)> {
                 vec![$( (self.$field.name, self.$field.resolved()), )+]
             }
+        }
+
+        /// Every candidate symbol with the C prototypes of the Rust type it is bound with,
+        /// for the check against `nvml.h` (`header_check.rs`).
+        #[cfg(test)]
+        pub(super) fn prototypes() -> Vec<(&'static str, (usize, Vec<String>))> {
+            vec![$($(
+                ($sym, <$raw as nvml_header_check::CSig>::c_prototypes()),
+            )+)+]
         }
     };
 }

@@ -1,7 +1,7 @@
 //! `#[repr(C)]` mirrors of the NVML structs gpuwhy passes across the C boundary, the
-//! constants that go with them, and compile-time checks that every size and field offset
-//! matches the C compiler's layout for the 13.3 header (nvml.md §6, measured with gcc on
-//! x86-64 Linux).
+//! constants that go with them, and compile-time checks of every size and field offset on
+//! x86-64 Linux. The header test (`header_check.rs`) checks all of them against NVIDIA's
+//! `nvml.h` at the version pinned in docs/nvml-loading.md.
 //!
 //! Names follow the C header so the mirrors can be checked against it line by line.
 //! Enums are plain `u32`/`c_uint` here on purpose: a driver may return a value this
@@ -55,9 +55,10 @@ pub const NVML_TEMPERATURE_GPU: c_uint = 0;
 /// `NVML_GPM_METRIC_MAX` of the 11.8–12.8 headers. gpuwhy never asks for more metrics than
 /// this in one call, because older drivers know only this many slots.
 pub const NVML_GPM_METRIC_MAX_V1: usize = 98;
-/// `NVML_GPM_METRIC_MAX` of the 13.2+ headers: the largest array a current driver may touch.
-/// Buffers handed to `nvmlGpmMetricsGet` are padded to this many entries (see `gpm.rs`).
-pub const NVML_GPM_METRIC_MAX_LARGEST: usize = 333;
+/// `NVML_GPM_METRIC_MAX` of the newest header checked (477 in 13.5; docs/nvml-loading.md).
+/// `nvmlGpmMetricsGet_t` kept its version 1 while this grew (98, 210, 333, 477), so a driver
+/// cannot tell how long the caller's array is: the mirror is sized for the newest header.
+pub const NVML_GPM_METRIC_MAX: usize = 477;
 
 /// `nvmlValueType_t` values selecting the member of [`nvmlValue_t`].
 pub mod value_type {
@@ -282,7 +283,7 @@ impl nvmlGpmMetric_t {
     };
 }
 
-/// `nvmlGpmMetricsGet_t` with the 98-entry array of the 11.8–12.8 headers.
+/// `nvmlGpmMetricsGet_t` with the array of the newest header checked ([`NVML_GPM_METRIC_MAX`]).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct nvmlGpmMetricsGet_t {
@@ -295,7 +296,7 @@ pub struct nvmlGpmMetricsGet_t {
     /// The later sample.
     pub sample2: nvmlGpmSample_t,
     /// Requests and results.
-    pub metrics: [nvmlGpmMetric_t; NVML_GPM_METRIC_MAX_V1],
+    pub metrics: [nvmlGpmMetric_t; NVML_GPM_METRIC_MAX],
 }
 
 /// Makes the item it precedes fail to compile unless `$t` has size `$size` and alignment
@@ -334,11 +335,11 @@ mod layout {
     assert_layout!(nvmlGpmSupport_t, size 8, align 4, version @ 0, isSupportedDevice @ 4);
     assert_layout!(nvmlGpmMetric_t, size 40, align 8,
         metricId @ 0, nvmlReturn @ 4, value @ 8, shortName @ 16, longName @ 24, unit @ 32);
-    assert_layout!(nvmlGpmMetricsGet_t, size 24 + 40 * 98, align 8,
+    assert_layout!(nvmlGpmMetricsGet_t, size 19_104, align 8,
         version @ 0, numMetrics @ 4, sample1 @ 8, sample2 @ 16, metrics @ 24);
 }
 
-/// `nvmlReturn_t` values (nvml.md §2). Bound as `u32` because drivers keep appending codes.
+/// `nvmlReturn_t` values (nvml.h; checked by the header test). Bound as `u32` because drivers keep appending codes.
 pub mod codes {
     /// `NVML_SUCCESS`.
     pub const SUCCESS: u32 = 0;

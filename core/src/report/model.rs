@@ -86,6 +86,10 @@ pub struct Capability {
     /// Why it is not available (`NOT_SUPPORTED from nvmlDeviceGetPcieThroughput`, `symbol absent`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The NVML function that answered it last (`nvmlDeviceGetFieldValues` when it came in
+    /// the batched field call); absent for data not read through NVML.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 impl Capability {
@@ -94,6 +98,7 @@ impl Capability {
         Capability {
             available: true,
             reason: None,
+            via: None,
         }
     }
 
@@ -102,6 +107,7 @@ impl Capability {
         Capability {
             available: false,
             reason: Some(reason.into()),
+            via: None,
         }
     }
 }
@@ -126,6 +132,10 @@ pub struct DeviceInfo {
     pub compute_capability: Option<String>,
     /// Total device memory, MiB.
     pub memory_total_mib: Option<f64>,
+    /// Device memory reserved by the driver and firmware, MiB (`nvmlDeviceGetMemoryInfo_v2`;
+    /// absent when only the v1 call answered). Part of `mem_used`, which is total − free.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_reserved_mib: Option<f64>,
     /// Enforced power limit, W.
     pub power_limit_w: Option<f64>,
     /// Maximum SM clock, MHz.

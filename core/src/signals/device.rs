@@ -231,13 +231,7 @@ impl DeviceSignals {
         s.throttled_share = share(rs.iter().copied(), |r| {
             (r as u64) & reasons::THROTTLING != 0
         });
-        for bit in [
-            reasons::SW_POWER_CAP,
-            reasons::HW_SLOWDOWN,
-            reasons::SW_THERMAL,
-            reasons::HW_THERMAL,
-            reasons::HW_POWER_BRAKE,
-        ] {
+        for bit in reasons::THROTTLING_BITS {
             if let Some(sh) = share(rs.iter().copied(), |r| (r as u64) & bit != 0) {
                 s.reason_shares.push((bit, sh));
             }

@@ -144,7 +144,11 @@ impl Signals {
             duration_s: report.run.duration_s,
             interval_s: report.run.interval_s,
             events: report.events.clone(),
-            gpu_absent_reason: report.gpu_absent_reason.clone(),
+            // The verdict says why in one line; the places tried stay in the report.
+            gpu_absent_reason: report
+                .gpu_absent_reason
+                .as_deref()
+                .map(|r| crate::headline(r).to_string()),
             host_cpu: host_col("cpu_total"),
             host_disk_read: host_col("disk_read"),
             host_proc_cpu: host_col("proc_cpu"),

@@ -7,14 +7,20 @@ use crate::abi::*;
 use crate::metric::Metric;
 use crate::scenario::Device;
 
-/// `NVML_TEMPERATURE_GPU`, the only sensor.
-const SENSOR_GPU: c_uint = 0;
-/// The highest `nvmlTemperatureThresholds_t` value (GPS_CURR).
-const THRESHOLD_LAST: c_uint = 7;
+/// Checks a sensor: the GPU die sensor is modelled; `NVML_TEMPERATURE_GPU_MAX` exists in the
+/// header but not on the simulated GPUs, which answer NOT_SUPPORTED as a driver does for a
+/// sensor the board lacks; anything past the header's sensors is INVALID_ARGUMENT.
+fn sensor(sensor_type: c_uint) -> Result<(), NvmlReturn> {
+    match sensor_type {
+        TEMPERATURE_GPU => Ok(()),
+        t if t < TEMPERATURE_COUNT => Err(ERROR_NOT_SUPPORTED),
+        _ => Err(ERROR_INVALID_ARGUMENT),
+    }
+}
 
 /// `nvmlDeviceGetTemperatureV`: `temp_c` for sensor `NVML_TEMPERATURE_GPU`. `version` must
-/// be `nvmlTemperature_v1` (0x0100000C), else ARGUMENT_VERSION_MISMATCH; another sensor is
-/// INVALID_ARGUMENT.
+/// be `nvmlTemperature_v1` (0x0100000C), else ARGUMENT_VERSION_MISMATCH; sensor
+/// `NVML_TEMPERATURE_GPU_MAX` is NOT_SUPPORTED, an unknown one INVALID_ARGUMENT.
 ///
 /// # Safety
 /// `temperature` must be NULL or valid for reading and writing one `nvmlTemperature_v1_t`
@@ -34,9 +40,7 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperatureV(
         }
         // SAFETY: as above, for the input field `sensorType`.
         let sensor_type = unsafe { (&raw const (*temperature).sensor_type).read() };
-        if sensor_type != SENSOR_GPU {
-            return Err(ERROR_INVALID_ARGUMENT);
-        }
+        sensor(sensor_type)?;
         Ok(NvmlTemperature {
             version,
             sensor_type,
@@ -47,7 +51,8 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperatureV(
     unsafe { device_scalar("nvmlDeviceGetTemperatureV", device, temperature, read) }
 }
 
-/// `nvmlDeviceGetTemperature`: `temp_c`, °C; only `NVML_TEMPERATURE_GPU` (0) exists.
+/// `nvmlDeviceGetTemperature`: `temp_c`, °C, for `NVML_TEMPERATURE_GPU` (0); sensor
+/// `NVML_TEMPERATURE_GPU_MAX` is NOT_SUPPORTED, an unknown one INVALID_ARGUMENT.
 ///
 /// # Safety
 /// `temp` must be NULL or valid for writing one `unsigned int`.
@@ -60,9 +65,7 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperature(
     // SAFETY: forwarded from this function's contract.
     unsafe {
         device_scalar("nvmlDeviceGetTemperature", device, temp, |c, d| {
-            if sensor_type != SENSOR_GPU {
-                return Err(ERROR_INVALID_ARGUMENT);
-            }
+            sensor(sensor_type)?;
             Ok(d.value(Metric::TempC, c.t).round().max(0.0) as c_uint)
         })
     }
@@ -85,11 +88,11 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperatureThreshold(
         device_scalar("nvmlDeviceGetTemperatureThreshold", device, temp, |_, d| {
             let f = &d.facts;
             let value = match threshold_type {
-                0 => f.temp_shutdown_c,
-                1 => f.temp_slowdown_c,
-                2 => f.temp_mem_max_c,
-                3 => f.temp_gpu_max_c,
-                t if t <= THRESHOLD_LAST => 0,
+                TEMPERATURE_THRESHOLD_SHUTDOWN => f.temp_shutdown_c,
+                TEMPERATURE_THRESHOLD_SLOWDOWN => f.temp_slowdown_c,
+                TEMPERATURE_THRESHOLD_MEM_MAX => f.temp_mem_max_c,
+                TEMPERATURE_THRESHOLD_GPU_MAX => f.temp_gpu_max_c,
+                t if t < TEMPERATURE_THRESHOLD_COUNT => 0,
                 _ => return Err(ERROR_INVALID_ARGUMENT),
             };
             if value == 0 {
@@ -105,10 +108,10 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperatureThreshold(
 fn clock(d: &Device, clock_type: c_uint) -> Result<(Metric, u32), NvmlReturn> {
     let f = &d.facts;
     Ok(match clock_type {
-        0 => (Metric::GraphicsClockMhz, f.max_graphics_clock_mhz),
-        1 => (Metric::SmClockMhz, f.max_sm_clock_mhz),
-        2 => (Metric::MemClockMhz, f.max_mem_clock_mhz),
-        3 => (Metric::VideoClockMhz, f.max_video_clock_mhz),
+        CLOCK_GRAPHICS => (Metric::GraphicsClockMhz, f.max_graphics_clock_mhz),
+        CLOCK_SM => (Metric::SmClockMhz, f.max_sm_clock_mhz),
+        CLOCK_MEM => (Metric::MemClockMhz, f.max_mem_clock_mhz),
+        CLOCK_VIDEO => (Metric::VideoClockMhz, f.max_video_clock_mhz),
         _ => return Err(ERROR_INVALID_ARGUMENT),
     })
 }
@@ -164,7 +167,7 @@ pub unsafe extern "C" fn nvmlDeviceGetPerformanceState(
     unsafe {
         device_scalar("nvmlDeviceGetPerformanceState", device, p_state, |c, d| {
             let p = d.value_u32(Metric::Pstate, c.t);
-            Ok(if p > 15 { 32 } else { p })
+            Ok(if p > 15 { PSTATE_UNKNOWN } else { p })
         })
     }
 }

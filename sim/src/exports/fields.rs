@@ -1,18 +1,14 @@
-//! `nvmlDeviceGetFieldValues`: the NVLink link count and cumulative NVLink data counters.
+//! `nvmlDeviceGetFieldValues`: the NVLink link count, cumulative NVLink data counters and
+//! the T.Limit temperature thresholds.
 
 use std::ffi::{c_int, c_uint};
 
 use super::{boundary, non_null};
 use crate::abi::*;
+use crate::metric::Metric;
 use crate::scenario::Device;
 use crate::state::{self, Call};
 
-/// `NVML_FI_DEV_NVLINK_LINK_COUNT`.
-const FI_NVLINK_LINK_COUNT: c_uint = 91;
-/// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`.
-const FI_NVLINK_THROUGHPUT_DATA_TX: c_uint = 138;
-/// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`.
-const FI_NVLINK_THROUGHPUT_DATA_RX: c_uint = 139;
 /// `scopeId` asking for the sum over all links.
 const SCOPE_ALL_LINKS: c_uint = c_uint::MAX;
 /// The refresh latency reported for every field, microseconds.
@@ -22,7 +18,10 @@ const LATENCY_USEC: i64 = 25;
 /// simulated clock), `valueType`, `nvmlReturn` and `value`. Field 91 is `nvlink_links`;
 /// fields 138/139 are cumulative KiB sent/received over NVLink since init, integrated from
 /// `nvlink_tx_kibs`/`nvlink_rx_kibs` (`scopeId` = UINT_MAX for all links, a link index for
-/// an even share, NOT_SUPPORTED without NVLink). Every other id is NOT_SUPPORTED in its
+/// an even share, NOT_SUPPORTED without NVLink); fields 193–196 are the T.Limit
+/// thresholds (signed int, °C) on Ada and later; 197/198 the cumulative PCIe bytes sent and
+/// received (integrated from `pcie_tx_kbs`/`pcie_rx_kbs` with 1 KB = 1024 bytes); 308 the
+/// GPU temperature (double, `temp_c`). Every other id is NOT_SUPPORTED in its
 /// element; the call itself succeeds.
 ///
 /// # Safety
@@ -73,7 +72,7 @@ fn field(
     d: &Device,
     field_id: c_uint,
     scope_id: c_uint,
-    counters: &mut Option<(f64, f64)>,
+    counters: &mut Option<state::LinkTotals>,
 ) -> (NvmlReturn, c_uint, NvmlValue) {
     let links = d.facts.nvlink_links;
     let none = NvmlValue { ull_val: 0 };
@@ -92,23 +91,75 @@ fn field(
                 link if link < links => 1.0 / f64::from(links),
                 _ => return (ERROR_INVALID_ARGUMENT, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
             };
-            let totals = match counters {
-                Some(t) => *t,
-                None => match state::nvlink_totals(d, call.t) {
-                    Ok(t) => *counters.insert(t),
-                    Err(code) => return (code, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
-                },
+            let totals = match totals(call, d, counters) {
+                Ok(t) => t,
+                Err(code) => return (code, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
             };
             let kib = if field_id == FI_NVLINK_THROUGHPUT_DATA_TX {
-                totals.0
+                totals.nvlink_tx_kib
             } else {
-                totals.1
+                totals.nvlink_rx_kib
             };
             let value = NvmlValue {
                 ull_val: (kib * share).floor() as u64,
             };
             (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG, value)
         }
+        FI_PCIE_COUNT_TX_BYTES | FI_PCIE_COUNT_RX_BYTES => match totals(call, d, counters) {
+            Ok(t) => {
+                let bytes = if field_id == FI_PCIE_COUNT_TX_BYTES {
+                    t.pcie_tx_bytes
+                } else {
+                    t.pcie_rx_bytes
+                };
+                let value = NvmlValue {
+                    ull_val: bytes.floor() as u64,
+                };
+                (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG, value)
+            }
+            Err(code) => (code, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
+        },
+        FI_GPU_TEMP => (
+            SUCCESS,
+            VALUE_TYPE_DOUBLE,
+            NvmlValue {
+                d_val: d.value(Metric::TempC, call.t),
+            },
+        ),
+        FI_TEMPERATURE_SHUTDOWN_TLIMIT..=FI_TEMPERATURE_GPU_MAX_TLIMIT => tlimit(d, field_id)
+            .map_or((ERROR_NOT_SUPPORTED, VALUE_TYPE_SIGNED_INT, none), |c| {
+                (SUCCESS, VALUE_TYPE_SIGNED_INT, NvmlValue { si_val: c })
+            }),
         _ => (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
     }
+}
+
+/// The link counters at this call's time, integrated once per call however many fields ask.
+fn totals(
+    call: Call,
+    d: &Device,
+    counters: &mut Option<state::LinkTotals>,
+) -> Result<state::LinkTotals, NvmlReturn> {
+    match counters {
+        Some(t) => Ok(*t),
+        None => state::link_totals(d, call.t).map(|t| *counters.insert(t)),
+    }
+}
+
+/// A T.Limit temperature field (193–196), °C: the header supports them on Ada and later
+/// (architecture 8+), from the same device facts as `nvmlDeviceGetTemperatureThreshold`; a
+/// fact of 0 means the GPU does not report that threshold.
+fn tlimit(d: &Device, field_id: c_uint) -> Option<i32> {
+    const ADA: u32 = 8;
+    let f = &d.facts;
+    if f.architecture < ADA {
+        return None;
+    }
+    let c = match field_id {
+        FI_TEMPERATURE_SHUTDOWN_TLIMIT => f.temp_shutdown_c,
+        FI_TEMPERATURE_SLOWDOWN_TLIMIT => f.temp_slowdown_c,
+        FI_TEMPERATURE_MEM_MAX_TLIMIT => f.temp_mem_max_c,
+        _ => f.temp_gpu_max_c,
+    };
+    i32::try_from(c).ok().filter(|c| *c > 0)
 }

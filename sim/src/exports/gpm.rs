@@ -77,13 +77,16 @@ pub extern "C" fn nvmlGpmSampleGet(device: NvmlDevice, gpm_sample: NvmlGpmSample
 
 /// `nvmlGpmMetricsGet`: for each of the first `numMetrics` entries, the mean of the
 /// metric over [sample1, sample2]. Ids 1, 2, 3, 5, 10, 20, 21, 60 and 61 are modelled;
-/// others get NOT_SUPPORTED in their entry. `version` must be 1; `numMetrics` at most 98;
-/// both samples taken on the same device, sample2 later (else INVALID_ARGUMENT). Entries
-/// past `numMetrics` are never touched, so callers may pass any array length.
+/// others get NOT_SUPPORTED in their entry. `version` must be 1; `numMetrics` at most
+/// [`GPM_METRIC_MAX`]; both samples taken on the same device, sample2 later (else
+/// INVALID_ARGUMENT). Like a driver that treats the struct as full length (its version
+/// stayed 1 while the array grew), it then clears every entry past `numMetrics` up to
+/// [`GPM_METRIC_MAX`]: a caller whose buffer is shorter than the newest header's struct
+/// gets the memory after it overwritten, which its tests can see.
 ///
 /// # Safety
-/// `metrics_get` must be NULL or point to an `nvmlGpmMetricsGet_t` whose header and first
-/// `numMetrics` `metricId`s are initialised and writable.
+/// `metrics_get` must be NULL or point to a writable `nvmlGpmMetricsGet_t` of the newest
+/// header's length whose header fields and first `numMetrics` `metricId`s are initialised.
 #[no_mangle]
 pub unsafe extern "C" fn nvmlGpmMetricsGet(metrics_get: *mut NvmlGpmMetricsGet) -> NvmlReturn {
     boundary(|| {
@@ -108,8 +111,7 @@ pub unsafe extern "C" fn nvmlGpmMetricsGet(metrics_get: *mut NvmlGpmMetricsGet) 
             return Err(ERROR_INVALID_ARGUMENT);
         }
         let (_, d) = state::device_by_index("nvmlGpmMetricsGet", s1.device)?;
-        // Raw element pointers only: no reference to the whole struct is formed, because a
-        // caller built against an older header may own fewer entries than the mirror has.
+        // Raw element pointers only: no reference to the whole struct is formed.
         // SAFETY: `metrics` is at offset 24 inside the caller's struct.
         let first = unsafe { (&raw mut (*metrics_get).metrics) }.cast::<NvmlGpmMetric>();
         for i in 0..num_metrics {
@@ -132,6 +134,18 @@ pub unsafe extern "C" fn nvmlGpmMetricsGet(metrics_get: *mut NvmlGpmMetricsGet) 
             };
             // SAFETY: `entry` is in bounds and writable.
             unsafe { entry.write(filled) };
+        }
+        let cleared = NvmlGpmMetric {
+            metric_id: 0,
+            nvml_return: SUCCESS,
+            value: 0.0,
+            short_name: std::ptr::null(),
+            long_name: std::ptr::null(),
+            unit: std::ptr::null(),
+        };
+        for i in num_metrics..GPM_METRIC_MAX {
+            // SAFETY: the caller's struct is of the full length, `GPM_METRIC_MAX > i` entries.
+            unsafe { first.add(i).write(cleared) };
         }
         Ok(())
     })

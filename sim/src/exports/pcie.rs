@@ -6,11 +6,6 @@ use super::device_scalar;
 use crate::abi::*;
 use crate::metric::Metric;
 
-/// `NVML_PCIE_UTIL_TX_BYTES`.
-const PCIE_UTIL_TX_BYTES: c_uint = 0;
-/// `NVML_PCIE_UTIL_RX_BYTES`.
-const PCIE_UTIL_RX_BYTES: c_uint = 1;
-
 /// `nvmlDeviceGetPcieThroughput`: `pcie_tx_kbs` (counter 0) or `pcie_rx_kbs` (counter 1),
 /// KB/s; other counters are INVALID_ARGUMENT.
 ///

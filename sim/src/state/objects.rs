@@ -40,6 +40,9 @@ pub(super) struct NvlinkCounters {
     t: f64,
     tx_kib: f64,
     rx_kib: f64,
+    /// PCIe bytes, integrated from the KB/s patterns with NVML's 1 KB = 1024 bytes.
+    pcie_tx_bytes: f64,
+    pcie_rx_bytes: f64,
 }
 
 fn new_token(g: &mut Global) -> usize {
@@ -173,9 +176,23 @@ pub fn gpm_pair(
     Ok((get(s1)?, get(s2)?))
 }
 
-/// Cumulative NVLink (TX, RX) KiB of `device` at `t`: the integral of its rate patterns
-/// since init, advanced incrementally so each call costs only the time since the last.
-pub fn nvlink_totals(device: &Device, t: f64) -> Result<(f64, f64), NvmlReturn> {
+/// Cumulative link counters of `device` at `t`.
+#[derive(Debug, Clone, Copy)]
+pub struct LinkTotals {
+    /// NVLink KiB sent.
+    pub nvlink_tx_kib: f64,
+    /// NVLink KiB received.
+    pub nvlink_rx_kib: f64,
+    /// PCIe bytes sent.
+    pub pcie_tx_bytes: f64,
+    /// PCIe bytes received.
+    pub pcie_rx_bytes: f64,
+}
+
+/// Every cumulative link counter of `device` at `t` (NVLink KiB, PCIe bytes): the integral
+/// of its rate patterns since init, advanced incrementally so each call costs only the time
+/// since the last.
+pub fn link_totals(device: &Device, t: f64) -> Result<LinkTotals, NvmlReturn> {
     use crate::metric::Metric;
     let mut g = lock();
     let run = g.run.as_mut().ok_or(ERROR_UNINITIALIZED)?;
@@ -192,8 +209,15 @@ pub fn nvlink_totals(device: &Device, t: f64) -> Result<(f64, f64), NvmlReturn> 
             let mid = c.t + dt * (f64::from(i) + 0.5);
             c.tx_kib += device.value(Metric::NvlinkTxKibs, mid) * dt;
             c.rx_kib += device.value(Metric::NvlinkRxKibs, mid) * dt;
+            c.pcie_tx_bytes += device.value(Metric::PcieTxKbs, mid) * 1024.0 * dt;
+            c.pcie_rx_bytes += device.value(Metric::PcieRxKbs, mid) * 1024.0 * dt;
         }
         c.t = t;
     }
-    Ok((c.tx_kib, c.rx_kib))
+    Ok(LinkTotals {
+        nvlink_tx_kib: c.tx_kib,
+        nvlink_rx_kib: c.rx_kib,
+        pcie_tx_bytes: c.pcie_tx_bytes,
+        pcie_rx_bytes: c.pcie_rx_bytes,
+    })
 }

@@ -107,7 +107,14 @@ fn temperature_v_checks_version_and_sensor() {
         ERROR_ARGUMENT_VERSION_MISMATCH
     );
     t.version = TEMPERATURE_V1_VERSION;
-    t.sensor_type = 1;
+    // NVML_TEMPERATURE_GPU_MAX exists in the header; a GPU without it says NOT_SUPPORTED.
+    t.sensor_type = TEMPERATURE_GPU_MAX;
+    assert_eq!(
+        // SAFETY: as above.
+        unsafe { nvmlDeviceGetTemperatureV(h, &mut t) },
+        ERROR_NOT_SUPPORTED
+    );
+    t.sensor_type = TEMPERATURE_COUNT;
     assert_eq!(
         // SAFETY: as above.
         unsafe { nvmlDeviceGetTemperatureV(h, &mut t) },
@@ -127,8 +134,13 @@ fn unknown_enum_values_are_invalid_arguments() {
     // SAFETY: valid out pointers throughout.
     unsafe {
         assert_eq!(
-            nvmlDeviceGetTemperature(h, 1, &mut v),
+            nvmlDeviceGetTemperature(h, 2, &mut v),
             ERROR_INVALID_ARGUMENT
+        );
+        // Sensor 1 (NVML_TEMPERATURE_GPU_MAX) is known but absent on the simulated GPUs.
+        assert_eq!(
+            nvmlDeviceGetTemperature(h, TEMPERATURE_GPU_MAX, &mut v),
+            ERROR_NOT_SUPPORTED
         );
         assert_eq!(nvmlDeviceGetClockInfo(h, 4, &mut v), ERROR_INVALID_ARGUMENT);
         assert_eq!(
@@ -309,4 +321,42 @@ fn pcie_links_and_clocks_default_to_the_maximum() {
         SUCCESS
     );
     assert_eq!(reasons, 0);
+}
+
+#[test]
+fn temperature_and_tlimit_fields_and_pcie_byte_counters() {
+    let s = Session::start(SQUARE);
+    let h = s.handle(0);
+    s.advance(2.0);
+    let v = field_values(
+        h,
+        &[
+            (FI_GPU_TEMP, 0),
+            (FI_TEMPERATURE_SLOWDOWN_TLIMIT, 0),
+            (197, 0),
+        ],
+    );
+    assert_eq!(
+        (v[0].nvml_return, v[0].value_type),
+        (SUCCESS, VALUE_TYPE_DOUBLE)
+    );
+    // SAFETY: `valueType` 0 selects `dVal`.
+    let t = unsafe { v[0].value.d_val };
+    assert!((32.0..=68.0).contains(&t), "{t}");
+    assert_eq!(
+        (v[1].nvml_return, v[1].value_type),
+        (SUCCESS, VALUE_TYPE_SIGNED_INT)
+    );
+    // SAFETY: `valueType` 5 selects `siVal`.
+    let slowdown = unsafe { v[1].value.si_val };
+    assert_eq!(slowdown, 89, "the H100 preset's slowdown");
+    assert_eq!(
+        (v[2].nvml_return, v[2].value_type),
+        (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG)
+    );
+    // An Ampere GPU has no T.Limit fields (the header: Ada and later).
+    drop(s);
+    let a = Session::start(r#"{"devices": [{"preset": "A100-SXM4-80GB"}]}"#);
+    let v = field_values(a.handle(0), &[(FI_TEMPERATURE_SLOWDOWN_TLIMIT, 0)]);
+    assert_eq!(v[0].nvml_return, ERROR_NOT_SUPPORTED);
 }

@@ -71,7 +71,7 @@ fn support_follows_the_architecture() {
 }
 
 #[test]
-fn metrics_are_interval_means_and_only_num_metrics_entries_are_written() {
+fn metrics_are_interval_means_and_entries_past_num_metrics_are_cleared() {
     let s = Session::start(GPM);
     let h = s.handle(0);
     let (s1, s2) = (sample(), sample());
@@ -98,10 +98,11 @@ fn metrics_are_interval_means_and_only_num_metrics_entries_are_written() {
     assert_eq!((m[3].nvml_return, m[3].value), (SUCCESS, 0.0));
     assert!(!m[0].unit.is_null());
     assert_eq!(
-        (m[4].nvml_return, m[4].value),
-        (12345, -1.0),
-        "entry past numMetrics untouched"
+        (m[4].metric_id, m[4].nvml_return, m[4].value),
+        (0, SUCCESS, 0.0),
+        "entries past numMetrics are cleared, as a full-length driver may"
     );
+    assert_eq!(m[GPM_METRIC_MAX - 1].nvml_return, SUCCESS);
     // Samples in the wrong order, bad versions and too many metrics are refused.
     let mut swapped = request(s2, s1, &[1]);
     assert_eq!(
@@ -130,4 +131,64 @@ fn metrics_are_interval_means_and_only_num_metrics_entries_are_written() {
         unsafe { nvmlGpmMetricsGet(&mut *untaken) },
         ERROR_INVALID_ARGUMENT
     );
+}
+
+/// The 98-entry `nvmlGpmMetricsGet_t` of the 11.8–12.8 headers, followed by a guard that
+/// covers the rest of the newest header's struct (so the simulator's writes stay inside
+/// this test's allocation).
+#[repr(C)]
+struct Undersized {
+    version: u32,
+    num_metrics: u32,
+    sample1: NvmlGpmSample,
+    sample2: NvmlGpmSample,
+    metrics: [NvmlGpmMetric; 98],
+    guard: [u64; (GPM_METRIC_MAX - 98) * 5],
+}
+
+const GUARD: u64 = 0x5A5A_5A5A_5A5A_5A5A;
+
+#[test]
+fn a_buffer_shorter_than_the_newest_header_gets_overwritten() {
+    let s = Session::start(GPM);
+    let h = s.handle(0);
+    let (s1, s2) = (sample(), sample());
+    assert_eq!(nvmlGpmSampleGet(h, s1), SUCCESS);
+    s.advance(1.0);
+    assert_eq!(nvmlGpmSampleGet(h, s2), SUCCESS);
+    let full = request(s1, s2, &[2]);
+    let mut old = Box::new(Undersized {
+        version: GPM_METRICS_GET_VERSION,
+        num_metrics: 1,
+        sample1: s1,
+        sample2: s2,
+        metrics: [full.metrics[0]; 98],
+        guard: [GUARD; (GPM_METRIC_MAX - 98) * 5],
+    });
+    assert_eq!(
+        std::mem::size_of::<Undersized>(),
+        std::mem::size_of::<NvmlGpmMetricsGet>()
+    );
+    let get: *mut Undersized = &mut *old;
+    // SAFETY: the allocation is as long as the newest header's struct; its first part is
+    // an initialised 98-entry struct with one metric requested.
+    assert_eq!(unsafe { nvmlGpmMetricsGet(get.cast()) }, SUCCESS);
+    assert_eq!(old.metrics[0].nvml_return, SUCCESS);
+    assert!(
+        old.guard.iter().any(|w| *w != GUARD),
+        "the memory after a 98-entry buffer was written"
+    );
+    // The newest header's struct with its own guard after it: nothing past it is touched.
+    #[repr(C)]
+    struct Guarded {
+        get: NvmlGpmMetricsGet,
+        guard: [u64; 8],
+    }
+    let mut new = Box::new(Guarded {
+        get: *request(s1, s2, &[2]),
+        guard: [GUARD; 8],
+    });
+    // SAFETY: a full, initialised struct.
+    assert_eq!(unsafe { nvmlGpmMetricsGet(&mut new.get) }, SUCCESS);
+    assert!(new.guard.iter().all(|w| *w == GUARD));
 }

@@ -15,6 +15,12 @@ mod device;
 mod faults;
 #[cfg(not(feature = "old-driver"))]
 mod gpm;
+#[cfg(all(
+    not(feature = "old-driver"),
+    target_os = "linux",
+    target_pointer_width = "64"
+))]
+mod header;
 mod lifecycle;
 mod threads;
 

@@ -97,16 +97,21 @@ pub fn nvml(s: &mut Scan) -> R<NvmlInfo> {
 }
 
 fn capability(s: &mut Scan) -> R<Capability> {
-    let (mut available, mut reason) = (false, None);
+    let (mut available, mut reason, mut via) = (false, None, None);
     s.fields(&["available"], &mut |s, k| {
         match k {
             "available" => available = s.bool()?,
             "reason" => reason = s.opt_string()?,
+            "via" => via = s.opt_string()?,
             _ => s.skip()?,
         }
         Ok(())
     })?;
-    Ok(Capability { available, reason })
+    Ok(Capability {
+        available,
+        reason,
+        via,
+    })
 }
 
 /// One of `devices`.
@@ -122,6 +127,7 @@ pub fn device(s: &mut Scan) -> R<DeviceInfo> {
             "architecture" => d.architecture = s.opt_string()?,
             "compute_capability" => d.compute_capability = s.opt_string()?,
             "memory_total_mib" => d.memory_total_mib = s.opt_f64()?,
+            "memory_reserved_mib" => d.memory_reserved_mib = s.opt_f64()?,
             "power_limit_w" => d.power_limit_w = s.opt_f64()?,
             "max_sm_clock_mhz" => d.max_sm_clock_mhz = s.opt_f64()?,
             "max_mem_clock_mhz" => d.max_mem_clock_mhz = s.opt_f64()?,
@@ -146,6 +152,7 @@ pub fn device(s: &mut Scan) -> R<DeviceInfo> {
         architecture: _,
         compute_capability: _,
         memory_total_mib: _,
+        memory_reserved_mib: _,
         power_limit_w: _,
         max_sm_clock_mhz: _,
         max_mem_clock_mhz: _,

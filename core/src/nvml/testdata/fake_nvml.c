@@ -4,7 +4,7 @@
  * (memory v2 refusing one device, TemperatureV retired, only ThrottleReasons), the R535
  * 32-byte process-info stride through _v3, garbage power/utilization readings, a union
  * with junk in its upper half, Xid events and GPM. Layouts are written out by hand from
- * nvml.md, independently of the Rust mirrors.
+ * nvml.h (docs/nvml-facts.md), independently of the Rust mirrors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +68,7 @@ unsigned nvmlDeviceGetTemperatureV(void *d, void *t) { return 26; /* DEPRECATED 
 unsigned nvmlDeviceGetTemperature(void *d, unsigned sensor, unsigned *t) { if (sensor) return 2; *t = 61; return 0; }
 unsigned nvmlDeviceGetTemperatureThreshold(void *d, unsigned which, unsigned *t) { *t = 80 + which; return 0; }
 
-/* Device 1 returns the garbage a 32-bit 580.xx library returned (nvml.md 7.6). */
+/* Device 1 returns the garbage a 32-bit 580.xx library returned (docs/nvml-facts.md, "Hazards"). */
 unsigned nvmlDeviceGetPowerUsage(void *d, unsigned *p) { *p = d == &devs[0] ? 350000u : 3700000000u; return 0; }
 unsigned nvmlDeviceGetEnforcedPowerLimit(void *d, unsigned *p) { *p = 700000; return 0; }
 typedef struct { unsigned gpu, memory; } util_t;

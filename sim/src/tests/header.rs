@@ -1,0 +1,280 @@
+//! The simulator against NVIDIA's own `nvml.h` (pinned in `docs/nvml-loading.md`): every
+//! mirror in `abi.rs` (size, alignment, field offsets and sizes), every constant, and the
+//! prototype of every exported function, compiled as C assertions by `nvml-header-check`.
+
+use nvml_header_check::{layout, sig_of, CType, Check};
+
+use crate::abi::*;
+use crate::exports::{self, *};
+
+macro_rules! c_named {
+    ($($t:ty => $c:literal),+ $(,)?) => {
+        $(impl CType for $t {
+            fn c_names() -> Vec<String> {
+                vec![$c.to_string()]
+            }
+        })+
+    };
+}
+
+c_named!(
+    NvmlPciInfo => "nvmlPciInfo_t",
+    NvmlUtilization => "nvmlUtilization_t",
+    NvmlMemory => "nvmlMemory_t",
+    NvmlMemoryV2 => "nvmlMemory_v2_t",
+    NvmlTemperature => "nvmlTemperature_v1_t",
+    NvmlFieldValue => "nvmlFieldValue_t",
+    NvmlProcessInfoV1 => "nvmlProcessInfo_v1_t",
+    NvmlProcessInfo => "nvmlProcessInfo_v2_t",
+    NvmlEventData => "nvmlEventData_t",
+    NvmlGpmSupport => "nvmlGpmSupport_t",
+    NvmlGpmMetricsGet => "nvmlGpmMetricsGet_t",
+);
+
+fn layouts(c: &mut Check) {
+    layout!(c, NvmlPciInfo => "nvmlPciInfo_t" {
+        bus_id_legacy: "busIdLegacy", domain: "domain", bus: "bus", device: "device",
+        pci_device_id: "pciDeviceId", pci_sub_system_id: "pciSubSystemId", bus_id: "busId",
+    });
+    layout!(c, NvmlUtilization => "nvmlUtilization_t" { gpu: "gpu", memory: "memory" });
+    layout!(c, NvmlMemory => "nvmlMemory_t" { total: "total", free: "free", used: "used" });
+    layout!(c, NvmlMemoryV2 => "nvmlMemory_v2_t" {
+        version: "version", total: "total", reserved: "reserved", free: "free", used: "used",
+    });
+    layout!(c, NvmlTemperature => "nvmlTemperature_v1_t" {
+        version: "version", sensor_type: "sensorType", temperature: "temperature",
+    });
+    layout!(c, NvmlValue => "nvmlValue_t" {
+        d_val: "dVal", si_val: "siVal", ui_val: "uiVal", ul_val: "ulVal", ull_val: "ullVal",
+        sll_val: "sllVal", us_val: "usVal",
+    });
+    layout!(c, NvmlFieldValue => "nvmlFieldValue_t" {
+        field_id: "fieldId", scope_id: "scopeId", timestamp: "timestamp",
+        latency_usec: "latencyUsec", value_type: "valueType", nvml_return: "nvmlReturn",
+        value: "value",
+    });
+    layout!(c, NvmlProcessInfoV1 => "nvmlProcessInfo_v1_t" {
+        pid: "pid", used_gpu_memory: "usedGpuMemory",
+    });
+    layout!(c, NvmlProcessInfo => "nvmlProcessInfo_t" {
+        pid: "pid", used_gpu_memory: "usedGpuMemory", gpu_instance_id: "gpuInstanceId",
+        compute_instance_id: "computeInstanceId",
+    });
+    layout!(c, NvmlEventData => "nvmlEventData_t" {
+        device: "device", event_type: "eventType", event_data: "eventData",
+        gpu_instance_id: "gpuInstanceId", compute_instance_id: "computeInstanceId",
+    });
+    layout!(c, NvmlGpmSupport => "nvmlGpmSupport_t" {
+        version: "version", is_supported_device: "isSupportedDevice",
+    });
+    layout!(c, NvmlGpmMetric => "nvmlGpmMetric_t" {
+        metric_id: "metricId", nvml_return: "nvmlReturn", value: "value",
+        short_name: "metricInfo.shortName", long_name: "metricInfo.longName",
+        unit: "metricInfo.unit",
+    });
+    layout!(c, NvmlGpmMetricsGet => "nvmlGpmMetricsGet_t" {
+        version: "version", num_metrics: "numMetrics", sample1: "sample1",
+        sample2: "sample2", metrics: "metrics",
+    });
+}
+
+fn constants(c: &mut Check) {
+    for (name, v) in [
+        ("NVML_SUCCESS", SUCCESS),
+        ("NVML_ERROR_UNINITIALIZED", ERROR_UNINITIALIZED),
+        ("NVML_ERROR_INVALID_ARGUMENT", ERROR_INVALID_ARGUMENT),
+        ("NVML_ERROR_NOT_SUPPORTED", ERROR_NOT_SUPPORTED),
+        ("NVML_ERROR_NO_PERMISSION", ERROR_NO_PERMISSION),
+        ("NVML_ERROR_INSUFFICIENT_SIZE", ERROR_INSUFFICIENT_SIZE),
+        ("NVML_ERROR_TIMEOUT", ERROR_TIMEOUT),
+        ("NVML_ERROR_FUNCTION_NOT_FOUND", ERROR_FUNCTION_NOT_FOUND),
+        ("NVML_ERROR_GPU_IS_LOST", ERROR_GPU_IS_LOST),
+        (
+            "NVML_ERROR_ARGUMENT_VERSION_MISMATCH",
+            ERROR_ARGUMENT_VERSION_MISMATCH,
+        ),
+        ("NVML_ERROR_UNKNOWN", ERROR_UNKNOWN),
+        ("nvmlMemory_v2", MEMORY_V2_VERSION),
+        ("nvmlTemperature_v1", TEMPERATURE_V1_VERSION),
+        ("NVML_GPM_SUPPORT_VERSION", GPM_SUPPORT_VERSION),
+        ("NVML_GPM_METRICS_GET_VERSION", GPM_METRICS_GET_VERSION),
+        ("NVML_VALUE_TYPE_UNSIGNED_INT", VALUE_TYPE_UNSIGNED_INT),
+        (
+            "NVML_VALUE_TYPE_UNSIGNED_LONG_LONG",
+            VALUE_TYPE_UNSIGNED_LONG_LONG,
+        ),
+        ("NVML_VALUE_TYPE_SIGNED_INT", VALUE_TYPE_SIGNED_INT),
+        ("NVML_TEMPERATURE_GPU", TEMPERATURE_GPU),
+        ("NVML_TEMPERATURE_GPU_MAX", TEMPERATURE_GPU_MAX),
+        ("NVML_TEMPERATURE_COUNT", TEMPERATURE_COUNT),
+        (
+            "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN",
+            TEMPERATURE_THRESHOLD_SHUTDOWN,
+        ),
+        (
+            "NVML_TEMPERATURE_THRESHOLD_SLOWDOWN",
+            TEMPERATURE_THRESHOLD_SLOWDOWN,
+        ),
+        (
+            "NVML_TEMPERATURE_THRESHOLD_MEM_MAX",
+            TEMPERATURE_THRESHOLD_MEM_MAX,
+        ),
+        (
+            "NVML_TEMPERATURE_THRESHOLD_GPU_MAX",
+            TEMPERATURE_THRESHOLD_GPU_MAX,
+        ),
+        (
+            "NVML_TEMPERATURE_THRESHOLD_COUNT",
+            TEMPERATURE_THRESHOLD_COUNT,
+        ),
+        ("NVML_CLOCK_GRAPHICS", CLOCK_GRAPHICS),
+        ("NVML_CLOCK_SM", CLOCK_SM),
+        ("NVML_CLOCK_MEM", CLOCK_MEM),
+        ("NVML_CLOCK_VIDEO", CLOCK_VIDEO),
+        ("NVML_PCIE_UTIL_TX_BYTES", PCIE_UTIL_TX_BYTES),
+        ("NVML_PCIE_UTIL_RX_BYTES", PCIE_UTIL_RX_BYTES),
+        ("NVML_FI_DEV_NVLINK_LINK_COUNT", FI_NVLINK_LINK_COUNT),
+        (
+            "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX",
+            FI_NVLINK_THROUGHPUT_DATA_TX,
+        ),
+        (
+            "NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX",
+            FI_NVLINK_THROUGHPUT_DATA_RX,
+        ),
+        (
+            "NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT",
+            FI_TEMPERATURE_SHUTDOWN_TLIMIT,
+        ),
+        (
+            "NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT",
+            FI_TEMPERATURE_SLOWDOWN_TLIMIT,
+        ),
+        (
+            "NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT",
+            FI_TEMPERATURE_MEM_MAX_TLIMIT,
+        ),
+        (
+            "NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT",
+            FI_TEMPERATURE_GPU_MAX_TLIMIT,
+        ),
+        ("NVML_GPM_METRIC_MAX", GPM_METRIC_MAX as u32),
+        ("NVML_PSTATE_UNKNOWN", PSTATE_UNKNOWN),
+    ] {
+        c.constant(name, v);
+    }
+    c.constant(
+        "nvmlEventTypeXidCriticalError",
+        EVENT_TYPE_XID_CRITICAL_ERROR,
+    );
+    c.constant(
+        "nvmlEventTypeSingleBitEccError | nvmlEventTypeDoubleBitEccError \
+         | nvmlEventTypePState | nvmlEventTypeXidCriticalError",
+        SUPPORTED_EVENT_TYPES,
+    );
+    for (name, v) in [
+        ("GRAPHICS_UTIL", GPM_METRIC_GRAPHICS_UTIL),
+        ("SM_UTIL", GPM_METRIC_SM_UTIL),
+        ("SM_OCCUPANCY", GPM_METRIC_SM_OCCUPANCY),
+        ("ANY_TENSOR_UTIL", GPM_METRIC_ANY_TENSOR_UTIL),
+        ("DRAM_BW_UTIL", GPM_METRIC_DRAM_BW_UTIL),
+        ("PCIE_TX_PER_SEC", GPM_METRIC_PCIE_TX_PER_SEC),
+        ("PCIE_RX_PER_SEC", GPM_METRIC_PCIE_RX_PER_SEC),
+        (
+            "NVLINK_TOTAL_RX_PER_SEC",
+            GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC,
+        ),
+        (
+            "NVLINK_TOTAL_TX_PER_SEC",
+            GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC,
+        ),
+    ] {
+        c.constant(&format!("NVML_GPM_METRIC_{name}"), v);
+    }
+}
+
+/// `$module::$name(_, …)` for every export: its type, as Rust declares it, in C.
+macro_rules! functions {
+    ($c:expr; $($m:ident :: $f:ident ( $($p:tt),* )),+ $(,)?) => {{
+        let mut names = Vec::new();
+        $(
+            $c.function(
+                stringify!($f),
+                sig_of($m::$f as unsafe extern "C" fn($($p),*) -> _),
+            );
+            names.push(stringify!($f));
+        )+
+        names
+    }};
+}
+
+#[test]
+fn abi_and_exports_match_nvidias_header() {
+    let mut c = Check::new("simulator");
+    layouts(&mut c);
+    constants(&mut c);
+    let mut names = functions!(c;
+        system::nvmlInit_v2(),
+        system::nvmlInit(),
+        system::nvmlInitWithFlags(_),
+        system::nvmlShutdown(),
+        system::nvmlErrorString(_),
+        system::nvmlSystemGetDriverVersion(_, _),
+        system::nvmlSystemGetNVMLVersion(_, _),
+        system::nvmlSystemGetCudaDriverVersion_v2(_),
+        system::nvmlSystemGetCudaDriverVersion(_),
+        system::nvmlDeviceGetCount_v2(_),
+        system::nvmlDeviceGetCount(_),
+        system::nvmlDeviceGetHandleByIndex_v2(_, _),
+        system::nvmlDeviceGetHandleByIndex(_, _),
+        identity::nvmlDeviceGetName(_, _, _),
+        identity::nvmlDeviceGetUUID(_, _, _),
+        identity::nvmlDeviceGetPciInfo_v3(_, _),
+        identity::nvmlDeviceGetPciInfo_v2(_, _),
+        identity::nvmlDeviceGetPciInfo(_, _),
+        identity::nvmlDeviceGetArchitecture(_, _),
+        identity::nvmlDeviceGetCudaComputeCapability(_, _, _),
+        usage::nvmlDeviceGetUtilizationRates(_, _),
+        usage::nvmlDeviceGetMemoryInfo_v2(_, _),
+        usage::nvmlDeviceGetMemoryInfo(_, _),
+        usage::nvmlDeviceGetPowerUsage(_, _),
+        usage::nvmlDeviceGetEnforcedPowerLimit(_, _),
+        clocks::nvmlDeviceGetTemperatureV(_, _),
+        clocks::nvmlDeviceGetTemperature(_, _, _),
+        clocks::nvmlDeviceGetTemperatureThreshold(_, _, _),
+        clocks::nvmlDeviceGetClockInfo(_, _, _),
+        clocks::nvmlDeviceGetMaxClockInfo(_, _, _),
+        clocks::nvmlDeviceGetPerformanceState(_, _),
+        clocks::nvmlDeviceGetCurrentClocksEventReasons(_, _),
+        clocks::nvmlDeviceGetCurrentClocksThrottleReasons(_, _),
+        pcie::nvmlDeviceGetPcieThroughput(_, _, _),
+        pcie::nvmlDeviceGetCurrPcieLinkGeneration(_, _),
+        pcie::nvmlDeviceGetCurrPcieLinkWidth(_, _),
+        pcie::nvmlDeviceGetMaxPcieLinkGeneration(_, _),
+        pcie::nvmlDeviceGetMaxPcieLinkWidth(_, _),
+        fields::nvmlDeviceGetFieldValues(_, _, _),
+        processes::nvmlDeviceGetComputeRunningProcesses_v3(_, _, _),
+        processes::nvmlDeviceGetComputeRunningProcesses_v2(_, _, _),
+        processes::nvmlDeviceGetComputeRunningProcesses(_, _, _),
+        events::nvmlEventSetCreate(_),
+        events::nvmlDeviceRegisterEvents(_, _, _),
+        events::nvmlDeviceGetSupportedEventTypes(_, _),
+        events::nvmlEventSetWait_v2(_, _, _),
+        events::nvmlEventSetWait(_, _, _),
+        events::nvmlEventSetFree(_),
+        gpm::nvmlGpmQueryDeviceSupport(_, _),
+        gpm::nvmlGpmSampleAlloc(_),
+        gpm::nvmlGpmSampleFree(_),
+        gpm::nvmlGpmSampleGet(_, _),
+        gpm::nvmlGpmMetricsGet(_),
+    );
+    // Every export is checked: the list above is the whole of `FUNCTIONS`.
+    let mut all = exports::FUNCTIONS.to_vec();
+    names.sort_unstable();
+    all.sort_unstable();
+    assert_eq!(names, all);
+    match c.run() {
+        Ok(n) => assert!(n > 200, "only {n} facts were checked"),
+        Err(e) => panic!("{e}"),
+    }
+}
