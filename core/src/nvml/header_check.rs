@@ -164,7 +164,7 @@ fn constants(c: &mut Check) {
         c.constant(c_name, bit);
     }
     c.constant("nvmlClocksEventReasonAll", reasons::ALL);
-    for (id, name) in crate::collect::ARCHITECTURES {
+    for (id, name) in super::ARCHITECTURES {
         c.constant(
             &format!("NVML_DEVICE_ARCH_{}", name.to_ascii_uppercase()),
             id,

@@ -14,6 +14,7 @@
 //!
 //! All `unsafe` code of the crate's NVML side lives in this module.
 
+mod arch;
 mod device;
 mod error;
 mod events;
@@ -28,6 +29,7 @@ mod search;
 mod symbols;
 mod sys;
 
+pub use arch::{architecture_name, ARCHITECTURES};
 pub use device::{Device, PciInfo};
 pub use error::NvmlError;
 pub use events::{EventData, EventSet, EVENT_XID_CRITICAL};
