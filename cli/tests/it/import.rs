@@ -152,7 +152,14 @@ fn a_report_and_a_trace_of_the_same_run_diagnose_together() {
 fn bad_inputs_are_one_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("bad.log");
+    // One damaged row is read past, and a note names it.
     std::fs::write(&bad, "# gpu sm mem\n 0 10 5\n 0 ten 5\n 0 11 5\n").expect("write");
+    let o = run(gpuwhy().arg("diagnose").arg(&bad));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("line 3") && t.contains("column `sm`"), "{t}");
+    // Mostly damaged rows: one clear error naming the first.
+    std::fs::write(&bad, "# gpu sm mem\n 0 10 5\n 0 ten 5\n 0 eleven\n").expect("write");
     let o = run(gpuwhy().arg("diagnose").arg(&bad));
     assert_eq!(o.status.code(), Some(2));
     let t = text(&o);
