@@ -263,7 +263,12 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
         let d = table.device(key);
         merge_info(&mut d.info, &r.info);
     }
-    skipped.finish(opts, counts.values().sum::<u64>() as usize, "CSV", &mut notes)?;
+    skipped.finish(
+        opts,
+        counts.values().sum::<u64>() as usize,
+        "CSV",
+        &mut notes,
+    )?;
     if any_time {
         table.epoch_ms = Some(0);
     }

@@ -164,7 +164,12 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
             "no dmon header line (`# gpu pwr ...`) found",
         ));
     }
-    skipped.finish(opts, counts.values().sum::<u64>() as usize, "dmon", &mut notes)?;
+    skipped.finish(
+        opts,
+        counts.values().sum::<u64>() as usize,
+        "dmon",
+        &mut notes,
+    )?;
     let timed = stamp_kind(&cols);
     if let Stamp::Absolute(_) = timed {
         // Times are seconds since the epoch already (the date taken as UTC).

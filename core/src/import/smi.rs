@@ -172,13 +172,19 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
             let key = position(&mut buses, bus);
             let d = table.device(key);
             d.info.pci_bus_id = Some(bus.to_string());
-            if !events.iter().any(|e| e.device == Some(key) && e.kind == "gpu_lost") {
+            if !events
+                .iter()
+                .any(|e| e.device == Some(key) && e.kind == "gpu_lost")
+            {
                 events.push(Event {
                     t_s: 0.0,
                     device: Some(key),
                     kind: "gpu_lost".into(),
                     code: None,
-                    detail: format!("nvidia-smi could not open the GPU at {bus}: {}", line.trim()),
+                    detail: format!(
+                        "nvidia-smi could not open the GPU at {bus}: {}",
+                        line.trim()
+                    ),
                 });
             }
             continue;
@@ -267,7 +273,10 @@ fn finish(block: Option<Block>, table: &mut Table, events: &mut Vec<Event>) {
         }
     }
     if let Some(n) = b.ecc_uncorrectable.filter(|n| *n > 0) {
-        if !events.iter().any(|e| e.device == Some(b.key) && e.kind == "ecc") {
+        if !events
+            .iter()
+            .any(|e| e.device == Some(b.key) && e.kind == "ecc")
+        {
             events.push(Event {
                 t_s: 0.0,
                 device: Some(b.key),

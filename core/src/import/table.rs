@@ -196,7 +196,11 @@ impl Skipped {
                 ),
             ));
         }
-        let more = if self.count > self.lines.len() { ", …" } else { "" };
+        let more = if self.count > self.lines.len() {
+            ", …"
+        } else {
+            ""
+        };
         let list: Vec<String> = self.lines.iter().map(|l| l.to_string()).collect();
         notes.push(format!(
             "{} damaged or elided line{} skipped (line{} {}{more}; first: line {n}: {why}); the rows around {} were read",

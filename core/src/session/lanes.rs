@@ -147,6 +147,7 @@ impl Markers {
             })
             .unwrap_or(SHARED);
         self.lanes[lane].ring.get_or_init(Ring::default);
+        self.name_lane(lane);
         ThreadLane {
             markers: Arc::clone(self),
             lane,
@@ -180,7 +181,7 @@ impl Markers {
         self.drain_lane(&mut f, lane);
         drop(f);
         if !ring.push(a, b) {
-            lock(&self.fold).log.ignore();
+            lock(&self.fold).ignore(lane);
         }
     }
 
@@ -226,9 +227,18 @@ impl Markers {
             None
         });
         let lane = claimed.ok().flatten();
+        if let Some(l) = lane {
+            self.name_lane(l);
+        }
         // A thread without a lane of its own writes to the shared one from now on.
         let _ = CACHE.try_with(|c| c.set((self.id, lane.unwrap_or(SHARED))));
         lane
+    }
+
+    /// Remembers the calling thread's name as `lane`'s, for the report's thread list.
+    fn name_lane(&self, lane: usize) {
+        let name = std::thread::current().name().map(String::from);
+        lock(&self.fold).set_thread_name(lane, name);
     }
 
     /// The thread that owned `lane` is gone: close its books and free the lane.

@@ -17,6 +17,7 @@ mod fold;
 mod handles;
 mod lanes;
 mod ring;
+mod threads;
 
 pub use lanes::{MAX_EVENT_KINDS, MAX_LANES, MAX_NAME_BYTES, RINGS_BOUND_BYTES};
 pub use ring::{RING_BYTES, RING_SLOTS};
@@ -32,7 +33,7 @@ use crate::report::{Event, Report, StepsData};
 use crate::steps::{PhaseId, BUILTIN_PHASES, EXACT_STEPS, MAX_PHASES, STEP_KEY};
 use crate::{Error, Result};
 use fold::Folder;
-use handles::{attach, enter, step_begin, step_end};
+use handles::{attach, enter, main_thread, step_begin, step_end};
 pub use handles::{MarkerHandle, ThreadMarkers};
 use lanes::Markers;
 
@@ -74,7 +75,9 @@ impl From<RecorderConfig> for SessionConfig {
 ///
 /// Every method takes `&self` and may be called from any thread. Each thread that marks
 /// steps gets its own step sequence (up to [`MAX_LANES`] threads; more share one), so two
-/// threads running their own loops do not cut each other's steps. Dropping a session without
+/// threads running their own loops do not cut each other's steps, and a helper thread's
+/// micro-steps are not pooled with the training loop's: the report's steps are the loop's
+/// ([`Session::set_main_thread`]) and the others are listed in `steps.threads`. Dropping a session without
 /// [`Session::finish`] stops sampling and discards what was recorded (the journal, if any,
 /// stays).
 #[derive(Debug)]
@@ -188,6 +191,15 @@ impl Session {
         attach(&*self.markers, phase, seconds);
     }
 
+    /// Names the calling thread the training loop: the report's `steps` (and so the
+    /// diagnosis) are its steps, and other marking threads are listed apart in
+    /// `steps.threads`. Without it the loop is the thread that marks a data phase, else the
+    /// one whose steps cover the most time (see `docs/steps.md`). Costs one marker; the
+    /// latest call wins. Through a [`ThreadMarkers`], call its own `set_main_thread`.
+    pub fn set_main_thread(&self) {
+        main_thread(&*self.markers);
+    }
+
     /// A handle to this session's markers that can be cloned and kept apart from the
     /// session (the C ABI keeps one per thread). Its markers do the same as the session's;
     /// after [`Session::finish`] they are still safe to call and are simply not recorded.
@@ -241,7 +253,7 @@ impl Session {
         for e in events {
             rec.push_event(e);
         }
-        let used = f.log.count() > 0 || f.log.ignored() > 0 || self.markers.ring_bytes() > 0;
+        let used = f.used() || self.markers.ring_bytes() > 0;
         if used {
             rec.steps = Some(data(&self.markers, &f, &names));
         }
@@ -257,7 +269,7 @@ impl Session {
 
 /// The report's steps: the log and the rings' memory.
 fn data(markers: &Markers, f: &Folder, names: &[String]) -> StepsData {
-    let mut d = f.log.to_data(names);
+    let mut d = f.to_data(names);
     d.memory_bytes += markers.ring_bytes() as u64;
     d.memory_bound_bytes += RINGS_BOUND_BYTES as u64;
     d

@@ -102,10 +102,12 @@ fn malformed_rows_name_the_line() {
     let out = parse(text, &ImportOptions::default()).expect("reads around it");
     assert_eq!(col(&out.recording, 0, GpuMetric::UtilGpu), vec![45.0, 46.0]);
     assert!(
-        out.notes.iter().any(|n| n.contains("1 damaged or elided line was skipped")
-            && n.contains("line 3")
-            && n.contains("utilization.gpu")
-            && n.contains("abc")),
+        out.notes
+            .iter()
+            .any(|n| n.contains("1 damaged or elided line was skipped")
+                && n.contains("line 3")
+                && n.contains("utilization.gpu")
+                && n.contains("abc")),
         "{:?}",
         out.notes
     );
@@ -115,12 +117,19 @@ fn malformed_rows_name_the_line() {
         2026/11/29 11:22:02.000, 46 %, 11 MiB\n2026/11/29 11:22:03.000, 47 %, 12 MiB\n";
     let out = parse(text, &ImportOptions::default()).expect("reads around it");
     assert_eq!(out.samples, 3);
-    assert!(out.notes.iter().any(|n| n.contains("line 3")), "{:?}", out.notes);
+    assert!(
+        out.notes.iter().any(|n| n.contains("line 3")),
+        "{:?}",
+        out.notes
+    );
     // Mostly rows that are not rows: refused, naming the first.
     let text = "utilization.gpu [%], memory.used [MiB]\nabc, 10 MiB\n45 %, 10 MiB\nxyz, 1 MiB\n46 %, 11 MiB\n";
     let e = parse(text, &ImportOptions::default()).expect_err("half garbage");
     let msg = e.to_string();
-    assert!(msg.contains("line 2") && msg.contains("not a CSV log"), "{msg}");
+    assert!(
+        msg.contains("line 2") && msg.contains("not a CSV log"),
+        "{msg}"
+    );
     // A cut-off last line is dropped, not an error.
     let text = "utilization.gpu [%], memory.used [MiB]\n45 %, 10 MiB\n46 %";
     let out = parse(text, &ImportOptions::default()).expect("tolerates the tail");

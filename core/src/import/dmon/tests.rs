@@ -111,7 +111,11 @@ fn malformed_input_names_the_line_and_what_was_expected() {
     let text = "# gpu sm mem\n# Idx % %\n 0 10 5\n 0 abc 5\n 0 11 5\n";
     let out = parse(text, &ImportOptions::default()).expect("reads around the bad value");
     assert_eq!(col(&out.recording, 0, GpuMetric::UtilGpu), vec![10.0, 11.0]);
-    let note = out.notes.iter().find(|n| n.contains("skipped")).expect("a note");
+    let note = out
+        .notes
+        .iter()
+        .find(|n| n.contains("skipped"))
+        .expect("a note");
     assert!(
         note.starts_with("1 damaged or elided line was skipped")
             && note.contains("line 4")
@@ -136,7 +140,11 @@ fn an_elided_stretch_is_read_around_and_counted() {
         col(&out.recording, 0, GpuMetric::UtilGpu),
         vec![10.0, 12.0, 90.0, 91.0, 92.0]
     );
-    let note = out.notes.iter().find(|n| n.contains("skipped")).expect("a note");
+    let note = out
+        .notes
+        .iter()
+        .find(|n| n.contains("skipped"))
+        .expect("a note");
     assert!(
         note.starts_with("2 damaged or elided lines were skipped (lines 5, 7;"),
         "{note}"

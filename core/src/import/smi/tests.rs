@@ -40,7 +40,11 @@ fn a_whole_dump_of_an_older_driver_is_one_sample_per_gpu() {
     assert_eq!(i0.memory_total_mib, Some(40536.0));
     assert_eq!(i0.power_limit_w, Some(250.0));
     assert_eq!(
-        (i0.max_sm_clock_mhz, i0.max_graphics_clock_mhz, i0.max_mem_clock_mhz),
+        (
+            i0.max_sm_clock_mhz,
+            i0.max_graphics_clock_mhz,
+            i0.max_mem_clock_mhz
+        ),
         (Some(1410.0), Some(1410.0), Some(1215.0)),
         "Max Clocks, not Applications Clocks"
     );
@@ -71,7 +75,11 @@ fn a_whole_dump_of_an_older_driver_is_one_sample_per_gpu() {
     assert!(m(1, GpuMetric::PcieRx).is_nan(), "N/A is missing, not 0");
     let ecc: Vec<_> = rec.events.iter().filter(|e| e.kind == "ecc").collect();
     assert_eq!(ecc.len(), 1);
-    assert_eq!((ecc[0].device, ecc[0].code), (Some(1), Some(2)), "volatile, not aggregate");
+    assert_eq!(
+        (ecc[0].device, ecc[0].code),
+        (Some(1), Some(2)),
+        "volatile, not aggregate"
+    );
     assert!(out.notes.iter().any(|n| n.contains("one snapshot per GPU")));
     assert!(out.notes.iter().any(|n| n.contains("uncorrectable ECC")));
     // Metrics a -q dump never shows are unavailable with the reason.
@@ -92,7 +100,11 @@ fn a_performance_excerpt_of_a_newer_driver_reads_event_reasons_not_their_counter
         reasons::HW_SLOWDOWN | reasons::HW_THERMAL | reasons::SW_THERMAL,
         "the counters block (`SW Power Capping : 5150 us`) is not a reason"
     );
-    assert_eq!(col(rec, 0, GpuMetric::Power)[0], 402.17, "the first printed draw");
+    assert_eq!(
+        col(rec, 0, GpuMetric::Power)[0],
+        402.17,
+        "the first printed draw"
+    );
     assert_eq!(rec.devices[0].info.power_limit_w, Some(700.0));
     assert_eq!(col(rec, 0, GpuMetric::SmClock)[0], 1095.0);
     assert_eq!(rec.devices[0].info.max_sm_clock_mhz, Some(1980.0));
@@ -136,9 +148,7 @@ fn a_power_capped_snapshot_under_load_is_diagnosed_as_throttling() {
 #[test]
 fn looped_dumps_are_a_short_log_with_their_timestamps() {
     let one = fixture("smi_q_r470_two_gpus.txt");
-    let two = one
-        .replace("09:30:05", "09:30:10")
-        .replace("98 %", "5 %");
+    let two = one.replace("09:30:05", "09:30:10").replace("98 %", "5 %");
     let out = parse(&format!("{one}{two}"), &ImportOptions::default()).expect("parses");
     let rec = &out.recording;
     assert_eq!(out.samples, 2);
@@ -161,13 +171,17 @@ fn a_lost_gpu_is_a_gpu_lost_event() {
     let lost: Vec<_> = rec.events.iter().filter(|e| e.kind == "gpu_lost").collect();
     assert_eq!(lost.len(), 1);
     assert_eq!(lost[0].device, Some(0));
-    assert_eq!(rec.devices[0].info.pci_bus_id.as_deref(), Some("0000:65:00.0"));
+    assert_eq!(
+        rec.devices[0].info.pci_bus_id.as_deref(),
+        Some("0000:65:00.0")
+    );
     assert_eq!(col(rec, 1, GpuMetric::UtilGpu), vec![40.0]);
 }
 
 #[test]
 fn a_dump_pasted_without_its_banner_is_still_told_apart() {
-    let text = "GPU 00000000:3B:00.0\n    Performance State : P0\n    Utilization\n        Gpu : 7 %\n";
+    let text =
+        "GPU 00000000:3B:00.0\n    Performance State : P0\n    Utilization\n        Gpu : 7 %\n";
     assert_eq!(detect(text.as_bytes()), Some(Kind::Smi));
     let out = parse(text, &ImportOptions::default()).expect("parses");
     assert_eq!(col(&out.recording, 0, GpuMetric::UtilGpu), vec![7.0]);
