@@ -153,8 +153,10 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
                 Some(t) => t,
                 None => dump.count.saturating_sub(1) as f64 * interval,
             };
-            let mut info = DeviceInfo::default();
-            info.pci_bus_id = Some(bus.to_string());
+            let info = DeviceInfo {
+                pci_bus_id: Some(bus.to_string()),
+                ..Default::default()
+            };
             block = Some(Block {
                 key,
                 t,
