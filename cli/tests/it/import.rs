@@ -45,7 +45,10 @@ fn an_nvidia_smi_q_dump_is_a_snapshot_diagnosed_like_a_log() {
         .as_array()
         .map(|f| f.iter().filter_map(|x| x["id"].as_str()).collect())
         .unwrap_or_default();
-    assert!(ids.contains(&"throttling"), "SW Power Cap under load: {ids:?}");
+    assert!(
+        ids.contains(&"throttling"),
+        "SW Power Cap under load: {ids:?}"
+    );
     assert!(
         v["notes"].to_string().contains("one snapshot per GPU"),
         "{}",

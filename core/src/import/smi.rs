@@ -123,144 +123,179 @@ struct Dump {
     count: u64,
 }
 
-/// Reads an `nvidia-smi -q` dump (one or several, as `-l` prints them).
-pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
-    let mut notes = Vec::new();
-    let mut table = Table::default();
-    let mut buses: Vec<String> = Vec::new();
-    let mut dump = Dump::default();
-    let mut any_time = false;
-    let mut sections: Vec<(usize, String)> = Vec::new();
-    let mut block: Option<Block> = None;
-    let mut events = Vec::new();
-    let interval = opts.interval_s.unwrap_or(1.0);
-    for line in text.lines() {
+/// The state of reading a dump, line by line.
+#[derive(Debug, Default)]
+struct Reader {
+    table: Table,
+    /// Bus ids in the order first seen: a GPU's key is its place here.
+    buses: Vec<String>,
+    dump: Dump,
+    any_time: bool,
+    /// The open sections: (indentation, lower-case name).
+    sections: Vec<(usize, String)>,
+    block: Option<Block>,
+    events: Vec<Event>,
+    interval: f64,
+}
+
+impl Reader {
+    fn line(&mut self, line: &str) {
         if line.trim().is_empty() {
-            continue;
+            return;
         }
         if line.contains(BANNER) {
-            finish(block.take(), &mut table, &mut events);
-            dump = Dump {
+            self.close_block();
+            self.dump = Dump {
                 time: None,
-                count: dump.count + 1,
+                count: self.dump.count + 1,
             };
-            continue;
+        } else if let Some(bus) = gpu_block(line) {
+            self.open_block(bus);
+        } else if let Some(bus) = lost(line) {
+            self.lost_gpu(bus, line);
+        } else {
+            self.key_value(line);
         }
-        if let Some(bus) = gpu_block(line) {
-            finish(block.take(), &mut table, &mut events);
-            let key = position(&mut buses, bus);
-            let t = match dump.time {
-                Some(t) => t,
-                None => dump.count.saturating_sub(1) as f64 * interval,
-            };
-            let info = DeviceInfo {
+    }
+
+    fn close_block(&mut self) {
+        finish(self.block.take(), &mut self.table, &mut self.events);
+    }
+
+    fn open_block(&mut self, bus: &str) {
+        self.close_block();
+        let key = position(&mut self.buses, bus);
+        let t = match self.dump.time {
+            Some(t) => t,
+            None => self.dump.count.saturating_sub(1) as f64 * self.interval,
+        };
+        self.block = Some(Block {
+            key,
+            t,
+            row: empty_row(),
+            info: DeviceInfo {
                 pci_bus_id: Some(bus.to_string()),
                 ..Default::default()
-            };
-            block = Some(Block {
-                key,
-                t,
-                row: empty_row(),
-                info,
-                reasons: None,
-                ecc_uncorrectable: None,
+            },
+            reasons: None,
+            ecc_uncorrectable: None,
+        });
+        self.sections.clear();
+    }
+
+    /// nvidia-smi prints `line` in place of the GPU's block when the driver lost it.
+    fn lost_gpu(&mut self, bus: &str, line: &str) {
+        self.close_block();
+        let key = position(&mut self.buses, bus);
+        self.table.device(key).info.pci_bus_id = Some(bus.to_string());
+        let known = self
+            .events
+            .iter()
+            .any(|e| e.device == Some(key) && e.kind == "gpu_lost");
+        if !known {
+            self.events.push(Event {
+                t_s: 0.0,
+                device: Some(key),
+                kind: "gpu_lost".into(),
+                code: None,
+                detail: format!(
+                    "nvidia-smi could not open the GPU at {bus}: {}",
+                    line.trim()
+                ),
             });
-            sections.clear();
-            continue;
         }
-        if let Some(bus) = lost(line) {
-            // nvidia-smi prints this in place of the GPU's block when the driver lost it.
-            finish(block.take(), &mut table, &mut events);
-            let key = position(&mut buses, bus);
-            let d = table.device(key);
-            d.info.pci_bus_id = Some(bus.to_string());
-            if !events
-                .iter()
-                .any(|e| e.device == Some(key) && e.kind == "gpu_lost")
-            {
-                events.push(Event {
-                    t_s: 0.0,
-                    device: Some(key),
-                    kind: "gpu_lost".into(),
-                    code: None,
-                    detail: format!(
-                        "nvidia-smi could not open the GPU at {bus}: {}",
-                        line.trim()
-                    ),
-                });
-            }
-            continue;
-        }
+    }
+
+    /// A section line (no colon) or a `Key : Value` line.
+    fn key_value(&mut self, line: &str) {
         let depth = indent(line);
-        while sections.last().is_some_and(|(d, _)| *d >= depth) {
-            sections.pop();
+        while self.sections.last().is_some_and(|(d, _)| *d >= depth) {
+            self.sections.pop();
         }
         let Some((k, v)) = line.split_once(':') else {
-            sections.push((depth, line.trim().to_ascii_lowercase()));
-            continue;
+            self.sections
+                .push((depth, line.trim().to_ascii_lowercase()));
+            return;
         };
         let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
-        match &mut block {
+        match &mut self.block {
             None if depth == 0 && k == "timestamp" => {
-                dump.time = timestamp(v);
-                any_time |= dump.time.is_some();
+                self.dump.time = timestamp(v);
+                self.any_time |= self.dump.time.is_some();
             }
             None => {}
             Some(b) => {
-                let section = sections.last().map_or("", |s| s.1.as_str());
-                let volatile = sections.iter().any(|s| s.1 == "volatile");
+                let section = self.sections.last().map_or("", |s| s.1.as_str());
+                let volatile = self.sections.iter().any(|s| s.1 == "volatile");
                 if let Some(slot) = keys::slot(section, &k, volatile) {
                     apply(slot, v, b);
                 }
             }
         }
     }
-    finish(block.take(), &mut table, &mut events);
-    if table.devices.is_empty() {
-        return Err(bad(
-            opts,
-            None,
-            "an nvidia-smi -q dump without a GPU block (`GPU 00000000:17:00.0` followed by its indented sections): \
-             was the dump cut before the first GPU?",
-        ));
-    }
-    for (key, d) in &table.devices {
-        if d.seen.iter().all(|s| !s) {
-            notes.push(format!(
-                "GPU {} ({}): no metric gpuwhy reads was in its block",
-                key,
-                d.info.pci_bus_id.as_deref().unwrap_or("?")
+
+    /// The recording, with notes on what a dump cannot say.
+    fn into_imported(mut self, opts: &ImportOptions) -> Result<Imported> {
+        self.close_block();
+        let mut table = self.table;
+        if table.devices.is_empty() {
+            return Err(bad(
+                opts,
+                None,
+                "an nvidia-smi -q dump without a GPU block (`GPU 00000000:17:00.0` followed by its indented sections): \
+                 was the dump cut before the first GPU?",
             ));
         }
-    }
-    if any_time {
-        table.epoch_ms = Some(0);
-    }
-    let rows = table.max_rows();
-    if rows == 1 {
-        notes.push(
-            "an nvidia-smi -q dump is one snapshot per GPU: patterns over time (dips, periods) cannot be seen; \
-             record `nvidia-smi dmon -s pucvmet -o DT` or `gpuwhy record` for those"
-                .into(),
+        let mut notes = Vec::new();
+        for (key, d) in &table.devices {
+            if !d.rows.is_empty() && d.seen.iter().all(|s| !s) {
+                notes.push(format!(
+                    "GPU {key} ({}): no metric gpuwhy reads was in its block",
+                    d.info.pci_bus_id.as_deref().unwrap_or("?")
+                ));
+            }
+        }
+        if self.any_time {
+            table.epoch_ms = Some(0);
+        }
+        let rows = table.max_rows();
+        if rows == 1 {
+            notes.push(
+                "an nvidia-smi -q dump is one snapshot per GPU: patterns over time (dips, periods) cannot be seen; \
+                 record `nvidia-smi dmon -s pucvmet -o DT` or `gpuwhy record` for those"
+                    .into(),
+            );
+        }
+        for e in &self.events {
+            notes.push(format!("GPU {}: {}", e.device.unwrap_or(0), e.detail));
+        }
+        let interval_s = table.median_delta().unwrap_or(self.interval);
+        let mut rec = table.into_recording(
+            "smi",
+            interval_s,
+            "not in the nvidia-smi -q dump (its section was not printed, or the driver does not show it)",
         );
+        for e in self.events {
+            rec.push_event(e);
+        }
+        Ok(Imported {
+            recording: rec,
+            notes,
+            samples: rows,
+        })
     }
-    for e in &events {
-        notes.push(format!("GPU {}: {}", e.device.unwrap_or(0), e.detail));
+}
+
+/// Reads an `nvidia-smi -q` dump (one or several, as `-l` prints them).
+pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
+    let mut r = Reader {
+        interval: opts.interval_s.unwrap_or(1.0),
+        ..Reader::default()
+    };
+    for line in text.lines() {
+        r.line(line);
     }
-    let interval_s = table.median_delta().unwrap_or(interval);
-    let mut rec = table.into_recording(
-        "smi",
-        interval_s,
-        "not in the nvidia-smi -q dump (its section was not printed, or the driver does not show it)",
-    );
-    for e in events {
-        rec.push_event(e);
-    }
-    Ok(Imported {
-        recording: rec,
-        notes,
-        samples: rows,
-    })
+    r.into_imported(opts)
 }
 
 /// Puts a finished GPU block into the table as one sample.
