@@ -124,3 +124,35 @@ fn journal_deltas_carry_each_row_once() {
     let (first, d) = f.journal_delta(&names()).expect("new steps");
     assert_eq!((first, d.t.len(), d.count), (2, 1, 3));
 }
+
+#[test]
+fn the_journal_starts_over_when_another_thread_becomes_the_loop() {
+    let mut f = Folder::new(100, 2, 1.0);
+    run(
+        &mut f,
+        0,
+        &[(0, code(STEP_BEGIN, 0)), (MS, code(STEP_END, 0))],
+    );
+    let mut merged = None;
+    let (first, d) = f.journal_delta(&names()).expect("the helper's step");
+    crate::steps::merge_delta(&mut merged, first, d);
+    // A thread that marks a data phase: it is the loop from now on.
+    run(
+        &mut f,
+        1,
+        &[
+            (0, phase(PhaseId::DATA)),
+            (5 * MS, phase(PhaseId::FORWARD)),
+            (9 * MS, code(STEP_END, 0)),
+            (10 * MS, phase(PhaseId::DATA)),
+            (15 * MS, code(STEP_END, 0)),
+        ],
+    );
+    let (first, d) = f.journal_delta(&names()).expect("the loop's steps");
+    assert_eq!(first, 0, "from the loop's first step");
+    crate::steps::merge_delta(&mut merged, first, d);
+    let m = merged.expect("steps");
+    assert_eq!((m.count, m.t.len()), (2, 2));
+    assert_eq!(m.stats["data"].count, 2);
+    assert!(f.journal_delta(&names()).is_none());
+}
