@@ -75,9 +75,6 @@ pub struct ThreadSteps {
     /// The thread's lane: 0, 1, … in the order threads first marked (a lane given up by a
     /// thread that ended is reused by the next one); lane 8 is shared by threads beyond 8.
     pub lane: u32,
-    /// The thread's name, when it has one (a Rust thread named by its builder).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
     /// True for the training loop, the thread the rest of `steps` describes.
     pub main: bool,
     /// On the main thread, why it was taken for the training loop: `named` (the caller named

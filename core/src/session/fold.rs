@@ -90,8 +90,6 @@ pub struct Folder {
     logs: Vec<StepLog>,
     /// The lane whose thread the caller named the training loop.
     named: Option<usize>,
-    /// Each lane's thread name, where known.
-    thread_names: Vec<Option<String>>,
     lanes: Vec<Lane>,
     events: Vec<Event>,
     /// Nanoseconds to report seconds (1e-9 × the recording's time scale).
@@ -109,7 +107,6 @@ impl Folder {
         Folder {
             logs: vec![StepLog::new(exact_steps); lanes],
             named: None,
-            thread_names: vec![None; lanes],
             lanes: vec![Lane::default(); lanes],
             events: Vec::new(),
             ns_to_s: 1e-9 * scale,
@@ -139,16 +136,9 @@ impl Folder {
         }
     }
 
-    /// Names the thread of `lane` (kept until the lane's next thread names itself).
-    pub fn set_thread_name(&mut self, lane: usize, name: Option<String>) {
-        if let Some(n) = self.thread_names.get_mut(lane) {
-            *n = name;
-        }
-    }
-
     /// The report's steps: the training loop's, with every marking thread listed.
     pub fn to_data(&self, names: &[String]) -> StepsData {
-        steps_data(&self.logs, self.named, names, &self.thread_names)
+        steps_data(&self.logs, self.named, names)
     }
 
     fn secs(&self, ns: u64) -> f64 {

@@ -147,7 +147,6 @@ impl Markers {
             })
             .unwrap_or(SHARED);
         self.lanes[lane].ring.get_or_init(Ring::default);
-        self.name_lane(lane);
         ThreadLane {
             markers: Arc::clone(self),
             lane,
@@ -227,18 +226,9 @@ impl Markers {
             None
         });
         let lane = claimed.ok().flatten();
-        if let Some(l) = lane {
-            self.name_lane(l);
-        }
         // A thread without a lane of its own writes to the shared one from now on.
         let _ = CACHE.try_with(|c| c.set((self.id, lane.unwrap_or(SHARED))));
         lane
-    }
-
-    /// Remembers the calling thread's name as `lane`'s, for the report's thread list.
-    fn name_lane(&self, lane: usize) {
-        let name = std::thread::current().name().map(String::from);
-        lock(&self.fold).set_thread_name(lane, name);
     }
 
     /// The thread that owned `lane` is gone: close its books and free the lane.

@@ -61,14 +61,8 @@ pub fn main_lane(logs: &[StepLog], named: Option<usize>) -> (usize, MainBy) {
 }
 
 /// The report's steps: the main lane's log in full, the markers and memory of all lanes, and
-/// `threads` listing every lane with steps when there is more than one. `thread_names` gives
-/// each lane's thread name, where known.
-pub fn steps_data(
-    logs: &[StepLog],
-    named: Option<usize>,
-    names: &[String],
-    thread_names: &[Option<String>],
-) -> StepsData {
+/// `threads` listing every lane with steps when there is more than one.
+pub fn steps_data(logs: &[StepLog], named: Option<usize>, names: &[String]) -> StepsData {
     let (main, by) = main_lane(logs, named);
     let Some(main_log) = logs.get(main) else {
         return StepsData::default();
@@ -92,7 +86,6 @@ pub fn steps_data(
                 let data = l.to_data(names);
                 ThreadSteps {
                     lane: i as u32,
-                    name: thread_names.get(i).cloned().flatten(),
                     main: i == main,
                     chosen_by: (i == main).then(|| by.as_str().to_string()),
                     count: data.count,

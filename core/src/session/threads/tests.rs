@@ -32,18 +32,16 @@ fn the_loop_is_the_named_thread_then_the_data_phase_then_the_most_time() {
 #[test]
 fn one_thread_gives_no_thread_list_and_two_list_both() {
     let names: Vec<String> = crate::steps::BUILTIN_PHASES.map(String::from).to_vec();
-    let one = steps_data(&[log(&[(0.5, Some(0.2)); 4])], None, &names, &[]);
+    let one = steps_data(&[log(&[(0.5, Some(0.2)); 4])], None, &names);
     assert!(one.threads.is_empty());
     assert_eq!(one.count, 4);
     let logs = [log(&[(0.001, None); 50]), log(&[(0.5, Some(0.2)); 4])];
-    let thread_names = [Some("saver".to_string()), None];
-    let d = steps_data(&logs, None, &names, &thread_names);
+    let d = steps_data(&logs, None, &names);
     assert_eq!(d.count, 4, "the loop's steps, not the helper's");
     assert!((d.stats["data"].p50_s - 0.2).abs() < 1e-6);
     assert_eq!(d.threads.len(), 2);
     let helper = &d.threads[0];
     assert_eq!((helper.lane, helper.main, helper.count), (0, false, 50));
-    assert_eq!(helper.name.as_deref(), Some("saver"));
     assert!((helper.stats["step"].p50_s - 0.001).abs() < 1e-6);
     assert_eq!(d.threads[1].chosen_by.as_deref(), Some("data_phase"));
     assert_eq!(
