@@ -27,9 +27,24 @@ use keys::apply;
 /// The banner nvidia-smi prints at the top of every `-q` dump.
 pub const BANNER: &str = "NVSMI LOG";
 
-/// True when `head` (the start of a file) is an `nvidia-smi -q` dump: its banner, or a
+/// Lines that only an `nvidia-smi -q` GPU block has (section titles and keys, trimmed).
+const BLOCK_LINES: [&str; 10] = [
+    "Performance State",
+    "Clocks Throttle Reasons",
+    "Clocks Event Reasons",
+    "FB Memory Usage",
+    "Power Readings",
+    "GPU Power Readings",
+    "Max Clocks",
+    "GPU Link Info",
+    "Product Name",
+    "GPU Current Temp",
+];
+
+/// True when `head` (the start of a file) is an `nvidia-smi -q` dump: its banner, a
 /// `GPU 0000…:…` block line with an indented `Key : Value` line after it (a dump pasted
-/// without its banner).
+/// without its banner), or indented lines of one GPU block with at least two of its
+/// section titles or keys (a part of a block, as posts quote them).
 pub(crate) fn is_dump(head: &str) -> bool {
     let mut lines = head.lines().filter(|l| !l.trim().is_empty());
     let Some(first) = lines.next() else {
@@ -37,6 +52,19 @@ pub(crate) fn is_dump(head: &str) -> bool {
     };
     if first.contains(BANNER) {
         return true;
+    }
+    if indent(first) > 0 {
+        let known = head
+            .lines()
+            .filter(|l| {
+                let t = l.trim_start();
+                BLOCK_LINES.iter().any(|k| {
+                    t.strip_prefix(k)
+                        .is_some_and(|r| r.trim_start().starts_with(':') || r.trim().is_empty())
+                })
+            })
+            .count();
+        return known >= 2;
     }
     let mut it = head.lines().filter(|l| !l.trim().is_empty()).peekable();
     while let Some(l) = it.next() {
@@ -174,7 +202,7 @@ impl Reader {
             t,
             row: empty_row(),
             info: DeviceInfo {
-                pci_bus_id: Some(bus.to_string()),
+                pci_bus_id: (!bus.is_empty()).then(|| bus.to_string()),
                 ..Default::default()
             },
             reasons: None,
@@ -209,6 +237,11 @@ impl Reader {
     /// A section line (no colon) or a `Key : Value` line.
     fn key_value(&mut self, line: &str) {
         let depth = indent(line);
+        if self.block.is_none() && depth > 0 {
+            // An indented line outside any block: a part of one GPU's block, quoted without
+            // its `GPU …` line. It opens a block of its own, with no bus id.
+            self.open_block("");
+        }
         while self.sections.last().is_some_and(|(d, _)| *d >= depth) {
             self.sections.pop();
         }

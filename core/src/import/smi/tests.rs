@@ -208,3 +208,37 @@ fn a_banner_without_gpus_is_refused_clearly_and_garbage_never_panics() {
         let _ = parse(text, &ImportOptions::default());
     }
 }
+
+#[test]
+fn a_quoted_part_of_one_block_without_its_gpu_line_is_one_gpu() {
+    // As posts quote it: from `Performance State` to `Utilization`, indented, nothing above.
+    let text = "    Fan Speed                       : 0 %\n\
+        \x20   Performance State               : P2\n\
+        \x20   Clocks Throttle Reasons\n\
+        \x20       Idle                        : Not Active\n\
+        \x20       SW Power Cap                : Not Active\n\
+        \x20       Unknown                     : Active\n\
+        \x20   FB Memory Usage\n\
+        \x20       Total                       : 6143 MiB\n\
+        \x20       Used                        : 144 MiB\n\
+        \x20   Utilization\n\
+        \x20       Gpu                         : 100 %\n";
+    assert_eq!(detect(text.as_bytes()), Some(Kind::Smi));
+    let out = parse(text, &ImportOptions::default()).expect("parses");
+    let rec = &out.recording;
+    assert_eq!(rec.devices.len(), 1);
+    assert_eq!(rec.devices[0].info.pci_bus_id, None);
+    assert_eq!(rec.devices[0].info.memory_total_mib, Some(6143.0));
+    assert_eq!(col(rec, 0, GpuMetric::Pstate), vec![2.0]);
+    assert_eq!(col(rec, 0, GpuMetric::UtilGpu), vec![100.0]);
+    assert_eq!(
+        col(rec, 0, GpuMetric::ClockReasons),
+        vec![0.0],
+        "`Unknown` has no NVML bit here"
+    );
+    // Indented text that is not a block is not taken for one.
+    assert_eq!(
+        detect(b"    hello : world\n    Performance State : P0\n"),
+        None
+    );
+}
