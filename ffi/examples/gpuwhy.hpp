@@ -129,6 +129,10 @@ class Session {
   gpuwhy_status event(const char* name) const noexcept {
     return gpuwhy_session_event(get(), name);
   }
+  // Names the calling thread the training loop (other threads' steps are listed apart).
+  gpuwhy_status set_main_thread() const noexcept {
+    return gpuwhy_session_set_main_thread(get());
+  }
 
   // Stops recording, diagnoses and writes the configured output.
   void stop() { detail::check(gpuwhy_session_stop(get()), "gpuwhy_session_stop"); }

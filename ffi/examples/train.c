@@ -77,6 +77,9 @@ static void *evaluator(void *arg) {
 static int train(struct job *job, int steps) {
   gpuwhy_session *s = job->session;
   int failures = 0;
+  /* This thread is the training loop: the report's steps are its steps, and the evaluator
+   * thread's are listed apart (steps.threads). */
+  marker(gpuwhy_session_set_main_thread(s), "gpuwhy_session_set_main_thread", &failures);
   for (int i = 0; i < steps; i++) {
     marker(gpuwhy_phase(s, GPUWHY_PHASE_DATA), "gpuwhy_phase", &failures); /* begins the step */
     work_ms(4);

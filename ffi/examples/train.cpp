@@ -83,6 +83,9 @@ int evaluate(const gpuwhy::Session& session, EvalQueue& queue) {
 int train(gpuwhy::Session& session, EvalQueue& queue, int steps) {
   const gpuwhy::Phase allreduce = session.register_phase("allreduce");  // before the loop
   Failures failures;
+  // This thread is the training loop: the report's steps are its steps, and the evaluator
+  // thread's are listed apart (steps.threads).
+  failures.note(session.set_main_thread(), "gpuwhy_session_set_main_thread");
   for (int i = 0; i < steps; i++) {
     {
       gpuwhy::Step step(session);  // ends when it goes out of scope, even on an exception

@@ -458,6 +458,21 @@ gpuwhy_status gpuwhy_gpu_phase(struct gpuwhy_session *session,
                                gpuwhy_phase_id phase,
                                double seconds);
 
+/**
+ * Names the calling thread the training loop: the report's `steps` section, and so the
+ * diagnosis, is this thread's step sequence, and other threads that mark steps (helper
+ * threads micro-stepping their own work) are listed apart in `steps.threads` with their
+ * own numbers. Without this call the loop is the thread that marks GPUWHY_PHASE_DATA, else
+ * the one whose steps cover the most time. Call it once from the training thread, any
+ * time before gpuwhy_session_stop(); the latest call wins.
+ *
+ * Costs one marker (same cost as gpuwhy_step_begin()). Errors: GPUWHY_NULL_ARGUMENT,
+ * GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED, GPUWHY_POISONED (nothing is recorded). In a child
+ * process after fork() it does nothing and returns GPUWHY_OK. Thread-safe: it concerns
+ * the calling thread only.
+ */
+gpuwhy_status gpuwhy_session_set_main_thread(struct gpuwhy_session *session);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -85,6 +85,7 @@ def _declare(lib):
         "gpuwhy_gpu_phase": ([P, U32, c.c_double], S),
         "gpuwhy_session_register_phase": ([P, c.c_char_p, c.POINTER(U32)], S),
         "gpuwhy_session_event": ([P, c.c_char_p], S),
+        "gpuwhy_session_set_main_thread": ([P], S),
         "gpuwhy_session_gpu_count": ([P, c.POINTER(U32)], S),
         "gpuwhy_session_stop": ([P], S), "gpuwhy_session_write_report": ([P, c.c_char_p], S),
         "gpuwhy_session_report_json": ([P, c.c_char_p, c.c_size_t, c.POINTER(c.c_size_t)], S),
@@ -369,6 +370,13 @@ class Session:
         status = self._lib.gpuwhy_session_event(self._h, str(name).encode("utf-8"))
         if status:
             self._fail(status, "gpuwhy_session_event")
+
+    def set_main_thread(self):
+        """Names the calling thread the training loop: the report's steps and the diagnosis
+        are its steps; other threads that mark steps are listed apart (steps.threads)."""
+        status = self._lib.gpuwhy_session_set_main_thread(self._h)
+        if status:
+            self._fail(status, "gpuwhy_session_set_main_thread")
 
     def data(self, iterable):
         """Yields the items of `iterable` (a DataLoader, any iterable), one step each: the step

@@ -22,6 +22,7 @@ enum Op {
     Phase(u32),
     StepEnd,
     GpuPhase(u32, f64),
+    SetMain,
 }
 
 /// Records `op` on the thread's lane of `inner`.
@@ -32,6 +33,7 @@ fn apply(inner: &Inner, lane: &ThreadMarkers, op: Op) -> Res {
         Op::Phase(p) => lane.phase(known_phase(inner, p)?),
         Op::StepEnd => lane.step_end(),
         Op::GpuPhase(p, seconds) => lane.attach_gpu_phase(known_phase(inner, p)?, seconds),
+        Op::SetMain => lane.set_main_thread(),
     }
     Ok(())
 }
@@ -138,6 +140,22 @@ pub extern "C" fn gpuwhy_gpu_phase(
     seconds: f64,
 ) -> gpuwhy_status {
     mark(session, Op::GpuPhase(phase, seconds))
+}
+
+/// Names the calling thread the training loop: the report's `steps` section, and so the
+/// diagnosis, is this thread's step sequence, and other threads that mark steps (helper
+/// threads micro-stepping their own work) are listed apart in `steps.threads` with their
+/// own numbers. Without this call the loop is the thread that marks GPUWHY_PHASE_DATA, else
+/// the one whose steps cover the most time. Call it once from the training thread, any
+/// time before gpuwhy_session_stop(); the latest call wins.
+///
+/// Costs one marker (same cost as gpuwhy_step_begin()). Errors: GPUWHY_NULL_ARGUMENT,
+/// GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED, GPUWHY_POISONED (nothing is recorded). In a child
+/// process after fork() it does nothing and returns GPUWHY_OK. Thread-safe: it concerns
+/// the calling thread only.
+#[no_mangle]
+pub extern "C" fn gpuwhy_session_set_main_thread(session: *mut gpuwhy_session) -> gpuwhy_status {
+    mark(session, Op::SetMain)
 }
 
 fn poison(token: usize) {

@@ -132,8 +132,16 @@ fn run_parts(label: &str, exe: &Path, wrapper: &[&str], env: &[(&str, &str)], pa
     }
 }
 
+/// Steps of every marking thread: the section's count, or the sum over `steps.threads` when
+/// several threads marked (the section is then the training loop's alone).
 fn steps(report: &serde_json::Value) -> u64 {
-    report["steps"]["count"].as_u64().unwrap_or(0)
+    match report["steps"]["threads"].as_array() {
+        Some(threads) if !threads.is_empty() => threads
+            .iter()
+            .map(|t| t["count"].as_u64().unwrap_or(0))
+            .sum(),
+        _ => report["steps"]["count"].as_u64().unwrap_or(0),
+    }
 }
 
 fn devices(report: &serde_json::Value) -> usize {

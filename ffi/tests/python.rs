@@ -119,6 +119,20 @@ fn python_errors_raise_gpuwhy_error_and_no_gpu_still_records_steps() {
 }
 
 #[test]
+fn a_python_loop_that_names_itself_is_diagnosed_apart_from_a_helper_thread() {
+    if !have("python3") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = tmp.path().join("threads.json");
+    let o = python("threads.py", &[&out], None, &[]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ok"));
+    let r = report(&out);
+    assert_eq!(r["steps"]["count"], 5, "{}", r["steps"]);
+    assert_eq!(r["steps"]["threads"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
 fn python_children_forked_inside_a_session_exit_cleanly_and_leave_it_intact() {
     if !have("python3") {
         return;

@@ -236,7 +236,10 @@ fn markers_from_four_threads_at_once_keep_exact_counts() {
     });
     let report = session.finish();
     let s = report.steps.as_ref().expect("steps");
-    let n = 4 * PER_THREAD as u64;
+    // Each thread's steps are its own sequence (they used to be pooled into one, which let a
+    // helper thread's steps pass for the training loop's): the section is one thread's, and
+    // `threads` lists all four with their exact counts.
+    let n = PER_THREAD as u64;
     assert_eq!(s.count, n);
     assert_eq!(s.ignored_markers, 0);
     for phase in ["data", "forward", "allreduce"] {
@@ -244,6 +247,25 @@ fn markers_from_four_threads_at_once_keep_exact_counts() {
     }
     assert_eq!(s.gpu_stats["forward"].count, n);
     assert_eq!(s.phases[4], "allreduce");
+    assert_eq!(s.threads.len(), 4);
+    assert_eq!(s.threads.iter().filter(|t| t.main).count(), 1);
+    for t in &s.threads {
+        assert_eq!(t.count, n, "lane {}", t.lane);
+        assert_eq!(t.stats["allreduce"].count, n);
+        assert_eq!(t.gpu_stats["forward"].count, n);
+    }
+    // The thread list is valid against the published schema and fully described by it.
+    let doc: Value = serde_json::from_str(&report.to_json()).expect("JSON");
+    let schema: Value = serde_json::from_str(SCHEMA).expect("schema JSON");
+    let v = jsonschema::draft202012::new(&schema).expect("schema compiles");
+    let errs: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errs.is_empty(), "the report breaks the schema: {errs:?}");
+    let props = &schema["$defs"]["thread_steps"]["properties"];
+    for t in doc["steps"]["threads"].as_array().expect("threads") {
+        let keys = t.as_object().expect("object").keys();
+        let missing: Vec<&String> = keys.filter(|k| props.get(k.as_str()).is_none()).collect();
+        assert!(missing.is_empty(), "not in the schema: {missing:?}");
+    }
     // Each step's phases fit inside it: no step was cut by another thread's markers.
     for i in 0..s.t.len() {
         let phases: f32 = ["data", "forward", "allreduce"]

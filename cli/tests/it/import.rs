@@ -34,6 +34,33 @@ fn a_dmon_log_is_detected_and_diagnosed_with_notes_on_stderr() {
 }
 
 #[test]
+fn an_nvidia_smi_q_dump_is_a_snapshot_diagnosed_like_a_log() {
+    let o = run(gpuwhy()
+        .args(["diagnose", "--json"])
+        .arg(fixture("import/smi_q_r470_two_gpus.txt")));
+    assert!(o.status.success(), "{}", text(&o));
+    let v = json(&o);
+    assert_eq!(v["run"]["source"], "smi");
+    let ids: Vec<&str> = v["findings"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|x| x["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        ids.contains(&"throttling"),
+        "SW Power Cap under load: {ids:?}"
+    );
+    assert!(
+        v["notes"].to_string().contains("one snapshot per GPU"),
+        "{}",
+        v["notes"]
+    );
+    let o = run(gpuwhy()
+        .arg("diagnose")
+        .arg(fixture("import/smi_q_r470_two_gpus.txt")));
+    assert!(text(&o).contains("2 GPU(s)"), "{}", text(&o));
+}
+
+#[test]
 fn a_csv_log_reads_through_the_same_rules_as_json() {
     let o = run(gpuwhy()
         .args(["diagnose", "--json"])
@@ -186,7 +213,14 @@ fn a_report_and_a_trace_of_the_same_run_diagnose_together() {
 fn bad_inputs_are_one_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("bad.log");
+    // One damaged row is read past, and a note names it.
     std::fs::write(&bad, "# gpu sm mem\n 0 10 5\n 0 ten 5\n 0 11 5\n").expect("write");
+    let o = run(gpuwhy().arg("diagnose").arg(&bad));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("line 3") && t.contains("column `sm`"), "{t}");
+    // Mostly damaged rows: one clear error naming the first.
+    std::fs::write(&bad, "# gpu sm mem\n 0 10 5\n 0 ten 5\n 0 eleven\n").expect("write");
     let o = run(gpuwhy().arg("diagnose").arg(&bad));
     assert_eq!(o.status.code(), Some(2));
     let t = text(&o);

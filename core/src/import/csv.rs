@@ -8,7 +8,7 @@
 //!
 //! Not for: `--query-compute-apps` or other query kinds, or quoted CSV with embedded commas.
 
-use super::table::{empty_row, parse_clock, parse_date, Table};
+use super::table::{empty_row, parse_clock, parse_date, Skipped, Table};
 use super::{bad, ImportOptions, Imported};
 use crate::metric::{reasons, GpuMetric};
 use crate::report::DeviceInfo;
@@ -207,6 +207,7 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     let last_line = lines.last().map_or(0, |l| l.0);
     let mut any_time = false;
     let mut tick: (f64, Vec<u32>) = (0.0, Vec::new());
+    let mut skipped = Skipped::default();
     for &(n, line) in &lines[start..] {
         let cells = split(line);
         if is_header(line) {
@@ -225,7 +226,10 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
                 ));
                 continue;
             }
-            Err(why) => return Err(bad(opts, Some(n), &why)),
+            Err(why) => {
+                skipped.skip(n, line, why);
+                continue;
+            }
         };
         let key = match (&r.index, &r.identity) {
             (Some(i), _) => *i,
@@ -259,6 +263,12 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
         let d = table.device(key);
         merge_info(&mut d.info, &r.info);
     }
+    skipped.finish(
+        opts,
+        counts.values().sum::<u64>() as usize,
+        "CSV",
+        &mut notes,
+    )?;
     if any_time {
         table.epoch_ms = Some(0);
     }

@@ -10,7 +10,7 @@
 //! Not for: dmon's `--format csv` variant's quoting rules (its fields are read the same way,
 //! split on commas) or `pmon` logs.
 
-use super::table::{empty_row, parse_clock, parse_date, Table};
+use super::table::{empty_row, parse_clock, parse_date, Skipped, Table};
 use super::{bad, ImportOptions, Imported};
 use crate::metric::GpuMetric;
 use crate::Result;
@@ -91,6 +91,7 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     let mut prev_clock: Option<f64> = None;
     let mut day_offset = 0.0;
     let mut ignored: Vec<String> = Vec::new();
+    let mut skipped = Skipped::default();
     for &(n, line) in &lines {
         if line.trim_start().starts_with('#') {
             if is_header(line) {
@@ -135,7 +136,10 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
                 ));
                 continue;
             }
-            Err(why) => return Err(bad(opts, Some(n), &why)),
+            Err(why) => {
+                skipped.skip(n, line, why);
+                continue;
+            }
         };
         let k = counts.entry(gpu).or_default();
         let t = match t {
@@ -160,6 +164,12 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
             "no dmon header line (`# gpu pwr ...`) found",
         ));
     }
+    skipped.finish(
+        opts,
+        counts.values().sum::<u64>() as usize,
+        "dmon",
+        &mut notes,
+    )?;
     let timed = stamp_kind(&cols);
     if let Stamp::Absolute(_) = timed {
         // Times are seconds since the epoch already (the date taken as UTC).

@@ -1,10 +1,11 @@
-//! Importers: what users already have — `nvidia-smi dmon` logs and `nvidia-smi --query-gpu`
-//! CSV logs — read into a [`Recording`], so the same report, signals and rules diagnose them.
+//! Importers: what users already have — `nvidia-smi dmon` logs, `nvidia-smi --query-gpu`
+//! CSV logs and `nvidia-smi -q` dumps — read into a [`Recording`], so the same report,
+//! signals and rules diagnose them.
 //!
 //! Everything here is pure: text in, recording out, no files or threads, so the browser
 //! viewer imports a dropped log the same way the CLI does. [`detect`] tells the kinds of
 //! input apart by content (a report, a recording journal, a profiler trace, a dmon log, a
-//! CSV log); profiler traces are read by [`crate::trace`]. A log says less than a
+//! CSV log, an `nvidia-smi -q` dump); profiler traces are read by [`crate::trace`]. A log says less than a
 //! recording: metrics it has no column for are unavailable with the reason, and a log of a
 //! few samples lowers the findings' confidence ([`diagnose_log`]). [`diagnose_any`] is the
 //! whole path from any file's content to a diagnosed report, taken by the CLI and the
@@ -15,6 +16,7 @@
 mod any;
 pub mod csv;
 pub mod dmon;
+pub mod smi;
 mod table;
 
 pub use any::{diagnose as diagnose_any, Diagnosed, Input};
@@ -38,6 +40,8 @@ pub enum Kind {
     Dmon,
     /// An `nvidia-smi --query-gpu ... --format=csv` log.
     Csv,
+    /// An `nvidia-smi -q` dump (whole, `-d` sections, or several from `-l`).
+    Smi,
 }
 
 impl Kind {
@@ -49,6 +53,7 @@ impl Kind {
             Kind::Trace => "trace",
             Kind::Dmon => "dmon",
             Kind::Csv => "csv",
+            Kind::Smi => "smi",
         }
     }
 }
@@ -87,6 +92,9 @@ pub fn detect(head: &[u8]) -> Option<Kind> {
         // Some other JSON: let the report reader explain what is wrong with it.
         return Some(Kind::Report);
     }
+    if smi::is_dump(&text) {
+        return Some(Kind::Smi);
+    }
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next()?;
     if dmon::is_header(first) {
@@ -120,12 +128,13 @@ pub struct Imported {
     pub samples: usize,
 }
 
-/// Imports a dmon or CSV log.
+/// Imports a dmon or CSV log or an `nvidia-smi -q` dump.
 pub fn import(kind: Kind, bytes: &[u8], opts: &ImportOptions) -> Result<Imported> {
     let text = String::from_utf8_lossy(bytes);
     match kind {
         Kind::Dmon => dmon::parse(&text, opts),
         Kind::Csv => csv::parse(&text, opts),
+        Kind::Smi => smi::parse(&text, opts),
         other => Err(Error::InvalidArgument(format!(
             "{} is a {}, not an nvidia-smi log",
             opts.path.display(),
@@ -161,7 +170,7 @@ pub fn diagnose_log(report: &mut Report) {
 
 /// Lowers confidence for short logs (see [`diagnose_log`]); a no-op for other reports.
 pub fn temper(report: &mut Report) {
-    if !matches!(report.run.source.as_str(), "dmon" | "csv") {
+    if !matches!(report.run.source.as_str(), "dmon" | "csv" | "smi") {
         return;
     }
     let n = report
@@ -174,10 +183,14 @@ pub fn temper(report: &mut Report) {
         return;
     }
     let factor = (n as f64 / FEW_SAMPLES as f64).max(0.5);
+    let what = match report.run.source.as_str() {
+        "smi" => "nvidia-smi -q dump",
+        "dmon" => "dmon log",
+        _ => "csv log",
+    };
     let why = format!(
-        "Only {n} samples per GPU ({:.0} s) were in the {} log: confidence is lowered; a log of at least {FEW_SAMPLES} samples would settle it.",
+        "Only {n} samples per GPU ({:.0} s) were in the {what}: confidence is lowered; a log of at least {FEW_SAMPLES} samples would settle it.",
         report.run.duration_s,
-        report.run.source
     );
     // Findings measured from a profiler trace read beside the log keep their confidence.
     for f in report

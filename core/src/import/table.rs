@@ -145,6 +145,75 @@ impl Table {
     }
 }
 
+/// Most line numbers a note about skipped lines lists.
+const LISTED_LINES: usize = 5;
+
+/// Damaged or elided lines in the middle of a log (a `...` where a post shortened it, a row
+/// cut short by a copy, a value that is not a number), read past rather than refusing the
+/// whole log. A log where at least as many lines are damaged as read is refused: it is not
+/// a log of this kind, or too little of it is left to diagnose.
+#[derive(Debug, Default)]
+pub(crate) struct Skipped {
+    /// `(line, why)` of the first damaged line, for the refusal's message.
+    first: Option<(usize, String)>,
+    lines: Vec<usize>,
+    count: usize,
+}
+
+impl Skipped {
+    /// Reads past line `n` of `text`, damaged for the reason `why`.
+    pub fn skip(&mut self, n: usize, text: &str, why: String) {
+        if self.first.is_none() {
+            let shown: String = text.trim().chars().take(40).collect();
+            self.first = Some((n, format!("{why} (the line reads `{shown}`)")));
+        }
+        if self.lines.len() < LISTED_LINES {
+            self.lines.push(n);
+        }
+        self.count += 1;
+    }
+
+    /// With `read` rows read: the note saying what was skipped, or the refusal when the
+    /// damaged lines are as many as the rows read (`kind` names the log in the message).
+    pub fn finish(
+        self,
+        opts: &super::ImportOptions,
+        read: usize,
+        kind: &str,
+        notes: &mut Vec<String>,
+    ) -> crate::Result<()> {
+        let Some((n, why)) = self.first else {
+            return Ok(());
+        };
+        if self.count >= read {
+            return Err(super::bad(
+                opts,
+                Some(n),
+                &format!(
+                    "{why}; {} of {} lines after the header are not {kind} rows, so this is not a {kind} log gpuwhy can read",
+                    self.count,
+                    self.count + read
+                ),
+            ));
+        }
+        let more = if self.count > self.lines.len() {
+            ", …"
+        } else {
+            ""
+        };
+        let list: Vec<String> = self.lines.iter().map(|l| l.to_string()).collect();
+        notes.push(format!(
+            "{} damaged or elided line{} skipped (line{} {}{more}; first: line {n}: {why}); the rows around {} were read",
+            self.count,
+            if self.count == 1 { " was" } else { "s were" },
+            if self.count == 1 { "" } else { "s" },
+            list.join(", "),
+            if self.count == 1 { "it" } else { "them" },
+        ));
+        Ok(())
+    }
+}
+
 /// An empty sample row (every metric missing).
 pub(crate) fn empty_row() -> [f32; GpuMetric::COUNT] {
     [f32::NAN; GpuMetric::COUNT]

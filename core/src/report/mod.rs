@@ -29,7 +29,7 @@ pub use ranks::{
     Exemplar, GpuSpot, Imbalance, NodeSummary, PhaseTimes, RankFinding, RankGpu, RankSteps,
     RankSummary, RanksData, Straggler,
 };
-pub use steps::{PhaseStats, StepsData};
+pub use steps::{PhaseStats, StepsData, ThreadSteps};
 pub use time::rfc3339_utc;
 
 /// The schema this build writes.

@@ -60,4 +60,35 @@ pub struct StepsData {
     pub memory_bytes: u64,
     /// The most the step storage can use, whatever the run length.
     pub memory_bound_bytes: u64,
+    /// When more than one thread marked steps: each marking thread's own step sequence,
+    /// summarised (empty, and absent from the JSON, when one thread did). Everything else in
+    /// this section is the training loop's, the thread with [`ThreadSteps::main`] set; the
+    /// others' steps are only here, so a helper thread's micro-steps never dilute the loop's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<ThreadSteps>,
+}
+
+/// One marking thread's step sequence, summarised (`steps.threads[]`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ThreadSteps {
+    /// The thread's lane: 0, 1, … in the order threads first marked (a lane given up by a
+    /// thread that ended is reused by the next one); lane 8 is shared by threads beyond 8.
+    pub lane: u32,
+    /// True for the training loop, the thread the rest of `steps` describes.
+    pub main: bool,
+    /// On the main thread, why it was taken for the training loop: `named` (the caller named
+    /// it), `data_phase` (it marks the data phase), `most_time` (no thread marks a data phase:
+    /// the one whose steps cover the most time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chosen_by: Option<String>,
+    /// Steps this thread completed.
+    pub count: u64,
+    /// Its statistics: key `step` for whole steps, then one per phase it entered.
+    pub stats: BTreeMap<String, PhaseStats>,
+    /// Its GPU-measured phase statistics, when it attached any.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub gpu_stats: BTreeMap<String, PhaseStats>,
+    /// Its markers that fitted no step.
+    pub ignored_markers: u64,
 }

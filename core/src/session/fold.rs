@@ -7,6 +7,8 @@ use crate::recording::MAX_EVENTS;
 use crate::report::{Event, StepsData};
 use crate::steps::{StepLog, MAX_PHASES};
 
+use super::threads::{main_lane, steps_data};
+
 /// Record kinds, in the low byte of a record's second word; the argument (a phase id or an
 /// event kind) is in the next 16 bits. The first word is the time in nanoseconds since the
 /// recording's origin, except for [`GPU`], where it is the `f64` bits of the seconds.
@@ -21,6 +23,8 @@ pub const EVENT: u64 = 4;
 pub const GPU: u64 = 5;
 /// The lane's thread went away: drop its open step.
 pub const RESET: u64 = 6;
+/// The caller named the lane's thread the training loop.
+pub const MAIN: u64 = 7;
 
 /// The second word of a record.
 #[inline(always)]
@@ -78,12 +82,14 @@ fn add(slot: &mut f64, x: f64) {
     *slot = if slot.is_nan() { x } else { *slot + x };
 }
 
-/// The fold state: the step log, each lane's step in progress, and marker events waiting
+/// The fold state: each lane's step log and step in progress, and marker events waiting
 /// for the sampler to put them into the recording.
 #[derive(Debug)]
 pub struct Folder {
-    /// The steps.
-    pub log: StepLog,
+    /// Each lane's steps: every marking thread has its own sequence ([`super::threads`]).
+    logs: Vec<StepLog>,
+    /// The lane whose thread the caller named the training loop.
+    named: Option<usize>,
     lanes: Vec<Lane>,
     events: Vec<Event>,
     /// Nanoseconds to report seconds (1e-9 × the recording's time scale).
@@ -92,13 +98,15 @@ pub struct Folder {
     journaled_rows: usize,
     journaled_count: u64,
     journaled_ignored: u64,
+    journaled_lane: usize,
 }
 
 impl Folder {
     /// An empty fold state for `lanes` lanes.
     pub fn new(exact_steps: usize, lanes: usize, scale: f64) -> Self {
         Folder {
-            log: StepLog::new(exact_steps),
+            logs: vec![StepLog::new(exact_steps); lanes],
+            named: None,
             lanes: vec![Lane::default(); lanes],
             events: Vec::new(),
             ns_to_s: 1e-9 * scale,
@@ -106,7 +114,31 @@ impl Folder {
             journaled_rows: 0,
             journaled_count: 0,
             journaled_ignored: 0,
+            journaled_lane: 0,
         }
+    }
+
+    /// The training loop's steps ([`super::threads::main_lane`]).
+    pub fn log(&self) -> &StepLog {
+        let (main, _) = main_lane(&self.logs, self.named);
+        &self.logs[main]
+    }
+
+    /// True once any lane completed a step or had a marker ignored.
+    pub fn used(&self) -> bool {
+        self.logs.iter().any(|l| l.count() > 0 || l.ignored() > 0)
+    }
+
+    /// Counts a marker of `lane` that fitted no step (or found no room).
+    pub fn ignore(&mut self, lane: usize) {
+        if let Some(l) = self.logs.get_mut(lane) {
+            l.ignore();
+        }
+    }
+
+    /// The report's steps: the training loop's, with every marking thread listed.
+    pub fn to_data(&self, names: &[String]) -> StepsData {
+        steps_data(&self.logs, self.named, names)
     }
 
     fn secs(&self, ns: u64) -> f64 {
@@ -116,7 +148,7 @@ impl Folder {
     fn commit(&mut self, lane: usize) {
         if let Some(last) = self.lanes[lane].last.take() {
             if last.gpu.iter().any(|v| !v.is_nan()) {
-                self.log.set_gpu(last.index, &last.gpu);
+                self.logs[lane].set_gpu(last.index, &last.gpu);
             }
         }
     }
@@ -128,11 +160,11 @@ impl Folder {
         open.end_phase(t);
         self.commit(lane);
         let cpu = open.cpu.map(|ns| ns * self.ns_to_s);
-        let index = self.log.push(
+        let (start, duration) = (
             self.secs(open.start),
             self.secs(t.saturating_sub(open.start)),
-            &cpu,
         );
+        let index = self.logs[lane].push(start, duration, &cpu);
         self.lanes[lane].last = Some(Last {
             index,
             gpu: open.gpu,
@@ -161,19 +193,19 @@ impl Folder {
             GPU if p < MAX_PHASES => {
                 let secs = f64::from_bits(a) * self.scale;
                 if !(secs.is_finite() && secs >= 0.0) {
-                    self.log.ignore();
+                    self.ignore(lane);
                     return;
                 }
                 let l = &mut self.lanes[lane];
                 match (&mut l.open, &mut l.last) {
                     (Some(o), _) if o.entered & (1 << p) != 0 => add(&mut o.gpu[p], secs),
                     (_, Some(last)) => add(&mut last.gpu[p], secs),
-                    _ => self.log.ignore(),
+                    _ => self.ignore(lane),
                 }
             }
             EVENT => {
                 if self.events.len() < MAX_EVENTS {
-                    let steps = self.log.count();
+                    let steps = self.log().count();
                     self.events.push(Event {
                         t_s: self.secs(a),
                         device: None,
@@ -182,14 +214,15 @@ impl Folder {
                         detail: format!("marked by the training loop after {steps} steps"),
                     });
                 } else {
-                    self.log.ignore();
+                    self.ignore(lane);
                 }
             }
             RESET => {
                 self.lanes[lane].open = None;
                 self.commit(lane);
             }
-            _ => self.log.ignore(),
+            MAIN => self.named = Some(lane),
+            _ => self.ignore(lane),
         }
     }
 
@@ -209,8 +242,17 @@ impl Folder {
     /// The steps not yet journaled, as a delta starting at the returned index; `None` when
     /// nothing changed since the last call.
     pub fn journal_delta(&mut self, names: &[String]) -> Option<(u64, StepsData)> {
-        let rows = self.log.kept();
-        let (count, ignored) = (self.log.count(), self.log.ignored());
+        let (main, _) = main_lane(&self.logs, self.named);
+        if main != self.journaled_lane {
+            // Another thread is now taken for the training loop: journal its steps from
+            // the start (a reader starts afresh on rows from step 0).
+            self.journaled_lane = main;
+            self.journaled_rows = 0;
+            self.journaled_count = u64::MAX;
+        }
+        let log = &self.logs[main];
+        let rows = log.kept();
+        let (count, ignored) = (log.count(), self.logs.iter().map(StepLog::ignored).sum());
         if rows == self.journaled_rows
             && count == self.journaled_count
             && ignored == self.journaled_ignored
@@ -218,7 +260,8 @@ impl Folder {
             return None;
         }
         let first = self.journaled_rows;
-        let d = self.log.delta(names, first, rows);
+        let mut d = log.delta(names, first, rows);
+        d.ignored_markers = ignored;
         self.journaled_rows = rows;
         self.journaled_count = count;
         self.journaled_ignored = ignored;
@@ -227,129 +270,4 @@ impl Folder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::steps::PhaseId;
-
-    const MS: u64 = 1_000_000;
-
-    fn names() -> Vec<String> {
-        crate::steps::BUILTIN_PHASES.map(String::from).to_vec()
-    }
-
-    fn run(f: &mut Folder, lane: usize, records: &[(u64, u64)]) {
-        for (a, b) in records {
-            f.record(lane, *a, *b, |k| format!("kind{k}"));
-        }
-    }
-
-    fn phase(id: PhaseId) -> u64 {
-        code(PHASE, id.0)
-    }
-
-    #[test]
-    fn phases_split_the_step_and_time_is_scaled() {
-        let mut f = Folder::new(100, 2, 2.0);
-        run(
-            &mut f,
-            0,
-            &[
-                (10 * MS, code(STEP_BEGIN, 0)),
-                (10 * MS, phase(PhaseId::DATA)),
-                (14 * MS, phase(PhaseId::FORWARD)),
-                (15 * MS, phase(PhaseId::BACKWARD)),
-                (17 * MS, phase(PhaseId::FORWARD)),
-                (18 * MS, code(STEP_END, 0)),
-            ],
-        );
-        let d = f.log.to_data(&names());
-        assert_eq!(d.count, 1);
-        assert!((d.t[0] - 0.020).abs() < 1e-12, "10 ms × scale 2");
-        assert!((d.duration.0[0] - 0.016).abs() < 1e-7);
-        assert!((d.phase_durations["data"].0[0] - 0.008).abs() < 1e-7);
-        assert!(
-            (d.phase_durations["forward"].0[0] - 0.004).abs() < 1e-7,
-            "a phase entered twice adds up"
-        );
-        assert!(!d.phase_durations.contains_key("optimizer"));
-    }
-
-    #[test]
-    fn markers_that_fit_no_step_are_counted_not_guessed() {
-        let mut f = Folder::new(100, 1, 1.0);
-        run(
-            &mut f,
-            0,
-            &[
-                (MS, code(STEP_END, 0)),
-                (MS, code(GPU, 1)),
-                (f64::NAN.to_bits(), code(GPU, 1)),
-                (2 * MS, phase(PhaseId(40))),
-                // A phase without step_begin opens a step; step_begin closes an open one.
-                (3 * MS, phase(PhaseId::DATA)),
-                (5 * MS, code(STEP_BEGIN, 0)),
-                (6 * MS, code(STEP_END, 0)),
-                (7 * MS, code(EVENT, 3)),
-                (8 * MS, code(STEP_BEGIN, 0)),
-                (9 * MS, code(RESET, 0)),
-            ],
-        );
-        assert_eq!(f.log.count(), 2);
-        assert_eq!(f.log.to_data(&names()).ignored_markers, 4);
-        let mut ev = Vec::new();
-        f.take_events(&mut ev);
-        assert_eq!(ev.len(), 1);
-        assert_eq!(ev[0].kind, "kind3");
-        assert!((ev[0].t_s - 0.007).abs() < 1e-12);
-    }
-
-    #[test]
-    fn gpu_durations_go_to_the_current_step_once_its_phase_began_else_the_last() {
-        let mut f = Folder::new(100, 1, 1.0);
-        let secs = |s: f64| s.to_bits();
-        run(
-            &mut f,
-            0,
-            &[
-                (0, code(STEP_BEGIN, 0)),
-                (MS, phase(PhaseId::FORWARD)),
-                (secs(0.0005), code(GPU, 1)),
-                (2 * MS, code(STEP_END, 0)),
-                // After the step: to the step just completed.
-                (secs(0.0003), code(GPU, 2)),
-                (3 * MS, code(STEP_BEGIN, 0)),
-                // Forward not yet entered in this step: still the previous step's.
-                (secs(0.0001), code(GPU, 1)),
-                (4 * MS, phase(PhaseId::FORWARD)),
-                (5 * MS, code(STEP_END, 0)),
-            ],
-        );
-        f.finish();
-        let d = f.log.to_data(&names());
-        let fwd = &d.gpu_phase_durations["forward"].0;
-        assert!((fwd[0] - 0.0006).abs() < 1e-8, "{fwd:?}");
-        assert!(fwd[1].is_nan());
-        assert!((d.gpu_phase_durations["backward"].0[0] - 0.0003).abs() < 1e-8);
-    }
-
-    #[test]
-    fn journal_deltas_carry_each_row_once() {
-        let mut f = Folder::new(100, 1, 1.0);
-        let step = |f: &mut Folder, t: u64| {
-            run(
-                f,
-                0,
-                &[(t, code(STEP_BEGIN, 0)), (t + MS, code(STEP_END, 0))],
-            )
-        };
-        assert!(f.journal_delta(&names()).is_none());
-        step(&mut f, 0);
-        step(&mut f, 10 * MS);
-        let (first, d) = f.journal_delta(&names()).expect("new steps");
-        assert_eq!((first, d.t.len()), (0, 2));
-        assert!(f.journal_delta(&names()).is_none());
-        step(&mut f, 20 * MS);
-        let (first, d) = f.journal_delta(&names()).expect("new steps");
-        assert_eq!((first, d.t.len(), d.count), (2, 1, 3));
-    }
-}
+mod tests;

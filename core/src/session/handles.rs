@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::fold::{code, GPU, PHASE, STEP_BEGIN, STEP_END};
+use super::fold::{code, GPU, MAIN, PHASE, STEP_BEGIN, STEP_END};
 use super::lanes::{Markers, ThreadLane};
 #[cfg(doc)]
 use super::{Session, RINGS_BOUND_BYTES};
@@ -41,6 +41,11 @@ impl MarkerHandle {
     #[inline(always)]
     pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
         attach(&*self.0, phase, seconds);
+    }
+
+    /// [`Session::set_main_thread`].
+    pub fn set_main_thread(&self) {
+        main_thread(&*self.0);
     }
 
     /// A lane of the calling thread's own for these markers (see [`ThreadMarkers`]). Each
@@ -97,6 +102,11 @@ pub(super) fn step_end(m: &impl Sink) {
     m.push(t, code(STEP_END, 0));
 }
 
+pub(super) fn main_thread(m: &impl Sink) {
+    let t = m.now_ns();
+    m.push(t, code(MAIN, 0));
+}
+
 #[inline(always)]
 pub(super) fn attach(m: &impl Sink, phase: PhaseId, seconds: f64) {
     m.push(seconds.to_bits(), code(GPU, phase.0));
@@ -138,5 +148,10 @@ impl ThreadMarkers {
     #[inline(always)]
     pub fn attach_gpu_phase(&self, phase: PhaseId, seconds: f64) {
         attach(&self.0, phase, seconds);
+    }
+
+    /// [`Session::set_main_thread`], for the thread that holds these markers.
+    pub fn set_main_thread(&self) {
+        main_thread(&self.0);
     }
 }

@@ -180,7 +180,7 @@ impl Markers {
         self.drain_lane(&mut f, lane);
         drop(f);
         if !ring.push(a, b) {
-            lock(&self.fold).log.ignore();
+            lock(&self.fold).ignore(lane);
         }
     }
 
@@ -371,34 +371,4 @@ impl SamplerHook for Markers {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_cut_on_a_character_boundary() {
-        assert_eq!(truncate("ééé", 3), "é");
-        assert_eq!(truncate("eval", 64), "eval");
-    }
-
-    #[test]
-    fn event_kinds_are_interned_and_bounded() {
-        let m = Arc::new_cyclic(|me| {
-            Markers::new(
-                me.clone(),
-                Instant::now(),
-                Folder::new(10, MAX_LANES + 1, 1.0),
-                Vec::new(),
-            )
-        });
-        assert_eq!(m.kind("eval"), 0);
-        assert_eq!(m.kind("checkpoint"), 1);
-        assert_eq!(m.kind("eval"), 0);
-        assert_eq!(m.kind(""), 2);
-        for i in 0..100 {
-            m.kind(&format!("k{i}"));
-        }
-        assert_eq!(m.kind("one too many"), MAX_EVENT_KINDS as u16);
-        assert_eq!(m.kind_name(MAX_EVENT_KINDS as u16), "other");
-        assert_eq!(m.kind_name(2), "event");
-    }
-}
+mod tests;

@@ -17,6 +17,7 @@ mod fold;
 mod handles;
 mod lanes;
 mod ring;
+mod threads;
 
 pub use lanes::{MAX_EVENT_KINDS, MAX_LANES, MAX_NAME_BYTES, RINGS_BOUND_BYTES};
 pub use ring::{RING_BYTES, RING_SLOTS};
@@ -32,7 +33,7 @@ use crate::report::{Event, Report, StepsData};
 use crate::steps::{PhaseId, BUILTIN_PHASES, EXACT_STEPS, MAX_PHASES, STEP_KEY};
 use crate::{Error, Result};
 use fold::Folder;
-use handles::{attach, enter, step_begin, step_end};
+use handles::{attach, enter, main_thread, step_begin, step_end};
 pub use handles::{MarkerHandle, ThreadMarkers};
 use lanes::Markers;
 
@@ -74,7 +75,9 @@ impl From<RecorderConfig> for SessionConfig {
 ///
 /// Every method takes `&self` and may be called from any thread. Each thread that marks
 /// steps gets its own step sequence (up to [`MAX_LANES`] threads; more share one), so two
-/// threads running their own loops do not cut each other's steps. Dropping a session without
+/// threads running their own loops do not cut each other's steps, and a helper thread's
+/// micro-steps are not pooled with the training loop's: the report's steps are the loop's
+/// ([`Session::set_main_thread`]) and the others are listed in `steps.threads`. Dropping a session without
 /// [`Session::finish`] stops sampling and discards what was recorded (the journal, if any,
 /// stays).
 #[derive(Debug)]
@@ -188,6 +191,15 @@ impl Session {
         attach(&*self.markers, phase, seconds);
     }
 
+    /// Names the calling thread the training loop: the report's `steps` (and so the
+    /// diagnosis) are its steps, and other marking threads are listed apart in
+    /// `steps.threads`. Without it the loop is the thread that marks a data phase, else the
+    /// one whose steps cover the most time (see `docs/steps.md`). Costs one marker; the
+    /// latest call wins. Through a [`ThreadMarkers`], call its own `set_main_thread`.
+    pub fn set_main_thread(&self) {
+        main_thread(&*self.markers);
+    }
+
     /// A handle to this session's markers that can be cloned and kept apart from the
     /// session (the C ABI keeps one per thread). Its markers do the same as the session's;
     /// after [`Session::finish`] they are still safe to call and are simply not recorded.
@@ -241,7 +253,7 @@ impl Session {
         for e in events {
             rec.push_event(e);
         }
-        let used = f.log.count() > 0 || f.log.ignored() > 0 || self.markers.ring_bytes() > 0;
+        let used = f.used() || self.markers.ring_bytes() > 0;
         if used {
             rec.steps = Some(data(&self.markers, &f, &names));
         }
@@ -257,7 +269,7 @@ impl Session {
 
 /// The report's steps: the log and the rings' memory.
 fn data(markers: &Markers, f: &Folder, names: &[String]) -> StepsData {
-    let mut d = f.log.to_data(names);
+    let mut d = f.to_data(names);
     d.memory_bytes += markers.ring_bytes() as u64;
     d.memory_bound_bytes += RINGS_BOUND_BYTES as u64;
     d
@@ -281,123 +293,4 @@ impl SamplerHook for LateHook {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_session_can_be_shared_between_threads() {
-        fn shared<T: Send + Sync>() {}
-        shared::<Session>();
-    }
-
-    #[test]
-    fn a_thread_marks_through_its_own_lane() {
-        let cfg = RecorderConfig {
-            no_gpu: true,
-            host: false,
-            ..RecorderConfig::default()
-        };
-        let s = Session::start(cfg.into()).expect("starts without a GPU");
-        let handle = s.marker_handle();
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let mine = handle.for_this_thread();
-                for _ in 0..3 {
-                    mine.step_begin();
-                    mine.phase(PhaseId::FORWARD);
-                    mine.attach_gpu_phase(PhaseId::FORWARD, 0.001);
-                    mine.step_end();
-                }
-                mine.event("eval");
-                // A step left open is closed when the lane goes.
-                mine.step_begin();
-            });
-        });
-        let report = s.finish();
-        let steps = report.steps.expect("steps");
-        assert_eq!(steps.count, 3);
-        assert!(report.events.iter().any(|e| e.kind == "eval"));
-    }
-
-    #[test]
-    fn steps_are_visible_before_the_end_and_in_the_report() {
-        let cfg = RecorderConfig {
-            no_gpu: true,
-            host: false,
-            ..RecorderConfig::default()
-        };
-        let s = Session::start(cfg.into()).expect("starts without a GPU");
-        s.step_begin();
-        s.phase(PhaseId::DATA);
-        s.phase(PhaseId(MAX_PHASES as u16)); // out of range: counted, not recorded
-        s.step_end();
-        s.step_end(); // no open step
-        let live = s.steps();
-        assert_eq!(live.count, 1);
-        assert_eq!(live.ignored_markers, 2);
-        let report = s.finish();
-        let steps = report.steps.expect("steps");
-        assert_eq!(steps.count, 1);
-        assert!(steps.memory_bytes <= steps.memory_bound_bytes);
-        assert!(report.gpu_absent_reason.is_some());
-        assert!(report.run.complete, "a finished session is a complete run");
-    }
-    fn stepped(cfg: SessionConfig, steps: usize) -> Report {
-        let s = Session::start(cfg).expect("starts without a GPU");
-        for _ in 0..steps {
-            s.step_begin();
-            s.phase(PhaseId::FORWARD);
-            s.step_end();
-        }
-        s.finish()
-    }
-
-    fn no_gpu() -> RecorderConfig {
-        RecorderConfig {
-            no_gpu: true,
-            host: false,
-            ..RecorderConfig::default()
-        }
-    }
-
-    #[test]
-    fn a_session_with_a_baseline_carries_the_comparison() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let base = dir.path().join("base.json");
-        stepped(no_gpu().into(), 40).save(&base).expect("saves");
-        let cfg = SessionConfig {
-            baseline: Some(base.clone()),
-            ..no_gpu().into()
-        };
-        let report = stepped(cfg, 40);
-        let c = report.comparison.expect("a comparison section");
-        assert_eq!(c.baseline, base.display().to_string());
-        assert_eq!(c.error, None);
-        let result = c.result.expect("compared");
-        let steps = result.steps.expect("both runs have steps");
-        assert!(
-            steps.test.is_some(),
-            "40 steps each are enough for the rank test"
-        );
-        assert!(!result.summary.is_empty());
-    }
-
-    #[test]
-    fn a_baseline_that_cannot_be_read_costs_the_report_nothing() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let missing = dir.path().join("no-such-baseline.json");
-        let cfg = SessionConfig {
-            baseline: Some(missing),
-            ..no_gpu().into()
-        };
-        let report = stepped(cfg, 5);
-        assert_eq!(report.steps.as_ref().map(|s| s.count), Some(5));
-        let c = report.comparison.expect("the section says why");
-        assert!(c.result.is_none());
-        let err = c.error.expect("an error");
-        assert!(err.contains("cannot read the baseline"), "{err}");
-        assert!(err.contains("no-such-baseline.json"), "{err}");
-        // No baseline named: no section at all.
-        assert!(stepped(no_gpu().into(), 1).comparison.is_none());
-    }
-}
+mod tests;

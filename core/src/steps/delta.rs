@@ -65,10 +65,16 @@ fn append_columns(
 }
 
 /// Merges one journal delta (rows starting at step `first`, plus the totals so far) into
-/// `acc`. Rows that do not continue the kept ones (a gap) are dropped; the totals of the
+/// `acc`. Rows from step 0 start `acc` afresh; rows that do not continue the kept ones (a
+/// gap) are dropped; the totals of the
 /// latest delta replace the earlier ones. While the delta's steps are all kept exactly
 /// (`quantile_error` 0) the statistics are recomputed from the rows.
 pub fn merge_delta(acc: &mut Option<StepsData>, first: u64, delta: StepsData) {
+    if first == 0 {
+        // Rows from the start again: the recording took another thread for the training loop
+        // (see `docs/steps.md`), and its steps replace the ones journaled before.
+        *acc = None;
+    }
     let d = acc.get_or_insert_with(StepsData::default);
     let old = d.t.len();
     let rows = if first == old as u64 {
@@ -91,6 +97,7 @@ pub fn merge_delta(acc: &mut Option<StepsData>, first: u64, delta: StepsData) {
     d.ignored_markers = delta.ignored_markers;
     d.memory_bytes = delta.memory_bytes;
     d.memory_bound_bytes = delta.memory_bound_bytes;
+    d.threads = delta.threads;
     if delta.quantile_error > 0.0 {
         d.count = delta.count;
         d.stats = delta.stats;

@@ -211,6 +211,16 @@ impl StepLog {
         self.ignored
     }
 
+    /// Steps that entered phase `p` (an index below [`MAX_PHASES`]; 0 otherwise).
+    pub fn phase_count(&self, p: usize) -> u64 {
+        self.cpu_acc.get(p).map_or(0, |a| a.count)
+    }
+
+    /// Exact total of the step durations, seconds.
+    pub fn total_s(&self) -> f64 {
+        self.step.sum
+    }
+
     /// Counts a marker that fitted no step.
     pub fn ignore(&mut self) {
         self.ignored += 1;
@@ -401,6 +411,7 @@ impl StepLog {
             ignored_markers: self.ignored,
             memory_bytes: self.heap_bytes() as u64,
             memory_bound_bytes: Self::worst_case_bytes(self.exact_cap) as u64,
+            threads: Vec::new(),
         }
     }
 }

@@ -91,7 +91,22 @@ long steps_count(const char *json) {
   if (steps == NULL) return -1;
   const char *count = strstr(steps, "\"count\":");
   CHECK(count != NULL, "a steps section without a count");
-  return strtol(count + strlen("\"count\":"), NULL, 10);
+  long total = strtol(count + strlen("\"count\":"), NULL, 10);
+  /* Several marking threads: the section is the training loop's steps, and each thread's
+   * own count is in steps.threads (an entry's first "count" is the thread's; its stats come
+   * after). The threads list is the section's last key, ended by the next top-level key. */
+  const char *threads = strstr(steps, "\"threads\": [");
+  const char *next = strstr(steps + 1, "\n  \"");
+  if (threads == NULL || (next != NULL && threads > next)) return total;
+  const char *end = strstr(threads, "\n  \"");
+  total = 0;
+  for (const char *p = strstr(threads, "\"lane\":"); p != NULL && (end == NULL || p < end);
+       p = strstr(p + 1, "\"lane\":")) {
+    const char *c = strstr(p, "\"count\":");
+    CHECK(c != NULL && (end == NULL || c < end), "a thread without a count");
+    total += strtol(c + strlen("\"count\":"), NULL, 10);
+  }
+  return total;
 }
 
 char *read_file(const char *path) {

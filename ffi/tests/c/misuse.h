@@ -67,7 +67,8 @@ double now_s(void);
 gpuwhy_session *start(const struct opts *o, const char *name, uint32_t flags, double interval);
 /* The stopped session's report JSON (malloc'ed; the caller frees it). */
 char *report_json(gpuwhy_session *s);
-/* The whole-run step count of a report ("steps": {..., "count": N}), or -1 without steps. */
+/* The whole-run step count of a report ("steps": {..., "count": N}), summed over the marking
+ * threads when several marked (steps.threads), or -1 without steps. */
 long steps_count(const char *json);
 /* The file at `path`, malloc'ed and NUL-terminated, or NULL when it cannot be read. */
 char *read_file(const char *path);

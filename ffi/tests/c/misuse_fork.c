@@ -145,6 +145,8 @@ void part_fork(const struct opts *o) {
   gpuwhy_session *s = start(o, "fork", 0, 0.01);
   uint32_t fetch = 0;
   OK(gpuwhy_session_register_phase(s, "fetch", &fetch));
+  /* The background thread marks data phases too: this thread is the training loop. */
+  OK(gpuwhy_session_set_main_thread(s));
   atomic_store(&running, 1);
   pthread_t bg, ch;
   CHECK(pthread_create(&bg, NULL, background, s) == 0, "pthread_create");

@@ -76,16 +76,18 @@ pub fn check(out: &Output, report_path: &Path, want: &Expect) -> Value {
     report
 }
 
-/// Each thread's steps are whole (the training thread's have all five phases, the
-/// evaluator's only data and forward), counted per thread, with the custom phase's and
-/// the GPU-measured phase's statistics.
+/// The report's steps are the training thread's (it names itself with
+/// gpuwhy_session_set_main_thread), whole, with all five phases, the custom phase's and the
+/// GPU-measured phase's statistics; the evaluator thread's own steps (data and forward only)
+/// are listed apart in `steps.threads` with their own numbers. (Both threads' steps used to
+/// be pooled into one sequence.)
 fn check_steps(steps: &Value, train_steps: usize) {
     let eval_steps = train_steps / EVAL_EVERY * EVAL_BATCHES;
     assert_eq!(
         steps["phases"],
         serde_json::json!(["data", "forward", "backward", "optimizer", "allreduce"])
     );
-    assert_eq!(steps["count"], train_steps + eval_steps, "step count");
+    assert_eq!(steps["count"], train_steps, "step count");
     let pd = &steps["phase_durations"];
     let col = |p: &str| {
         pd[p]
@@ -104,45 +106,30 @@ fn check_steps(steps: &Value, train_steps: usize) {
         .as_array()
         .expect("gpu_phase_durations.forward")
         .clone();
-    assert_eq!(
-        data.len(),
-        train_steps + eval_steps,
-        "steps kept one by one"
-    );
-    let (mut trained, mut evaluated) = (0, 0);
+    assert_eq!(data.len(), train_steps, "steps kept one by one");
     for i in 0..data.len() {
         assert!(data[i].is_number() && fwd[i].is_number(), "step {i}");
-        if opt[i].is_null() {
-            // An evaluator step: the training thread's phases never leak into it.
-            assert!(bwd[i].is_null() && ar[i].is_null(), "eval step {i} was cut");
-            assert!(gpu_fwd[i].is_null(), "GPU time attached to eval step {i}");
-            evaluated += 1;
-        } else {
-            assert!(bwd[i].is_number() && ar[i].is_number(), "training step {i}");
-            // Attached by the training thread to its own step, in its own order.
-            let g = f(&gpu_fwd[i]);
-            assert!(
-                (g - gpu_forward_s(trained)).abs() < 1e-9,
-                "training step {trained} (report step {i}) has GPU forward {g}"
-            );
-            trained += 1;
-        }
+        // Every step is a training step: the evaluator's never leak into the sequence.
+        assert!(
+            bwd[i].is_number() && ar[i].is_number() && opt[i].is_number(),
+            "training step {i}"
+        );
+        // Attached by the training thread to its own step, in its own order.
+        let g = f(&gpu_fwd[i]);
+        assert!(
+            (g - gpu_forward_s(i)).abs() < 1e-9,
+            "training step {i} has GPU forward {g}"
+        );
     }
-    assert_eq!(
-        (trained, evaluated),
-        (train_steps, eval_steps),
-        "steps per thread"
-    );
+    check_threads(steps, train_steps, eval_steps);
 
     let stats = &steps["stats"];
-    for (phase, n) in [
-        ("data", train_steps + eval_steps),
-        ("forward", train_steps + eval_steps),
-        ("backward", train_steps),
-        ("allreduce", train_steps),
-        ("optimizer", train_steps),
-    ] {
-        assert_eq!(stats[phase]["count"], n, "stats.{phase}: {}", stats[phase]);
+    for phase in ["data", "forward", "backward", "allreduce", "optimizer"] {
+        assert_eq!(
+            stats[phase]["count"], train_steps,
+            "stats.{phase}: {}",
+            stats[phase]
+        );
     }
     // The custom phase sleeps 2 ms: never less, and not absurdly more.
     let ar = &stats["allreduce"];
@@ -166,6 +153,29 @@ fn check_steps(steps: &Value, train_steps: usize) {
     );
     assert!(steps.get("gpu_stats").and_then(|s| s.get("data")).is_none());
     assert_eq!(steps["ignored_markers"], 0);
+}
+
+/// The two marking threads, each with its own numbers: the training thread (named) and the
+/// evaluator.
+fn check_threads(steps: &Value, train_steps: usize, eval_steps: usize) {
+    let threads = steps["threads"].as_array().expect("steps.threads");
+    assert_eq!(threads.len(), 2, "{}", steps["threads"]);
+    let main: Vec<&Value> = threads.iter().filter(|t| t["main"] == true).collect();
+    assert_eq!(main.len(), 1, "{}", steps["threads"]);
+    assert_eq!(main[0]["chosen_by"], "named");
+    assert_eq!(main[0]["count"], train_steps);
+    let eval = threads
+        .iter()
+        .find(|t| t["main"] == false)
+        .expect("the evaluator");
+    assert_eq!(eval["count"], eval_steps, "{eval}");
+    for phase in ["data", "forward"] {
+        assert_eq!(eval["stats"][phase]["count"], eval_steps, "{eval}");
+    }
+    for phase in ["backward", "allreduce", "optimizer"] {
+        assert!(eval["stats"].get(phase).is_none(), "{eval}");
+    }
+    assert!(eval.get("gpu_stats").is_none(), "{eval}");
 }
 
 /// One "eval" event per `EVAL_EVERY` training steps, in time order.

@@ -101,6 +101,7 @@ fn file_source(kind: Kind, report: &Report, samples: Option<usize>, name: &str) 
             )
         }
         Kind::Dmon => "an nvidia-smi dmon log",
+        Kind::Smi => "an nvidia-smi -q dump",
         Kind::Csv | Kind::Trace => "an nvidia-smi --query-gpu CSV log",
     };
     let gpus = report.series.len();

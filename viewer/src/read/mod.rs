@@ -258,6 +258,8 @@ fn steps(s: &mut Scan) -> Result<StepsData, ReadError> {
         ignored_markers: _,
         memory_bytes: _,
         memory_bound_bytes: _,
+        // Each marking thread's summary: the page does not show it yet (skipped above).
+        threads: _,
     } = &st;
     Ok(st)
 }

@@ -129,6 +129,7 @@ fn rich() -> Report {
         ignored_markers: 1,
         memory_bytes: 512,
         memory_bound_bytes: 4096,
+        threads: Vec::new(),
     });
     r.host = Some(HostData {
         facts: HostFacts {

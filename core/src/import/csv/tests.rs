@@ -97,10 +97,37 @@ fn noheader_nounits_needs_fields_and_works_with_them() {
 #[test]
 fn malformed_rows_name_the_line() {
     let text = "utilization.gpu [%], memory.used [MiB]\n45 %, 10 MiB\nabc, 10 MiB\n46 %, 11 MiB\n";
-    let e = parse(text, &ImportOptions::default()).expect_err("bad");
+    // One bad row among good ones is read past with a note naming it (it used to refuse
+    // the whole log).
+    let out = parse(text, &ImportOptions::default()).expect("reads around it");
+    assert_eq!(col(&out.recording, 0, GpuMetric::UtilGpu), vec![45.0, 46.0]);
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.contains("1 damaged or elided line was skipped")
+                && n.contains("line 3")
+                && n.contains("utilization.gpu")
+                && n.contains("abc")),
+        "{:?}",
+        out.notes
+    );
+    // A row truncated mid-file (a copy that lost its end) is read past the same way.
+    let text = "timestamp, utilization.gpu [%], memory.used [MiB]\n\
+        2026/11/29 11:22:00.000, 45 %, 10 MiB\n2026/11/29 11:22:01.000, 4\n\
+        2026/11/29 11:22:02.000, 46 %, 11 MiB\n2026/11/29 11:22:03.000, 47 %, 12 MiB\n";
+    let out = parse(text, &ImportOptions::default()).expect("reads around it");
+    assert_eq!(out.samples, 3);
+    assert!(
+        out.notes.iter().any(|n| n.contains("line 3")),
+        "{:?}",
+        out.notes
+    );
+    // Mostly rows that are not rows: refused, naming the first.
+    let text = "utilization.gpu [%], memory.used [MiB]\nabc, 10 MiB\n45 %, 10 MiB\nxyz, 1 MiB\n46 %, 11 MiB\n";
+    let e = parse(text, &ImportOptions::default()).expect_err("half garbage");
     let msg = e.to_string();
     assert!(
-        msg.contains("line 3") && msg.contains("utilization.gpu") && msg.contains("abc"),
+        msg.contains("line 2") && msg.contains("not a CSV log"),
         "{msg}"
     );
     // A cut-off last line is dropped, not an error.

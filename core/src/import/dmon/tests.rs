@@ -106,18 +106,59 @@ fn malformed_input_names_the_line_and_what_was_expected() {
         e.to_string().contains("line 1") && e.to_string().contains("header"),
         "{e}"
     );
+    // A damaged value or a short row mid-file is read past with a note (it used to refuse
+    // the whole log, which lost the rows around it); so is a `...` where a post elided rows.
     let text = "# gpu sm mem\n# Idx % %\n 0 10 5\n 0 abc 5\n 0 11 5\n";
-    let e = parse(text, &ImportOptions::default()).expect_err("bad value");
-    let msg = e.to_string();
+    let out = parse(text, &ImportOptions::default()).expect("reads around the bad value");
+    assert_eq!(col(&out.recording, 0, GpuMetric::UtilGpu), vec![10.0, 11.0]);
+    let note = out
+        .notes
+        .iter()
+        .find(|n| n.contains("skipped"))
+        .expect("a note");
     assert!(
-        msg.contains("line 4") && msg.contains("column `sm`") && msg.contains("abc"),
-        "{msg}"
+        note.starts_with("1 damaged or elided line was skipped")
+            && note.contains("line 4")
+            && note.contains("column `sm`")
+            && note.contains("abc"),
+        "{note}"
     );
     let text = "# gpu sm mem\n 0 10 5\n 0 11\n 0 12 5\n";
-    let e = parse(text, &ImportOptions::default()).expect_err("ragged mid-file");
+    let out = parse(text, &ImportOptions::default()).expect("reads around the short row");
+    assert_eq!(out.samples, 2);
+    assert!(out
+        .notes
+        .iter()
+        .any(|n| n.contains("line 3") && n.contains("expected 3 values")));
+}
+
+#[test]
+fn an_elided_stretch_is_read_around_and_counted() {
+    let text = "# gpu sm mem\n# Idx % %\n 0 10 5\n 0 12 5\n...\n 0 90 5\n[...]\n 0 91 5\n 0 92 5\n";
+    let out = parse(text, &ImportOptions::default()).expect("reads around the elisions");
+    assert_eq!(
+        col(&out.recording, 0, GpuMetric::UtilGpu),
+        vec![10.0, 12.0, 90.0, 91.0, 92.0]
+    );
+    let note = out
+        .notes
+        .iter()
+        .find(|n| n.contains("skipped"))
+        .expect("a note");
     assert!(
-        e.to_string().contains("line 3") && e.to_string().contains("expected 3 values"),
-        "{e}"
+        note.starts_with("2 damaged or elided lines were skipped (lines 5, 7;"),
+        "{note}"
+    );
+}
+
+#[test]
+fn mostly_garbage_after_a_header_is_refused_naming_the_first_bad_line() {
+    let text = "# gpu sm mem\n 0 10 5\nlorem ipsum\ndolor sit amet\nconsectetur\n 0 11 5\n";
+    let e = parse(text, &ImportOptions::default()).expect_err("mostly garbage");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("line 3") && msg.contains("3 of 5 lines") && msg.contains("not a dmon log"),
+        "{msg}"
     );
 }
 

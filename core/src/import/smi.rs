@@ -1,0 +1,423 @@
+//! `nvidia-smi -q` dumps: the format most bug reports carry.
+//!
+//! A dump is a `==============NVSMI LOG==============` banner, a few global lines
+//! (`Timestamp`, `Driver Version`, `Attached GPUs`) and one block per GPU opened by
+//! `GPU 00000000:17:00.0`, whose lines are `Key : Value` pairs grouped into sections by
+//! indentation (`Utilization` › `Gpu : 97 %`). `-d PERFORMANCE,CLOCK,POWER,PCI` prints only
+//! those sections; `-l N` prints whole dumps again and again, each with its own timestamp.
+//! Each GPU block becomes one sample of that GPU (so a single dump is a one-sample snapshot
+//! per GPU, and a looped dump a short log). Wording differs between drivers
+//! (`Clocks Throttle Reasons` before R535, `Clocks Event Reasons` since; `Power Readings`
+//! with `Power Draw` before R535, `GPU Power Readings` with `Average`/`Instantaneous Power
+//! Draw` since; `Gpu` or `GPU` under `Utilization`); both are read. `docs/importing.md`
+//! lists what is read and from which section.
+//!
+//! Not for: `nvidia-smi -q -x` (XML), or the `nvidia-smi` summary table.
+
+use super::table::{empty_row, Table};
+use super::{bad, ImportOptions, Imported};
+use crate::metric::{reasons, GpuMetric};
+use crate::report::{DeviceInfo, Event};
+use crate::Result;
+
+mod keys;
+
+use keys::apply;
+
+/// The banner nvidia-smi prints at the top of every `-q` dump.
+pub const BANNER: &str = "NVSMI LOG";
+
+/// Lines that only an `nvidia-smi -q` GPU block has (section titles and keys, trimmed).
+const BLOCK_LINES: [&str; 10] = [
+    "Performance State",
+    "Clocks Throttle Reasons",
+    "Clocks Event Reasons",
+    "FB Memory Usage",
+    "Power Readings",
+    "GPU Power Readings",
+    "Max Clocks",
+    "GPU Link Info",
+    "Product Name",
+    "GPU Current Temp",
+];
+
+/// True when `head` (the start of a file) is an `nvidia-smi -q` dump: its banner, a
+/// `GPU 0000…:…` block line with an indented `Key : Value` line after it (a dump pasted
+/// without its banner), or indented lines of one GPU block with at least two of its
+/// section titles or keys (a part of a block, as posts quote them).
+pub(crate) fn is_dump(head: &str) -> bool {
+    let mut lines = head.lines().filter(|l| !l.trim().is_empty());
+    let Some(first) = lines.next() else {
+        return false;
+    };
+    if first.contains(BANNER) {
+        return true;
+    }
+    if indent(first) > 0 {
+        let known = head
+            .lines()
+            .filter(|l| {
+                let t = l.trim_start();
+                BLOCK_LINES.iter().any(|k| {
+                    t.strip_prefix(k)
+                        .is_some_and(|r| r.trim_start().starts_with(':') || r.trim().is_empty())
+                })
+            })
+            .count();
+        return known >= 2;
+    }
+    let mut it = head.lines().filter(|l| !l.trim().is_empty()).peekable();
+    while let Some(l) = it.next() {
+        if gpu_block(l).is_some() {
+            return it
+                .peek()
+                .is_some_and(|n| indent(n) > 0 && n.contains(" : "));
+        }
+        // Only the global lines (`Key : Value` at the margin) may come before the first GPU.
+        if indent(l) > 0 || !l.contains(':') {
+            return false;
+        }
+    }
+    false
+}
+
+/// The bus id of a `GPU 00000000:17:00.0` line at the margin.
+fn gpu_block(line: &str) -> Option<&str> {
+    if indent(line) > 0 {
+        return None;
+    }
+    let id = line.trim().strip_prefix("GPU ")?.trim();
+    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let mut parts = id.split(':');
+    let ok = parts.next().is_some_and(hex)
+        && parts.next().is_some_and(hex)
+        && parts
+            .next()
+            .and_then(|p| p.split_once('.'))
+            .is_some_and(|(a, b)| hex(a) && hex(b))
+        && parts.next().is_none();
+    ok.then_some(id)
+}
+
+/// The key of the GPU at `bus`: its place among the buses seen so far.
+fn position(buses: &mut Vec<String>, bus: &str) -> u32 {
+    let p = match buses.iter().position(|b| b == bus) {
+        Some(p) => p,
+        None => {
+            buses.push(bus.to_string());
+            buses.len() - 1
+        }
+    };
+    p as u32
+}
+
+/// The bus of a `Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost…`
+/// line (nvidia-smi's words for a GPU that fell off the bus), when it says the GPU is lost.
+fn lost(line: &str) -> Option<&str> {
+    let rest = line
+        .trim()
+        .strip_prefix("Unable to determine the device handle for GPU")?
+        .trim_start();
+    if !rest.to_ascii_lowercase().contains("gpu is lost") {
+        return None;
+    }
+    let end = rest.find(": ")?;
+    Some(rest[..end].trim())
+}
+
+/// Leading white space, a tab counted as four spaces.
+fn indent(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| c.is_whitespace())
+        .map(|c| if c == '\t' { 4 } else { 1 })
+        .sum()
+}
+
+/// One GPU block being read.
+#[derive(Debug)]
+struct Block {
+    key: u32,
+    t: f64,
+    row: [f32; GpuMetric::COUNT],
+    info: DeviceInfo,
+    reasons: Option<u64>,
+    ecc_uncorrectable: Option<u64>,
+}
+
+/// What the global lines said about the dump being read.
+#[derive(Debug, Default)]
+struct Dump {
+    time: Option<f64>,
+    count: u64,
+}
+
+/// The state of reading a dump, line by line.
+#[derive(Debug, Default)]
+struct Reader {
+    table: Table,
+    /// Bus ids in the order first seen: a GPU's key is its place here.
+    buses: Vec<String>,
+    dump: Dump,
+    any_time: bool,
+    /// The open sections: (indentation, lower-case name).
+    sections: Vec<(usize, String)>,
+    block: Option<Block>,
+    events: Vec<Event>,
+    interval: f64,
+}
+
+impl Reader {
+    fn line(&mut self, line: &str) {
+        if line.trim().is_empty() {
+            return;
+        }
+        if line.contains(BANNER) {
+            self.close_block();
+            self.dump = Dump {
+                time: None,
+                count: self.dump.count + 1,
+            };
+        } else if let Some(bus) = gpu_block(line) {
+            self.open_block(bus);
+        } else if let Some(bus) = lost(line) {
+            self.lost_gpu(bus, line);
+        } else {
+            self.key_value(line);
+        }
+    }
+
+    fn close_block(&mut self) {
+        finish(self.block.take(), &mut self.table, &mut self.events);
+    }
+
+    fn open_block(&mut self, bus: &str) {
+        self.close_block();
+        let key = position(&mut self.buses, bus);
+        let t = match self.dump.time {
+            Some(t) => t,
+            None => self.dump.count.saturating_sub(1) as f64 * self.interval,
+        };
+        self.block = Some(Block {
+            key,
+            t,
+            row: empty_row(),
+            info: DeviceInfo {
+                pci_bus_id: (!bus.is_empty()).then(|| bus.to_string()),
+                ..Default::default()
+            },
+            reasons: None,
+            ecc_uncorrectable: None,
+        });
+        self.sections.clear();
+    }
+
+    /// nvidia-smi prints `line` in place of the GPU's block when the driver lost it.
+    fn lost_gpu(&mut self, bus: &str, line: &str) {
+        self.close_block();
+        let key = position(&mut self.buses, bus);
+        self.table.device(key).info.pci_bus_id = Some(bus.to_string());
+        let known = self
+            .events
+            .iter()
+            .any(|e| e.device == Some(key) && e.kind == "gpu_lost");
+        if !known {
+            self.events.push(Event {
+                t_s: 0.0,
+                device: Some(key),
+                kind: "gpu_lost".into(),
+                code: None,
+                detail: format!(
+                    "nvidia-smi could not open the GPU at {bus}: {}",
+                    line.trim()
+                ),
+            });
+        }
+    }
+
+    /// A section line (no colon) or a `Key : Value` line.
+    fn key_value(&mut self, line: &str) {
+        let depth = indent(line);
+        if self.block.is_none() && depth > 0 {
+            // An indented line outside any block: a part of one GPU's block, quoted without
+            // its `GPU …` line. It opens a block of its own, with no bus id.
+            self.open_block("");
+        }
+        while self.sections.last().is_some_and(|(d, _)| *d >= depth) {
+            self.sections.pop();
+        }
+        let Some((k, v)) = line.split_once(':') else {
+            self.sections
+                .push((depth, line.trim().to_ascii_lowercase()));
+            return;
+        };
+        let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
+        match &mut self.block {
+            None if depth == 0 && k == "timestamp" => {
+                self.dump.time = timestamp(v);
+                self.any_time |= self.dump.time.is_some();
+            }
+            None => {}
+            Some(b) => {
+                let section = self.sections.last().map_or("", |s| s.1.as_str());
+                let volatile = self.sections.iter().any(|s| s.1 == "volatile");
+                if let Some(slot) = keys::slot(section, &k, volatile) {
+                    apply(slot, v, b);
+                }
+            }
+        }
+    }
+
+    /// The recording, with notes on what a dump cannot say.
+    fn into_imported(mut self, opts: &ImportOptions) -> Result<Imported> {
+        self.close_block();
+        let mut table = self.table;
+        if table.devices.is_empty() {
+            return Err(bad(
+                opts,
+                None,
+                "an nvidia-smi -q dump without a GPU block (`GPU 00000000:17:00.0` followed by its indented sections): \
+                 was the dump cut before the first GPU?",
+            ));
+        }
+        let mut notes = Vec::new();
+        for (key, d) in &table.devices {
+            if !d.rows.is_empty() && d.seen.iter().all(|s| !s) {
+                notes.push(format!(
+                    "GPU {key} ({}): no metric gpuwhy reads was in its block",
+                    d.info.pci_bus_id.as_deref().unwrap_or("?")
+                ));
+            }
+        }
+        if self.any_time {
+            table.epoch_ms = Some(0);
+        }
+        let rows = table.max_rows();
+        if rows == 1 {
+            notes.push(
+                "an nvidia-smi -q dump is one snapshot per GPU: patterns over time (dips, periods) cannot be seen; \
+                 record `nvidia-smi dmon -s pucvmet -o DT` or `gpuwhy record` for those"
+                    .into(),
+            );
+        }
+        for e in &self.events {
+            notes.push(format!("GPU {}: {}", e.device.unwrap_or(0), e.detail));
+        }
+        let interval_s = table.median_delta().unwrap_or(self.interval);
+        let mut rec = table.into_recording(
+            "smi",
+            interval_s,
+            "not in the nvidia-smi -q dump (its section was not printed, or the driver does not show it)",
+        );
+        for e in self.events {
+            rec.push_event(e);
+        }
+        Ok(Imported {
+            recording: rec,
+            notes,
+            samples: rows,
+        })
+    }
+}
+
+/// Reads an `nvidia-smi -q` dump (one or several, as `-l` prints them).
+pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
+    let mut r = Reader {
+        interval: opts.interval_s.unwrap_or(1.0),
+        ..Reader::default()
+    };
+    for line in text.lines() {
+        r.line(line);
+    }
+    r.into_imported(opts)
+}
+
+/// Puts a finished GPU block into the table as one sample.
+fn finish(block: Option<Block>, table: &mut Table, events: &mut Vec<Event>) {
+    let Some(mut b) = block else { return };
+    if let Some(mask) = b.reasons {
+        b.row[GpuMetric::ClockReasons.index()] = mask as f32;
+    }
+    for (i, v) in b.row.iter().enumerate() {
+        if !v.is_nan() {
+            table.columns[i] = true;
+        }
+    }
+    if let Some(n) = b.ecc_uncorrectable.filter(|n| *n > 0) {
+        if !events
+            .iter()
+            .any(|e| e.device == Some(b.key) && e.kind == "ecc")
+        {
+            events.push(Event {
+                t_s: 0.0,
+                device: Some(b.key),
+                kind: "ecc".into(),
+                code: Some(n),
+                detail: format!(
+                    "{n} uncorrectable ECC errors since the driver loaded (volatile count in nvidia-smi -q)"
+                ),
+            });
+        }
+    }
+    table.push(b.key, b.t, b.row);
+    let d = table.device(b.key);
+    merge(&mut d.info, b.info);
+}
+
+fn merge(into: &mut DeviceInfo, from: DeviceInfo) {
+    macro_rules! first {
+        ($($f:ident),*) => { $( if into.$f.is_none() { into.$f = from.$f; } )* };
+    }
+    first!(
+        name,
+        uuid,
+        pci_bus_id,
+        memory_total_mib,
+        power_limit_w,
+        max_sm_clock_mhz,
+        max_graphics_clock_mhz,
+        max_mem_clock_mhz,
+        pcie_max_gen,
+        pcie_max_width,
+        temp_slowdown_c
+    );
+}
+
+/// `Mon Nov 30 10:00:00 2026` (the dump's `Timestamp`, local time taken as UTC) → seconds
+/// since the epoch.
+fn timestamp(v: &str) -> Option<f64> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let parts: Vec<&str> = v.split_whitespace().collect();
+    let [_, mon, day, clock, year] = parts.as_slice() else {
+        return None;
+    };
+    let m = MONTHS
+        .iter()
+        .position(|x| mon.to_ascii_lowercase().starts_with(x))? as u32
+        + 1;
+    let d: u32 = day.parse().ok()?;
+    let date = super::table::parse_date(&format!("{year}-{m}-{d}"))?;
+    Some(date + super::table::parse_clock(clock)?)
+}
+
+/// Reason bits by the names nvidia-smi prints under `Clocks Event Reasons` (and the older
+/// `Clocks Throttle Reasons`): the same bits as NVML's `nvmlClocksEventReason*`
+/// ([`reasons`]).
+fn reason_bit(key: &str) -> Option<u64> {
+    Some(match key {
+        "idle" | "gpu idle" => reasons::GPU_IDLE,
+        "applications clocks setting" => reasons::APPLICATIONS_CLOCKS,
+        "sw power cap" => reasons::SW_POWER_CAP,
+        "hw slowdown" => reasons::HW_SLOWDOWN,
+        "sync boost" => reasons::SYNC_BOOST,
+        "sw thermal slowdown" => reasons::SW_THERMAL,
+        "hw thermal slowdown" => reasons::HW_THERMAL,
+        "hw power brake slowdown" => reasons::HW_POWER_BRAKE,
+        "display clock setting" | "display clocks setting" => reasons::DISPLAY_CLOCKS,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests;
