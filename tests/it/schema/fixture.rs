@@ -73,6 +73,7 @@ fn recording() -> Recording {
         complete: true,
         ended_by: Some("command exited".into()),
         interval_s: 0.1,
+        job_gpus: None,
     });
     rec.nvml = Some(NvmlInfo {
         path: "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1".into(),
