@@ -18,6 +18,7 @@ mod pcie_degraded;
 mod periodic_stall;
 mod rank_imbalance;
 mod recompute_overhead;
+mod shared_gpu;
 mod small_batch;
 mod throttling;
 
@@ -36,6 +37,7 @@ pub use pcie_degraded::PcieDegraded;
 pub use periodic_stall::PeriodicStall;
 pub use rank_imbalance::RankImbalance;
 pub use recompute_overhead::RecomputeOverhead;
+pub use shared_gpu::SharedGpu;
 pub use small_batch::SmallBatch;
 pub use throttling::Throttling;
 
@@ -138,6 +140,7 @@ pub static RULES: &[&dyn Rule] = &[
     &PeriodicStall,
     &DynamicShapes,
     &GpuFault,
+    &SharedGpu,
 ];
 
 /// Builds an evidence item.
