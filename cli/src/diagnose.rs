@@ -27,9 +27,29 @@ pub struct Args {
     /// operations, count sync records as busy) to compare numbers with it
     #[arg(long)]
     hta_choices: bool,
+    /// The job's GPUs, replacing what the report decided: NVML indices or GPU UUIDs,
+    /// comma-separated; the others are shown but not judged
+    #[arg(long, value_name = "LIST", value_parser = parse_gpu_list)]
+    gpus: Option<Vec<gpuwhy::jobgpus::Selector>>,
     /// Print the verdict and findings as JSON instead of text
     #[arg(long)]
     json: bool,
+}
+
+fn parse_gpu_list(text: &str) -> std::result::Result<Vec<gpuwhy::jobgpus::Selector>, String> {
+    gpuwhy::jobgpus::parse_gpus(text)
+}
+
+/// Marks the GPUs `sel` names as the job's and diagnoses again (with the trace, as before).
+fn choose_gpus(loaded: &mut crate::import::Loaded, sel: &[gpuwhy::jobgpus::Selector]) {
+    let r = &mut loaded.report;
+    let job = gpuwhy::jobgpus::override_report(&r.devices, r.run.job_gpus.as_ref(), sel);
+    r.run.job_gpus = Some(job);
+    match &loaded.trace {
+        Some(t) => gpuwhy::trace::diagnose(r, t),
+        None => gpuwhy::analysis::diagnose(r),
+    }
+    gpuwhy::import::temper(r);
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
@@ -41,6 +61,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         fields: a.fields.clone(),
         hta: a.hta_choices,
     })?;
+    let mut loaded = loaded;
+    if let Some(sel) = &a.gpus {
+        choose_gpus(&mut loaded, sel);
+    }
     let report = &loaded.report;
     if a.json {
         let out = serde_json::json!({
@@ -60,6 +84,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             eprintln!("note: {n}");
         }
         print!("{}", crate::render::text(report));
+        if let Some(l) = crate::jobgpus::line(report) {
+            println!("\n{l}");
+        }
         if let Some(t) = &loaded.trace {
             print!("{}", crate::import_render::trace_text(t));
         }

@@ -2,6 +2,7 @@
 
 mod devices;
 mod faults;
+mod job_gpus;
 mod loader;
 mod memory;
 mod report_io;

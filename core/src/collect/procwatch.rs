@@ -206,7 +206,11 @@ mod tests {
         assert_eq!(classify(&fs, Some(100), 100), Owner::Job);
         assert_eq!(classify(&fs, Some(100), 101), Owner::Job);
         assert_eq!(classify(&fs, Some(100), 200), Owner::Other);
-        assert_eq!(classify(&fs, Some(100), 10), Owner::Other, "a parent is not a member");
+        assert_eq!(
+            classify(&fs, Some(100), 10),
+            Owner::Other,
+            "a parent is not a member"
+        );
         assert_eq!(classify(&fs, None, 101), Owner::Other);
     }
 

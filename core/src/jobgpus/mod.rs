@@ -140,7 +140,10 @@ fn choose(i: &Inputs<'_>) -> Result<(Vec<u32>, JobGpusMethod, String), Vec<Strin
         if !found.is_empty() {
             return Ok((found, JobGpusMethod::Override, reason));
         }
-        why_not.push(format!("--gpus named no GPU of this node ({})", missing.join(", ")));
+        why_not.push(format!(
+            "--gpus named no GPU of this node ({})",
+            missing.join(", ")
+        ));
     }
     let mut mine: Vec<u32> = i
         .seen

@@ -152,7 +152,10 @@ mod tests {
         assert_eq!(parse_cuda_visible_devices(""), []);
         assert_eq!(
             parse_cuda_visible_devices("GPU-abc, MIG-def"),
-            [Selector::Uuid("GPU-abc".into()), Selector::Mig("MIG-def".into())]
+            [
+                Selector::Uuid("GPU-abc".into()),
+                Selector::Mig("MIG-def".into())
+            ]
         );
     }
 
@@ -170,7 +173,10 @@ mod tests {
     #[test]
     fn cuda_order_is_pci_for_one_model_and_unknown_for_mixed_fastest_first() {
         // NVML indices need not follow the bus ids given here: the order comes from the ids.
-        let same = [gpu(0, "H100", "0000:B0:00.0"), gpu(1, "H100", "0000:18:00.0")];
+        let same = [
+            gpu(0, "H100", "0000:B0:00.0"),
+            gpu(1, "H100", "0000:18:00.0"),
+        ];
         assert_eq!(cuda_order(&same, None), Ok(vec![1, 0]));
         let mixed = [gpu(0, "A100", "0000:18:00.0"), gpu(1, "T4", "0000:3B:00.0")];
         assert!(cuda_order(&mixed, None).is_err());
@@ -180,11 +186,20 @@ mod tests {
 
     #[test]
     fn selectors_resolve_by_index_ordinal_or_uuid_prefix() {
-        let gpus = [gpu(0, "H100", "0000:18:00.0"), gpu(1, "H100", "0000:2A:00.0")];
+        let gpus = [
+            gpu(0, "H100", "0000:18:00.0"),
+            gpu(1, "H100", "0000:2A:00.0"),
+        ];
         assert_eq!(resolve(&Selector::Index(1), &gpus, None), [1]);
         assert_eq!(resolve(&Selector::Index(5), &gpus, None), Vec::<u32>::new());
         assert_eq!(resolve(&Selector::Index(0), &gpus, Some(&[1, 0])), [1]);
-        assert_eq!(resolve(&Selector::Uuid("gpu-1AAA".into()), &gpus, None), [1]);
-        assert_eq!(resolve(&Selector::Mig("MIG-1".into()), &gpus, None), Vec::<u32>::new());
+        assert_eq!(
+            resolve(&Selector::Uuid("gpu-1AAA".into()), &gpus, None),
+            [1]
+        );
+        assert_eq!(
+            resolve(&Selector::Mig("MIG-1".into()), &gpus, None),
+            Vec::<u32>::new()
+        );
     }
 }

@@ -128,7 +128,11 @@ fn nothing_to_go_by_means_every_gpu_and_says_why() {
     assert_eq!(j.method, JobGpusMethod::All);
     assert_eq!((j.indices, j.others), (vec![0, 1], vec![]));
     assert!(j.reason.contains("no process tree"), "{}", j.reason);
-    assert!(j.reason.contains("CUDA_VISIBLE_DEVICES is not set"), "{}", j.reason);
+    assert!(
+        j.reason.contains("CUDA_VISIBLE_DEVICES is not set"),
+        "{}",
+        j.reason
+    );
     assert!(j.shared.is_empty());
     let j = run(&g, &[], &cvd("MIG-abc"), None);
     assert!(j.reason.contains("MIG"), "{}", j.reason);

@@ -78,7 +78,11 @@ impl Rule for SharedGpu {
             format!(
                 "{} {} not of this job: {}. It takes SM time and memory from training.",
                 gpus(&devices),
-                if devices.len() == 1 { "runs a process" } else { "run processes" },
+                if devices.len() == 1 {
+                    "runs a process"
+                } else {
+                    "run processes"
+                },
                 names.join("; ")
             ),
             ev,
