@@ -29,15 +29,11 @@ pub struct Args {
     hta_choices: bool,
     /// The job's GPUs, replacing what the report decided: NVML indices or GPU UUIDs,
     /// comma-separated; the others are shown but not judged
-    #[arg(long, value_name = "LIST", value_parser = parse_gpu_list)]
-    gpus: Option<Vec<gpuwhy::jobgpus::Selector>>,
+    #[arg(long, value_name = "LIST")]
+    gpus: Option<String>,
     /// Print the verdict and findings as JSON instead of text
     #[arg(long)]
     json: bool,
-}
-
-fn parse_gpu_list(text: &str) -> std::result::Result<Vec<gpuwhy::jobgpus::Selector>, String> {
-    gpuwhy::jobgpus::parse_gpus(text)
 }
 
 /// Marks the GPUs `sel` names as the job's and diagnoses again (with the trace, as before).
@@ -53,6 +49,12 @@ fn choose_gpus(loaded: &mut crate::import::Loaded, sel: &[gpuwhy::jobgpus::Selec
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    let gpus = match &a.gpus {
+        Some(g) => {
+            Some(gpuwhy::jobgpus::parse_gpus(g).map_err(|e| anyhow::anyhow!("--gpus: {e}"))?)
+        }
+        None => None,
+    };
     // Re-run the rules: a report keeps its samples, so newer rules apply to older reports.
     let loaded = crate::import::load(&crate::import::Inputs {
         files: &a.files,
@@ -62,7 +64,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         hta: a.hta_choices,
     })?;
     let mut loaded = loaded;
-    if let Some(sel) = &a.gpus {
+    if let Some(sel) = &gpus {
         choose_gpus(&mut loaded, sel);
     }
     let report = &loaded.report;
