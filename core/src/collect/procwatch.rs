@@ -7,7 +7,7 @@
 //! seen; the lists are read every slow tick, so a process that lives less than a second may
 //! be missed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::RecorderConfig;
 use crate::host::{parse_pid_stat, tree_of, ProcSource};
@@ -27,6 +27,8 @@ pub struct ProcWatch {
     root: Option<u32>,
     owners: HashMap<u32, (Owner, Option<String>)>,
     seen: BTreeMap<(u32, u32), Seen>,
+    /// GPUs whose process list cannot be read, and why.
+    unreadable: BTreeMap<u32, String>,
 }
 
 /// Parses the `NSpid:` line of `/proc/<pid>/status`: the process's id in each PID namespace
@@ -57,43 +59,52 @@ fn comm(fs: &dyn ProcSource, pid: u32) -> Option<String> {
         .filter(|c| !c.is_empty())
 }
 
-/// Whose `pid` (as NVML reports it) is, for the tree under `root`.
-pub fn classify(fs: &dyn ProcSource, root: Option<u32>, pid: u32) -> Owner {
-    if ppid(fs, pid).is_some() {
-        let Some(root) = root else {
-            return Owner::Other;
-        };
-        let mut at = pid;
-        for _ in 0..MAX_DEPTH {
-            if at == root {
-                return Owner::Job;
-            }
-            match ppid(fs, at) {
-                Some(p) if p != 0 && p != at => at = p,
-                _ => break,
-            }
-        }
-        return Owner::Other;
-    }
-    // Not in this /proc under that id: maybe a tree member's id in another namespace.
+/// Whose `pid` is when this `/proc` shows it (its parent chain reaches `root` or not);
+/// `None` when it does not.
+fn direct(fs: &dyn ProcSource, root: Option<u32>, pid: u32) -> Option<Owner> {
+    ppid(fs, pid)?;
     let Some(root) = root else {
-        return Owner::Unresolved;
+        return Some(Owner::Other);
     };
+    let mut at = pid;
+    for _ in 0..MAX_DEPTH {
+        if at == root {
+            return Some(Owner::Job);
+        }
+        match ppid(fs, at) {
+            Some(p) if p != 0 && p != at => at = p,
+            _ => break,
+        }
+    }
+    Some(Owner::Other)
+}
+
+/// Every id (`NSpid`, one per PID namespace) of every process of the tree under `root`: one
+/// scan of `/proc`.
+fn tree_ids(fs: &dyn ProcSource, root: u32) -> HashSet<u32> {
     let Ok(pids) = fs.list_pids() else {
-        return Owner::Unresolved;
+        return HashSet::new();
     };
     let edges: Vec<(u32, u32)> = pids
         .iter()
         .filter_map(|&p| ppid(fs, p).map(|pp| (p, pp)))
         .collect();
-    let member = tree_of(root, &edges).into_iter().any(|m| {
-        fs.read(&format!("/proc/{m}/status"))
-            .is_ok_and(|st| parse_nspid(&st).contains(&pid))
-    });
-    if member {
-        Owner::Job
-    } else {
-        Owner::Unresolved
+    tree_of(root, &edges)
+        .into_iter()
+        .filter_map(|m| fs.read(&format!("/proc/{m}/status")).ok())
+        .flat_map(|st| parse_nspid(&st))
+        .collect()
+}
+
+/// Whose `pid` (as NVML reports it) is, for the tree under `root`: by its parent chain when
+/// this `/proc` shows it, else by the tree members' ids in other PID namespaces.
+pub fn classify(fs: &dyn ProcSource, root: Option<u32>, pid: u32) -> Owner {
+    if let Some(o) = direct(fs, root, pid) {
+        return o;
+    }
+    match root {
+        Some(r) if tree_ids(fs, r).contains(&pid) => Owner::Job,
+        _ => Owner::Unresolved,
     }
 }
 
@@ -111,8 +122,10 @@ impl ProcWatch {
         self.root.is_some()
     }
 
-    /// Notes GPU `device`'s process list read at `t` seconds.
+    /// Notes GPU `device`'s process list read at `t` seconds. New pids are classified once;
+    /// those this `/proc` does not show share one scan of the tree's other-namespace ids.
     pub fn observe(&mut self, fs: &dyn ProcSource, device: u32, procs: &[ProcessInfo], t: f64) {
+        let mut ids: Option<HashSet<u32>> = None;
         for p in procs {
             let used = p.used_memory.map(|b| b as f64 / 1_048_576.0);
             if let Some(s) = self.seen.get_mut(&(device, p.pid)) {
@@ -130,7 +143,15 @@ impl ProcWatch {
             let (owner, name) = self
                 .owners
                 .entry(p.pid)
-                .or_insert_with(|| (classify(fs, root, p.pid), comm(fs, p.pid)))
+                .or_insert_with(|| {
+                    let owner = direct(fs, root, p.pid).unwrap_or_else(|| match root {
+                        Some(r) if ids.get_or_insert_with(|| tree_ids(fs, r)).contains(&p.pid) => {
+                            Owner::Job
+                        }
+                        _ => Owner::Unresolved,
+                    });
+                    (owner, comm(fs, p.pid))
+                })
                 .clone();
             self.seen.insert(
                 (device, p.pid),
@@ -145,6 +166,17 @@ impl ProcWatch {
                 },
             );
         }
+    }
+
+    /// Notes that GPU `device`'s process list cannot be read, for good (`why`): it is not
+    /// asked again, and the decision says so.
+    pub fn unreadable(&mut self, device: u32, why: String) {
+        self.unreadable.entry(device).or_insert(why);
+    }
+
+    /// Whether GPU `device`'s process list is worth reading.
+    pub fn readable(&self, device: u32) -> bool {
+        !self.unreadable.contains_key(&device)
     }
 
     /// Everything seen, by GPU then pid.
@@ -162,12 +194,18 @@ impl ProcWatch {
         // `RecorderConfig::validate` refused a list that does not parse.
         let chosen = cfg.job.gpus.as_deref().and_then(|g| parse_gpus(g).ok());
         let seen = self.seen();
+        let unreadable: Vec<(u32, String)> = self
+            .unreadable
+            .iter()
+            .map(|(d, w)| (*d, w.clone()))
+            .collect();
         Some(decide(&Inputs {
             gpus: &gpus,
             seen: &seen,
             env: &env,
             chosen: chosen.as_deref(),
             tree_known: self.tree_known(),
+            unreadable: &unreadable,
         }))
     }
 }
@@ -243,5 +281,54 @@ mod tests {
         assert_eq!(seen[1].name.as_deref(), Some("other_job"));
         assert_eq!((seen[1].first_s, seen[1].last_s), (1.0, 2.0));
         assert_eq!((seen[2].device, seen[2].used_mib), (1, Some(50.0)));
+    }
+
+    #[test]
+    fn pids_from_other_namespaces_share_one_scan_and_unreadable_gpus_are_skipped() {
+        let fs = machine();
+        let mut w = ProcWatch::new(Some(100));
+        let at = |pid| ProcessInfo {
+            pid,
+            used_memory: None,
+        };
+        w.observe(&fs, 0, &[at(7), at(900_001), at(900_002), at(101)], 1.0);
+        assert_eq!(
+            fs.list_pids_calls(),
+            1,
+            "one scan for the three pids /proc lacks"
+        );
+        let owners: Vec<Owner> = w.seen().iter().map(|s| s.owner).collect();
+        assert_eq!(
+            owners,
+            [Owner::Job, Owner::Job, Owner::Unresolved, Owner::Unresolved]
+        );
+        w.unreadable(
+            1,
+            "NO_PERMISSION from nvmlDeviceGetComputeRunningProcesses_v3".into(),
+        );
+        assert!(w.readable(0) && !w.readable(1));
+        let j = w
+            .settle(
+                &RecorderConfig {
+                    job: super::super::JobConfig {
+                        env: Some(JobEnv::default()),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                &[
+                    DeviceInfo {
+                        index: 0,
+                        ..Default::default()
+                    },
+                    DeviceInfo {
+                        index: 1,
+                        ..Default::default()
+                    },
+                ],
+            )
+            .expect("GPUs");
+        assert_eq!((j.indices, j.others), (vec![0], vec![1]));
+        assert_eq!(j.shared.len(), 2, "the unresolved pids on the job's GPU");
     }
 }

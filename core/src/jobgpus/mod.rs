@@ -106,6 +106,8 @@ pub struct Inputs<'a> {
     pub chosen: Option<&'a [Selector]>,
     /// Whether a recorded process tree was known at all (no command, no session: none).
     pub tree_known: bool,
+    /// GPUs whose compute-process list could not be read, and why.
+    pub unreadable: &'a [(u32, String)],
 }
 
 fn list(v: &[u32]) -> String {
@@ -174,6 +176,14 @@ fn choose(i: &Inputs<'_>) -> Result<(Vec<u32>, JobGpusMethod, String), Vec<Strin
     } else {
         "no process tree was recorded (no command, no session)".into()
     });
+    if !i.unreadable.is_empty() {
+        let each: Vec<String> = i
+            .unreadable
+            .iter()
+            .map(|(d, w)| format!("GPU {d}: {w}"))
+            .collect();
+        why_not.push(format!("process lists unreadable ({})", each.join("; ")));
+    }
     match &i.env.cuda_visible_devices {
         None => why_not.push("CUDA_VISIBLE_DEVICES is not set".into()),
         Some(cvd) => match by_cuda_env(i, cvd) {
@@ -283,6 +293,7 @@ pub fn override_report(devices: &[DeviceInfo], job: Option<&JobGpus>, sel: &[Sel
         env: &env,
         chosen: Some(sel),
         tree_known: false,
+        unreadable: &[],
     });
     if let Some(j) = job {
         out.shared = j

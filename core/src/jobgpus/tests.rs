@@ -31,6 +31,7 @@ fn run(g: &[Gpu], s: &[Seen], env: &JobEnv, chosen: Option<&[Selector]>) -> JobG
         env,
         chosen,
         tree_known: true,
+        unreadable: &[],
     })
 }
 
@@ -124,6 +125,10 @@ fn nothing_to_go_by_means_every_gpu_and_says_why() {
         env: &JobEnv::default(),
         chosen: None,
         tree_known: false,
+        unreadable: &[(
+            0,
+            "NO_PERMISSION from nvmlDeviceGetComputeRunningProcesses_v3".into(),
+        )],
     });
     assert_eq!(j.method, JobGpusMethod::All);
     assert_eq!((j.indices, j.others), (vec![0, 1], vec![]));

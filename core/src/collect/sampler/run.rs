@@ -25,8 +25,9 @@ use crate::report::{DeviceInfo, Event};
 /// Most events drained from NVML's event set per tick.
 const MAX_EVENTS_PER_TICK: usize = 16;
 
-/// Reads every live GPU's compute-process list into `procs` (a GPU whose driver cannot list
-/// processes is skipped: the decision then rests on the others and the environment).
+/// Reads every live GPU's compute-process list into `procs`. A GPU whose driver cannot list
+/// processes is noted once and skipped: the decision then rests on the others and the
+/// environment, and says so.
 fn watch_processes(
     nvml: Option<&crate::nvml::Nvml>,
     gpus: &[Gpu],
@@ -36,12 +37,20 @@ fn watch_processes(
 ) {
     let Some(n) = nvml else { return };
     for g in gpus.iter().filter(|g| !g.lost) {
+        if !procs.readable(g.index) {
+            continue;
+        }
         let h = g.handle();
         let listed = stats.time("nvmlDeviceGetComputeRunningProcesses", || {
             n.compute_processes(h)
         });
-        if let Ok(list) = listed {
-            procs.observe(&crate::host::ProcFs, g.index, &list, t);
+        match listed {
+            Ok(list) => procs.observe(&crate::host::ProcFs, g.index, &list, t),
+            Err(e) if e.is_unavailable() => {
+                procs.unreadable(g.index, format!("{} from {}", e.code_name(), e.function))
+            }
+            // A transient failure: the next slow tick reads the list again.
+            Err(_) => {}
         }
     }
 }
