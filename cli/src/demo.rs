@@ -131,6 +131,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         journal: Some(gpuwhy::report::journal::journal_path(&output)),
         ..RecorderConfig::default()
     };
+    // The scenario's trainer runs in this process: its processes (`"pid": "self"`) are the
+    // job's, and this shell's CUDA_VISIBLE_DEVICES says nothing of simulated GPUs.
+    cfg.job.pid = Some(std::process::id());
+    cfg.job.env = Some(gpuwhy::jobgpus::JobEnv::default());
     cfg.run.label = Some(format!("demo: {name}"));
     cfg.run.source = "simulator".into();
     eprintln!("gpuwhy: demo '{name}' on the simulated GPU for {duration:.0} s of simulated time (speed ×{speed})…");
@@ -171,6 +175,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     report.run.ended_by = Some("duration reached".into());
     crate::record::save(&report, &output)?;
     print!("{}", crate::render::text(&report));
+    if let Some(l) = crate::jobgpus::line(&report) {
+        println!("\n{l}");
+    }
     println!("\nReport written to {}", output.display());
     // The page beside the report (gpuwhy-demo-SCENARIO.html): every binary carries the
     // viewer, so a first run ends with something to open.

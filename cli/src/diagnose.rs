@@ -28,12 +28,34 @@ pub struct Args {
     /// numbers with it
     #[arg(long)]
     hta_choices: bool,
+    /// The job's GPUs, replacing what the report decided: NVML indices or GPU UUIDs,
+    /// comma-separated; the others are shown but not judged
+    #[arg(long, value_name = "LIST")]
+    gpus: Option<String>,
     /// Print the verdict and findings as JSON instead of text
     #[arg(long)]
     json: bool,
 }
 
+/// Marks the GPUs `sel` names as the job's and diagnoses again (with the trace, as before).
+fn choose_gpus(loaded: &mut crate::import::Loaded, sel: &[gpuwhy::jobgpus::Selector]) {
+    let r = &mut loaded.report;
+    let job = gpuwhy::jobgpus::override_report(&r.devices, r.run.job_gpus.as_ref(), sel);
+    r.run.job_gpus = Some(job);
+    match &loaded.trace {
+        Some(t) => gpuwhy::trace::diagnose(r, t),
+        None => gpuwhy::analysis::diagnose(r),
+    }
+    gpuwhy::import::temper(r);
+}
+
 pub fn run(a: Args) -> Result<ExitCode> {
+    let gpus = match &a.gpus {
+        Some(g) => {
+            Some(gpuwhy::jobgpus::parse_gpus(g).map_err(|e| anyhow::anyhow!("--gpus: {e}"))?)
+        }
+        None => None,
+    };
     // Re-run the rules: a report keeps its samples, so newer rules apply to older reports.
     let loaded = crate::import::load(&crate::import::Inputs {
         files: &a.files,
@@ -42,6 +64,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
         fields: a.fields.clone(),
         hta: a.hta_choices,
     })?;
+    let mut loaded = loaded;
+    if let Some(sel) = &gpus {
+        choose_gpus(&mut loaded, sel);
+    }
     let report = &loaded.report;
     if a.json {
         let out = serde_json::json!({
@@ -61,6 +87,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             eprintln!("note: {n}");
         }
         print!("{}", crate::render::text(report));
+        if let Some(l) = crate::jobgpus::line(report) {
+            println!("\n{l}");
+        }
         if let Some(t) = &loaded.trace {
             print!("{}", crate::import_render::trace_text(t));
         }

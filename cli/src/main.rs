@@ -9,6 +9,7 @@ mod duration;
 mod export;
 mod import;
 mod import_render;
+mod jobgpus;
 mod live;
 mod merge;
 mod record;

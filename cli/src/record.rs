@@ -55,6 +55,10 @@ pub struct Args {
     /// (`gpuwhy diagnose` shows it); a baseline that cannot be read is noted there instead
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
+    /// The job's GPUs, when gpuwhy should not work them out: NVML indices (as nvidia-smi
+    /// numbers them) or GPU UUIDs, comma-separated; the others are shown but not judged
+    #[arg(long, value_name = "LIST")]
+    gpus: Option<String>,
     /// The command to run and record, after `--`
     #[arg(last = true)]
     command: Vec<String>,
@@ -105,6 +109,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if a.duration.is_none() && a.command.is_empty() {
         eprintln!("gpuwhy: recording until Ctrl-C (give `-- CMD ARGS…` to record a command, or --duration)");
     }
+    if let Some(g) = &a.gpus {
+        gpuwhy::jobgpus::parse_gpus(g).map_err(|e| anyhow::anyhow!("--gpus: {e}"))?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = Arc::clone(&stop);
     ctrlc::set_handler(move || s2.store(true, Ordering::SeqCst))
@@ -132,6 +139,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         journal: Some(journal_path(&a.output)),
         ..RecorderConfig::default()
     };
+    cfg.job.gpus = a.gpus.clone();
     cfg.run.label = a.label.clone();
     cfg.run.command = (!a.command.is_empty()).then(|| a.command.clone());
     if let Some(place) = JobPlace::from_env() {
@@ -207,6 +215,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     // Without GPUs and findings the verdict only repeats why, which was said at the start.
     if !(no_gpu_told && report.findings.is_empty()) {
         eprintln!("gpuwhy: {}", report.verdict.summary);
+    }
+    if let Some(l) = crate::jobgpus::line(&report) {
+        eprintln!("gpuwhy: {l}");
     }
     if let Some(c) = &report.comparison {
         match (&c.result, &c.error) {

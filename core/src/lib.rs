@@ -17,6 +17,7 @@ pub mod collect;
 pub mod compare;
 pub mod export;
 pub mod import;
+pub mod jobgpus;
 pub mod merge;
 pub mod metric;
 pub mod recording;

@@ -174,6 +174,15 @@ typedef struct gpuwhy_config {
    * not before. Copied. Appended after `local_rank`: default NULL.
    */
   const char *baseline_path;
+  /**
+   * The job's GPUs, or NULL to work them out (`run.job_gpus`): comma-separated NVML
+   * indices (as nvidia-smi numbers GPUs) or `GPU-` UUIDs, e.g. "0,1". The other GPUs are
+   * still sampled and shown but no rule judges or compares them. NULL: the GPUs whose
+   * process list holds this process, else those `CUDA_VISIBLE_DEVICES` names, else all
+   * (docs/job-gpus.md). A list that does not parse fails gpuwhy_session_new() with
+   * GPUWHY_INVALID_ARGUMENT. Copied. Appended after `baseline_path`: default NULL.
+   */
+  const char *gpus;
 } gpuwhy_config;
 
 /**

@@ -69,6 +69,13 @@ pub struct gpuwhy_config {
     /// fail the session: the reason is in `comparison.error`. Read when the session stops,
     /// not before. Copied. Appended after `local_rank`: default NULL.
     pub baseline_path: *const c_char,
+    /// The job's GPUs, or NULL to work them out (`run.job_gpus`): comma-separated NVML
+    /// indices (as nvidia-smi numbers GPUs) or `GPU-` UUIDs, e.g. "0,1". The other GPUs are
+    /// still sampled and shown but no rule judges or compares them. NULL: the GPUs whose
+    /// process list holds this process, else those `CUDA_VISIBLE_DEVICES` names, else all
+    /// (docs/job-gpus.md). A list that does not parse fails gpuwhy_session_new() with
+    /// GPUWHY_INVALID_ARGUMENT. Copied. Appended after `baseline_path`: default NULL.
+    pub gpus: *const c_char,
 }
 
 impl gpuwhy_config {
@@ -85,6 +92,7 @@ impl gpuwhy_config {
             world_size: 0,
             local_rank: -1,
             baseline_path: std::ptr::null(),
+            gpus: std::ptr::null(),
         }
     }
 }
@@ -172,6 +180,12 @@ pub(crate) unsafe fn read(ptr: *const gpuwhy_config) -> Result<Settings, Fail> {
     ) {
         cfg.baseline_path = std::ptr::null();
     }
+    if !has(
+        std::mem::offset_of!(gpuwhy_config, gpus),
+        size_of::<*const c_char>(),
+    ) {
+        cfg.gpus = std::ptr::null();
+    }
     let cfg = &cfg;
     if cfg.flags & !KNOWN_FLAGS != 0 {
         return Err(invalid(format!(
@@ -195,16 +209,18 @@ pub(crate) unsafe fn read(ptr: *const gpuwhy_config) -> Result<Settings, Fail> {
     if cfg.sample_interval_s != 0.0 {
         rc.interval_s = cfg.sample_interval_s;
     }
-    rc.validate().map_err(|e| invalid(e.to_string()))?;
     // SAFETY: the caller promises NULL or a NUL-terminated string in each.
-    let (nvml, label, output, baseline) = unsafe {
+    let (nvml, label, output, baseline, gpus) = unsafe {
         (
             text(cfg.nvml_path, "nvml_path")?,
             text(cfg.label, "label")?,
             text(cfg.output_path, "output_path")?,
             text(cfg.baseline_path, "baseline_path")?,
+            text(cfg.gpus, "gpus")?,
         )
     };
+    rc.job.gpus = gpus;
+    rc.validate().map_err(|e| invalid(e.to_string()))?;
     rc.nvml_path = nvml.map(PathBuf::from);
     rc.run.label = label;
     let place = job_place(cfg.rank, cfg.world_size, cfg.local_rank, |k| {
@@ -294,5 +310,23 @@ mod tests {
         assert_eq!(got(1, 2, -1, &env), Some(Some((1, 2, None))));
         assert!(job_place(8, 8, -1, none).is_err());
         assert!(job_place(1, 8, 8, none).is_err());
+    }
+
+    #[test]
+    fn gpus_reach_the_recorder_and_a_bad_list_is_refused() {
+        let read_with = |gpus: Option<&std::ffi::CStr>, size: usize| {
+            let mut cfg = gpuwhy_config::defaults(size as u32);
+            cfg.gpus = gpus.map_or(std::ptr::null(), |g| g.as_ptr());
+            // SAFETY: `cfg` is a whole struct (at least `size` bytes) with NULL or valid strings.
+            unsafe { read(&cfg) }
+        };
+        let s = read_with(Some(c"1,GPU-ab"), CONFIG_SIZE).expect("valid");
+        assert_eq!(s.recorder.job.gpus.as_deref(), Some("1,GPU-ab"));
+        let e = read_with(Some(c"1,x"), CONFIG_SIZE).expect_err("x is no GPU");
+        assert_eq!(e.status, GPUWHY_INVALID_ARGUMENT);
+        // A caller built before `gpus` was appended gets the default, whatever lies past.
+        let old = std::mem::offset_of!(gpuwhy_config, gpus);
+        let s = read_with(Some(c"x"), old).expect("the field is not read");
+        assert_eq!(s.recorder.job.gpus, None);
     }
 }

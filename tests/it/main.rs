@@ -5,6 +5,7 @@ mod devices;
 mod driver_quirks;
 mod faults;
 mod field_batch;
+mod job_gpus;
 mod loader;
 mod memory;
 mod report_io;

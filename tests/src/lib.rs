@@ -182,6 +182,11 @@ pub struct Run {
     pub host: bool,
     /// Journal path.
     pub journal: Option<PathBuf>,
+    /// `--gpus`: the job's GPUs named by the user.
+    pub gpus: Option<String>,
+    /// The job's CUDA environment (default: none set; this shell's says nothing of
+    /// simulated GPUs).
+    pub job_env: gpuwhy::jobgpus::JobEnv,
 }
 
 impl Default for Run {
@@ -192,6 +197,8 @@ impl Default for Run {
             old_driver: false,
             host: false,
             journal: None,
+            gpus: None,
+            job_env: gpuwhy::jobgpus::JobEnv::default(),
         }
     }
 }
@@ -225,6 +232,12 @@ pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
         time_scale: run.speed,
         host: run.host,
         journal: run.journal.clone(),
+        // The trainer runs in this process: a scenario's `"pid": "self"` is the job's.
+        job: gpuwhy::collect::JobConfig {
+            gpus: run.gpus.clone(),
+            pid: Some(std::process::id()),
+            env: Some(run.job_env.clone()),
+        },
         ..RecorderConfig::default()
     };
     let session = Session::start(SessionConfig::from(cfg)).map_err(|e| e.to_string())?;

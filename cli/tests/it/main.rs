@@ -8,6 +8,7 @@ mod compare;
 mod crash;
 mod export;
 mod import;
+mod jobgpus;
 mod merge;
 mod ranks;
 mod view;

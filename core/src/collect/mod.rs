@@ -15,6 +15,7 @@ mod init;
 mod journal_buf;
 mod live;
 mod probe;
+mod procwatch;
 mod ready;
 mod sampler;
 mod slow;
@@ -26,6 +27,7 @@ pub use hook::SamplerHook;
 pub use init::SLOW_INIT_S;
 pub use live::LiveGpu;
 pub use probe::{probe, Probe};
+pub use procwatch::{classify, parse_nspid, ProcWatch, MAX_SEEN};
 pub use sampler::Recorder;
 
 use std::path::PathBuf;
@@ -78,6 +80,22 @@ pub struct RecorderConfig {
     pub full_rows: usize,
     /// Coarse buckets kept per GPU afterwards ([`crate::recording::COARSE_BUCKETS_DEFAULT`]).
     pub coarse_buckets: usize,
+    /// How the job's GPUs are told apart from the node's others (`run.job_gpus`).
+    pub job: JobConfig,
+}
+
+/// What tells the job's GPUs apart (`docs/job-gpus.md`).
+#[derive(Debug, Clone, Default)]
+pub struct JobConfig {
+    /// GPUs the user names (`--gpus`, the C ABI's `gpus`): NVML indices or `GPU-` UUIDs,
+    /// comma-separated. Wins over everything else.
+    pub gpus: Option<String>,
+    /// The job's root process when it is not `target_pid` (an in-process session: its own
+    /// process, whose CPU is not sampled as a tree).
+    pub pid: Option<u32>,
+    /// The job's `CUDA_VISIBLE_DEVICES` and `CUDA_DEVICE_ORDER`; `None`: this process's
+    /// environment when the recording stops.
+    pub env: Option<crate::jobgpus::JobEnv>,
 }
 
 impl Default for RecorderConfig {
@@ -95,6 +113,7 @@ impl Default for RecorderConfig {
             run: RunInfo::default(),
             full_rows: crate::recording::FULL_ROWS_DEFAULT,
             coarse_buckets: crate::recording::COARSE_BUCKETS_DEFAULT,
+            job: JobConfig::default(),
         }
     }
 }
@@ -107,6 +126,9 @@ impl RecorderConfig {
                 "sampling interval {} s is outside {MIN_INTERVAL_S}–{MAX_INTERVAL_S} s",
                 self.interval_s
             )));
+        }
+        if let Some(g) = &self.job.gpus {
+            crate::jobgpus::parse_gpus(g).map_err(crate::Error::InvalidArgument)?;
         }
         Ok(())
     }

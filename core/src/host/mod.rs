@@ -26,5 +26,6 @@ mod source;
 
 pub use facts::{cpu_count_logical, host_facts, host_facts_from, HostFacts};
 pub use process::TREE_RESCAN_EVERY;
+pub(crate) use process::{parse_pid_stat, tree_of};
 pub use sampler::{HostSample, HostSampler};
 pub use source::{MemProc, ProcFs, ProcSource};

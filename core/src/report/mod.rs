@@ -9,6 +9,7 @@ mod build;
 mod column;
 mod finding;
 mod io;
+mod job;
 pub mod journal;
 mod model;
 mod place;
@@ -20,6 +21,7 @@ pub(crate) use column::f64_or_nan;
 pub use column::Column;
 pub use finding::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
 pub use io::write_atomic;
+pub use job::{ForeignProcess, JobGpus, JobGpusMethod};
 pub use model::{
     Capability, CoarseColumn, CoarseData, DeviceInfo, DeviceSeries, Event, Fault, HostData,
     HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,

@@ -60,6 +60,9 @@ pub struct RunInfo {
     pub ended_by: Option<String>,
     /// Sampling interval, seconds.
     pub interval_s: f64,
+    /// Which GPUs are the job's and why (absent: every GPU is taken for the job's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_gpus: Option<super::job::JobGpus>,
 }
 
 /// Which NVML library was used.

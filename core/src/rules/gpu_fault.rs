@@ -33,7 +33,7 @@ impl Rule for GpuFault {
         let mut lost_any = false;
         let mut lost_share: f64 = 0.0;
         let mut parts = Vec::new();
-        for d in &s.devices {
+        for d in s.devices.iter().filter(|d| d.job) {
             let dev = Some(d.index);
             let mut hit = false;
             if !d.xids.is_empty() {

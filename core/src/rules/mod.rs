@@ -20,6 +20,7 @@ mod pcie_degraded;
 mod periodic_stall;
 mod rank_imbalance;
 mod recompute_overhead;
+mod shared_gpu;
 mod small_batch;
 mod throttling;
 
@@ -40,6 +41,7 @@ pub use pcie_degraded::PcieDegraded;
 pub use periodic_stall::PeriodicStall;
 pub use rank_imbalance::RankImbalance;
 pub use recompute_overhead::RecomputeOverhead;
+pub use shared_gpu::SharedGpu;
 pub use small_batch::SmallBatch;
 pub use throttling::Throttling;
 
@@ -144,6 +146,7 @@ pub static RULES: &[&dyn Rule] = &[
     &GpuFault,
     &AllocatorStall,
     &CpuOptimizer,
+    &SharedGpu,
 ];
 
 /// Builds an evidence item.

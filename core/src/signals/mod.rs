@@ -113,6 +113,9 @@ pub struct Signals {
     pub steps: Option<StepView>,
     /// Profiler-trace summary, when a trace of the run was read (see [`crate::trace`]).
     pub trace: Option<crate::trace::TraceSummary>,
+    /// Which GPUs are the job's and the other processes on them (`run.job_gpus`), when the
+    /// report says.
+    pub job_gpus: Option<crate::report::JobGpus>,
 }
 
 impl Signals {
@@ -123,15 +126,22 @@ impl Signals {
             .iter()
             .map(|info| {
                 let series = report.series.iter().find(|s| s.device == info.index);
-                DeviceSignals::compute(
+                let mut d = DeviceSignals::compute(
                     info,
                     series.map(|s| &s.data),
                     &report.events,
                     report.run.interval_s,
-                )
+                );
+                d.job = report
+                    .run
+                    .job_gpus
+                    .as_ref()
+                    .is_none_or(|j| j.is_job(info.index));
+                d
             })
             .collect();
-        let cross = cross_signals(&devices);
+        let job: Vec<DeviceSignals> = devices.iter().filter(|d| d.job).cloned().collect();
+        let cross = cross_signals(&job);
         let host_col = |name: &str| {
             report
                 .host
@@ -154,13 +164,21 @@ impl Signals {
             host_proc_cpu: host_col("proc_cpu"),
             steps: steps::StepSignals::from_report(report).map(|st| StepView::from(&st)),
             trace: None,
+            job_gpus: report.run.job_gpus.clone(),
             devices,
         }
     }
 
-    /// Devices that have utilization samples.
+    /// The job's devices that have utilization samples: [`Signals::job_devices`], under the
+    /// name the rules have always read. A GPU the report marks as not the job's is judged by
+    /// no rule.
     pub fn sampled_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
-        self.devices.iter().filter(|d| d.util.is_some())
+        self.job_devices()
+    }
+
+    /// Sampled devices the job uses (`job` true): the only ones rules judge or compare.
+    pub fn job_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
+        self.devices.iter().filter(|d| d.util.is_some() && d.job)
     }
 }
 

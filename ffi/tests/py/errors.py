@@ -52,6 +52,9 @@ with open(out) as f:
     assert json.load(f) == r
 assert gw.top_finding().id == (r["findings"][0]["id"] if r["findings"] else "none")
 
+# A GPU list that names no GPU is refused when the session starts, saying which entry.
+raises(gpuwhy.INVALID_ARGUMENT, lambda: gpuwhy.Session(gpus="0,x").__enter__(), contains=("`x`",))
+
 # require_gpu=True without a GPU fails to start, saying why.
 e = raises(gpuwhy.NO_GPU, lambda: gpuwhy.Session(require_gpu=True).__enter__(), contains=("NVML",))
 assert "libnvidia-ml" in e.detail, e.detail

@@ -67,6 +67,7 @@ fn fires(id: &str, m: &Measured) -> bool {
             st.is_some_and(|s| s.iqr_over_p50 >= 0.3 || s.p95_over_p50 >= 1.5) && !periodic_stall
         }
         "gpu_fault" => m.xids + m.lost > 0,
+        "shared_gpu" => m.shared,
         other => panic!("unknown rule id `{other}` in an expectation"),
     }
 }
@@ -88,6 +89,7 @@ const RULES: &[&str] = &[
     "periodic_stall",
     "dynamic_shapes",
     "gpu_fault",
+    "shared_gpu",
 ];
 
 fn strings(v: &serde_json::Value) -> Vec<String> {

@@ -61,7 +61,9 @@ fn one() -> u32 {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Process {
-    /// Process id.
+    /// Process id; `"self"` in the file is the process that loaded the simulator (the
+    /// recording's own process: the job, for an in-process session or the demo).
+    #[serde(deserialize_with = "pid_or_self")]
     pub pid: u32,
     /// Device memory it holds, MiB.
     pub used_mib: u64,
@@ -70,6 +72,23 @@ pub struct Process {
     pub from_s: f64,
     /// When it exits (default never).
     pub until_s: Option<f64>,
+}
+
+/// A pid as written in a scenario: a number, or `"self"` for this process's id.
+fn pid_or_self<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Pid {
+        Number(u32),
+        Name(String),
+    }
+    match Pid::deserialize(d)? {
+        Pid::Number(n) => Ok(n),
+        Pid::Name(s) if s == "self" => Ok(std::process::id()),
+        Pid::Name(s) => Err(serde::de::Error::custom(format!(
+            "pid `{s}`: a number, or \"self\" for the process that loads the simulator"
+        ))),
+    }
 }
 
 impl Process {
@@ -376,6 +395,19 @@ mod tests {
             let err = device(json).expect_err(json);
             assert!(err.contains(needle), "{json}: {err}");
         }
+    }
+
+    #[test]
+    fn a_process_of_self_is_the_loading_process() {
+        let d = device(
+            r#"{"processes": [{"pid": "self", "used_mib": 10}, {"pid": 7, "used_mib": 1}]}"#,
+        )
+        .expect("valid");
+        let pids: Vec<u32> = d.processes_at(0.0).map(|p| p.pid).collect();
+        assert_eq!(pids, [std::process::id(), 7]);
+        let err =
+            device(r#"{"processes": [{"pid": "me", "used_mib": 1}]}"#).expect_err("not a pid");
+        assert!(err.contains("self"), "{err}");
     }
 
     #[test]

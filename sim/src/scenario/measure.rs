@@ -54,6 +54,20 @@ pub struct Measured {
     pub steps: Option<Steps>,
     pub xids: usize,
     pub lost: usize,
+    /// A process other than the job's (`"pid": "self"`) on one of the job's GPUs.
+    pub shared: bool,
+}
+
+/// The scenario cut down to the job's GPUs — those running a process of `"pid": "self"`
+/// (the recording's own), or every GPU when none does — as gpuwhy judges only those.
+fn job_only(scenario: &Scenario) -> Scenario {
+    let me = std::process::id();
+    let mine = |d: &super::Device| d.processes.iter().any(|p| p.pid == me);
+    let mut out = scenario.clone();
+    if scenario.devices.iter().any(mine) {
+        out.devices.retain(mine);
+    }
+    out
 }
 
 /// Step and phase timings as the trainer marks them.
@@ -93,6 +107,9 @@ fn spacing_cv(at: &[f64]) -> Option<f64> {
 
 /// Samples `scenario` every 100 ms for `duration_s` and measures it.
 pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
+    let job = job_only(scenario);
+    let me = std::process::id();
+    let scenario = &job;
     let times: Vec<f64> = (0..(duration_s * 10.0).round() as usize)
         .map(|i| i as f64 * 0.1)
         .collect();
@@ -105,6 +122,14 @@ pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
     let n = scenario.devices.len();
     let mut out = Measured {
         devices: n,
+        shared: scenario
+            .devices
+            .iter()
+            .any(|d| d.processes.iter().any(|p| p.pid == me))
+            && scenario
+                .devices
+                .iter()
+                .any(|d| d.processes.iter().any(|p| p.pid != me)),
         clock_ratio: f64::INFINITY,
         ..Measured::default()
     };

@@ -8,7 +8,10 @@ use std::sync::OnceLock;
 use gpuwhy::analysis::diagnose;
 use gpuwhy::metric::GpuMetric;
 use gpuwhy::recording::{HostRecording, Recording, FULL_ROWS_DEFAULT};
-use gpuwhy::report::{Capability, DeviceInfo, Event, HostFacts, NvmlInfo, Report, RunInfo};
+use gpuwhy::report::{
+    Capability, DeviceInfo, Event, ForeignProcess, HostFacts, JobGpus, JobGpusMethod, NvmlInfo,
+    Report, RunInfo,
+};
 use serde_json::Value;
 
 /// Rows pushed on GPU 0: past the full-resolution window, so the report has a `coarse` part.
@@ -73,6 +76,21 @@ fn recording() -> Recording {
         complete: true,
         ended_by: Some("command exited".into()),
         interval_s: 0.1,
+        job_gpus: Some(JobGpus {
+            indices: vec![0, 1],
+            others: vec![],
+            method: JobGpusMethod::Processes,
+            reason: "GPU 0, 1 listed process 4242 of the recorded process tree".into(),
+            shared: vec![ForeignProcess {
+                device: 0,
+                pid: 7777,
+                name: Some("python3".into()),
+                used_mib: Some(3000.0),
+                memory_share: Some(3000.0 / 81_559.0),
+                first_s: 1.0,
+                last_s: 30.0,
+            }],
+        }),
     });
     rec.nvml = Some(NvmlInfo {
         path: "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1".into(),

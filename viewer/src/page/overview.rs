@@ -32,6 +32,9 @@ pub fn run_html(r: &Report) -> String {
     if let (Some(rank), Some(world)) = (run.rank, run.world_size) {
         fact("Rank", &format!("{rank} of {world}"));
     }
+    if let Some(j) = &run.job_gpus {
+        fact("Job's GPUs", &job_gpus(j));
+    }
     let ended = run.ended_by.clone().unwrap_or_default();
     if !run.complete {
         fact("Incomplete", &format!("recording cut short: {ended}"));
@@ -44,6 +47,16 @@ pub fn run_html(r: &Report) -> String {
     fact("Written by", &format!("{} {}", r.tool.name, r.tool.version));
     h.raw("</dl>");
     h.finish()
+}
+
+/// "0, 1 · not this job's (shown, not judged): 2 — reason".
+fn job_gpus(j: &gpuwhy::report::JobGpus) -> String {
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let mut s = list(&j.indices);
+    if !j.others.is_empty() {
+        s += &format!(" · not this job's (shown, not judged): {}", list(&j.others));
+    }
+    format!("{s} — {}", j.reason)
 }
 
 /// The verdict box: the top finding, its share of lost time and its confidence.

@@ -7,7 +7,8 @@
 //! does not compile here until it is read.
 
 use gpuwhy::report::{
-    Capability, DeviceInfo, Event, Fault, HostFacts, NvmlInfo, Overhead, PhaseStats, RunInfo, Tool,
+    Capability, DeviceInfo, Event, Fault, ForeignProcess, HostFacts, JobGpus, JobGpusMethod,
+    NvmlInfo, Overhead, PhaseStats, RunInfo, Tool,
 };
 
 use super::scan::{ReadError, Scan};
@@ -47,6 +48,7 @@ pub fn run(s: &mut Scan) -> R<RunInfo> {
             "complete" => r.complete = s.bool()?,
             "ended_by" => r.ended_by = s.opt_string()?,
             "interval_s" => r.interval_s = s.f64()?,
+            "job_gpus" => r.job_gpus = s.nullable(job_gpus)?,
             _ => s.skip()?,
         }
         Ok(())
@@ -66,8 +68,68 @@ pub fn run(s: &mut Scan) -> R<RunInfo> {
         complete: _,
         ended_by: _,
         interval_s: _,
+        job_gpus: _,
     } = &r;
     Ok(r)
+}
+
+/// `run.job_gpus`.
+fn job_gpus(s: &mut Scan) -> R<JobGpus> {
+    let mut j = JobGpus::default();
+    s.fields(&[], &mut |s, k| {
+        match k {
+            "indices" => j.indices = s.list(&mut Scan::int)?,
+            "others" => j.others = s.list(&mut Scan::int)?,
+            "method" => {
+                j.method = match s.string()?.as_str() {
+                    "override" => JobGpusMethod::Override,
+                    "processes" => JobGpusMethod::Processes,
+                    "cuda_visible_devices" => JobGpusMethod::CudaVisibleDevices,
+                    _ => JobGpusMethod::All,
+                }
+            }
+            "reason" => j.reason = s.string()?,
+            "shared" => j.shared = s.list(&mut foreign_process)?,
+            _ => s.skip()?,
+        }
+        Ok(())
+    })?;
+    let JobGpus {
+        indices: _,
+        others: _,
+        method: _,
+        reason: _,
+        shared: _,
+    } = &j;
+    Ok(j)
+}
+
+/// One of `run.job_gpus.shared`.
+fn foreign_process(s: &mut Scan) -> R<ForeignProcess> {
+    let mut p = ForeignProcess::default();
+    s.fields(&[], &mut |s, k| {
+        match k {
+            "device" => p.device = s.int()?,
+            "pid" => p.pid = s.int()?,
+            "name" => p.name = s.opt_string()?,
+            "used_mib" => p.used_mib = s.opt_f64()?,
+            "memory_share" => p.memory_share = s.opt_f64()?,
+            "first_s" => p.first_s = s.f64()?,
+            "last_s" => p.last_s = s.f64()?,
+            _ => s.skip()?,
+        }
+        Ok(())
+    })?;
+    let ForeignProcess {
+        device: _,
+        pid: _,
+        name: _,
+        used_mib: _,
+        memory_share: _,
+        first_s: _,
+        last_s: _,
+    } = &p;
+    Ok(p)
 }
 
 /// `nvml`.

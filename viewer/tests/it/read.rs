@@ -28,6 +28,21 @@ fn same_columns(a: &BTreeMap<String, Column>, b: &BTreeMap<String, Column>) {
 /// numbers written in every way JSON allows.
 fn rich() -> Report {
     let mut r = every_text("text with \"quotes\", \\ and \u{e9}");
+    r.run.job_gpus = Some(gpuwhy::report::JobGpus {
+        indices: vec![0],
+        others: vec![1, 2],
+        method: gpuwhy::report::JobGpusMethod::CudaVisibleDevices,
+        reason: "CUDA_VISIBLE_DEVICES=0 names GPU 0".into(),
+        shared: vec![gpuwhy::report::ForeignProcess {
+            device: 0,
+            pid: 31337,
+            name: Some("python3".into()),
+            used_mib: Some(20_000.0),
+            memory_share: Some(0.25),
+            first_s: 0.5,
+            last_s: 9.5,
+        }],
+    });
     let odd = vec![
         0.1,
         -0.0,

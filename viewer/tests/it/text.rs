@@ -66,3 +66,17 @@ fn facts_for_the_page_are_json_that_keeps_report_text_as_text() {
     assert_eq!(back["kind"], "newer_schema");
     assert_eq!(back["message"], e.message.as_str());
 }
+
+#[test]
+fn the_run_says_which_gpus_are_the_job_s_and_why() {
+    let mut r = every_text("x");
+    r.run.job_gpus = Some(gpuwhy::report::JobGpus {
+        indices: vec![0],
+        others: vec![1],
+        reason: "GPU 0 listed process 4242 of the recorded process tree".into(),
+        ..Default::default()
+    });
+    let html = overview::run_html(&r);
+    assert!(html.contains("s GPUs</dt><dd>0 · not this job"), "{html}");
+    assert!(html.contains("process 4242"), "{html}");
+}

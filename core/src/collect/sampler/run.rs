@@ -13,6 +13,7 @@ use crate::collect::hook::SamplerHook;
 use crate::collect::host_rows::{host_column_name, host_row};
 use crate::collect::journal_buf::{flush, Journal};
 use crate::collect::live::update_live;
+use crate::collect::procwatch::ProcWatch;
 use crate::collect::{RecorderConfig, HOST_PERIOD_S};
 use crate::host::HostSampler;
 use crate::metric::GpuMetric;
@@ -23,6 +24,36 @@ use crate::report::{DeviceInfo, Event};
 
 /// Most events drained from NVML's event set per tick.
 const MAX_EVENTS_PER_TICK: usize = 16;
+
+/// Reads every live GPU's compute-process list into `procs`. A GPU whose driver cannot list
+/// processes is noted once and skipped: the decision then rests on the others and the
+/// environment, and says so.
+fn watch_processes(
+    nvml: Option<&crate::nvml::Nvml>,
+    gpus: &[Gpu],
+    procs: &mut ProcWatch,
+    stats: &mut CallStats,
+    t: f64,
+) {
+    let Some(n) = nvml else { return };
+    for g in gpus.iter().filter(|g| !g.lost) {
+        if !procs.readable(g.index) {
+            continue;
+        }
+        let h = g.handle();
+        let listed = stats.time("nvmlDeviceGetComputeRunningProcesses", || {
+            n.compute_processes(h)
+        });
+        match listed {
+            Ok(list) => procs.observe(&crate::host::ProcFs, g.index, &list, t),
+            Err(e) if e.is_unavailable() => {
+                procs.unreadable(g.index, format!("{} from {}", e.code_name(), e.function))
+            }
+            // A transient failure: the next slow tick reads the list again.
+            Err(_) => {}
+        }
+    }
+}
 
 pub(super) fn run_sampler(
     shared: &Shared,
@@ -105,6 +136,7 @@ pub(super) fn run_sampler(
         })
         .collect();
     let mut host = cfg.host.then(|| HostSampler::new(cfg.target_pid));
+    let mut procs = ProcWatch::new(cfg.job.pid.or(cfg.target_pid));
     let mut journal = Journal {
         writer: None,
         pending: Vec::new(),
@@ -160,6 +192,9 @@ pub(super) fn run_sampler(
         }
         if let (Some(a), Some(b)) = (work0, thread_cpu_ns()) {
             gpu_work_ns += b.saturating_sub(a);
+        }
+        if tick % slow_every == 0 {
+            watch_processes(nvml.as_ref(), &gpus, &mut procs, &mut stats, t);
         }
         let mut new_events = Vec::new();
         if let (Some(set), Some(_)) = (events.as_mut(), &nvml) {
@@ -302,6 +337,8 @@ pub(super) fn run_sampler(
         _ => None,
     };
     let mut rec = lock(&shared.rec);
+    let infos: Vec<DeviceInfo> = rec.devices.iter().map(|d| d.info.clone()).collect();
+    rec.run.job_gpus = procs.settle(cfg, &infos);
     for g in &gpus {
         if let Some(d) = rec.devices.get_mut(g.pos) {
             let lost = d.info.lost_at_s;

@@ -1,0 +1,98 @@
+//! Which GPUs are the job's, end to end: the simulated node's process lists read by the
+//! recorder, the decision in `run.job_gpus`, and the rules judging the job's GPUs only.
+
+use gpuwhy::jobgpus::JobEnv;
+use gpuwhy::report::{JobGpusMethod, Report};
+use gpuwhy_tests::{record, scenario, Run};
+
+fn ids(r: &Report) -> Vec<&str> {
+    r.findings.iter().map(|f| f.id.as_str()).collect()
+}
+
+#[test]
+fn an_idle_gpu_the_job_does_not_use_is_shown_apart_and_no_straggler() {
+    let r = record(
+        scenario("job_one_of_two").expect("bundled"),
+        &Run::default(),
+    )
+    .expect("records");
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!(j.method, JobGpusMethod::Processes, "{}", j.reason);
+    assert_eq!((&j.indices[..], &j.others[..]), (&[0][..], &[1][..]));
+    assert!(
+        j.reason.contains(&std::process::id().to_string()),
+        "{}",
+        j.reason
+    );
+    assert!(j.shared.is_empty(), "{:?}", j.shared);
+    // GPU 1 is still sampled and in the report.
+    assert!(r
+        .series
+        .iter()
+        .any(|s| s.device == 1 && !s.data.t.is_empty()));
+    assert!(!ids(&r).contains(&"rank_imbalance"), "{:?}", r.findings);
+    assert_eq!(r.verdict.id, "none", "{}", r.verdict.summary);
+}
+
+#[test]
+fn a_neighbour_on_the_job_s_gpu_is_named_with_its_memory() {
+    let r = record(scenario("shared_gpu").expect("bundled"), &Run::default()).expect("records");
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!((&j.indices[..], &j.others[..]), (&[0][..], &[1][..]));
+    assert_eq!(j.shared.len(), 1, "{:?}", j.shared);
+    let p = &j.shared[0];
+    assert_eq!((p.device, p.pid), (0, 31337));
+    let share = p.memory_share.expect("memory known");
+    assert!((0.2..0.3).contains(&share), "20000 of 81559 MiB: {share}");
+    assert_eq!(r.verdict.id, "shared_gpu", "{}", r.verdict.summary);
+    // The busy GPU of another user is not judged either.
+    assert!(
+        r.findings.iter().all(|f| !f.devices.contains(&1)),
+        "{:?}",
+        r.findings
+    );
+}
+
+#[test]
+fn the_user_s_gpus_and_cuda_visible_devices_decide_when_processes_cannot() {
+    let text = scenario("job_one_of_two").expect("bundled");
+    let chosen = Run {
+        gpus: Some("1".into()),
+        duration_s: Some(3.0),
+        ..Run::default()
+    };
+    let r = record(text, &chosen).expect("records");
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!(j.method, JobGpusMethod::Override);
+    assert_eq!((&j.indices[..], &j.others[..]), (&[1][..], &[0][..]));
+    // Without the job's process in the lists, CUDA_VISIBLE_DEVICES names the GPU.
+    let foreign = text.replace("\"pid\": \"self\"", "\"pid\": 4242");
+    let env = Run {
+        job_env: JobEnv {
+            cuda_visible_devices: Some("0".into()),
+            cuda_device_order: None,
+        },
+        duration_s: Some(3.0),
+        ..Run::default()
+    };
+    let r = record(&foreign, &env).expect("records");
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!(j.method, JobGpusMethod::CudaVisibleDevices, "{}", j.reason);
+    assert_eq!(j.indices, [0]);
+    let r = record(
+        &foreign,
+        &Run {
+            duration_s: Some(3.0),
+            ..Run::default()
+        },
+    )
+    .expect("records");
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!(j.method, JobGpusMethod::All);
+    assert_eq!(j.indices, [0, 1]);
+    assert!(
+        j.reason.contains("CUDA_VISIBLE_DEVICES is not set"),
+        "{}",
+        j.reason
+    );
+}
