@@ -5,6 +5,7 @@
 //! Long runs: samples of the coarse (bucketed) part enter as their bucket means, which keeps
 //! medians close but narrows the tails.
 
+pub mod busy;
 mod device;
 pub mod stats;
 pub mod steps;
@@ -63,6 +64,13 @@ pub struct StepView {
     pub outlier_spacing_cv: Option<f64>,
     /// Share of near-zero-utilization samples that fall inside data phases.
     pub dips_in_data_share: Option<f64>,
+    /// Data-phase time over total step time, all steps (0–1): what the data wait costs.
+    pub data_share_total: Option<f64>,
+    /// Forward plus backward time over total step time, all steps (0–1).
+    pub fwd_bwd_share_total: Option<f64>,
+    /// Time the step-time outliers spent above the median cycle, over the total cycle time
+    /// (0–1): what the stalls cost.
+    pub stall_excess_share: f64,
 }
 
 impl From<&steps::StepSignals> for StepView {
@@ -84,8 +92,23 @@ impl From<&steps::StepSignals> for StepView {
             outlier_period_steps: st.outliers.period_steps,
             outlier_spacing_cv: st.outliers.spacing_cv,
             dips_in_data_share: st.dips_in_data_share,
+            data_share_total: data.map(|p| p.total).filter(|t| t.is_finite()),
+            fwd_bwd_share_total: fwd_bwd_total(st),
+            stall_excess_share: st.outliers.excess_share,
         }
     }
+}
+
+/// Forward plus backward time over total step time, when either phase was marked.
+fn fwd_bwd_total(st: &steps::StepSignals) -> Option<f64> {
+    let parts: Vec<f64> = st
+        .phases
+        .iter()
+        .filter(|p| p.name == "forward" || p.name == "backward")
+        .map(|p| p.total)
+        .filter(|t| t.is_finite())
+        .collect();
+    (!parts.is_empty()).then(|| parts.iter().sum::<f64>().min(1.0))
 }
 
 /// Everything the rules read.

@@ -24,6 +24,9 @@ fn view() -> StepView {
         outlier_period_steps: None,
         outlier_spacing_cv: None,
         dips_in_data_share: None,
+        data_share_total: None,
+        fwd_bwd_share_total: None,
+        stall_excess_share: 0.0,
     }
 }
 
