@@ -14,12 +14,15 @@ mod host_transfer;
 mod launch_bound;
 mod memory_bound;
 mod memory_headroom;
+mod near_miss;
 mod pcie_degraded;
 mod periodic_stall;
 mod rank_imbalance;
 mod recompute_overhead;
+pub(crate) mod short_log;
 mod small_batch;
 mod throttling;
+pub(crate) mod unexplained_idle;
 
 pub use busy_not_working::BusyNotWorking;
 pub use catalogue::catalogue_markdown;
@@ -38,6 +41,7 @@ pub use rank_imbalance::RankImbalance;
 pub use recompute_overhead::RecomputeOverhead;
 pub use small_batch::SmallBatch;
 pub use throttling::Throttling;
+pub use unexplained_idle::UnexplainedIdle;
 
 use crate::report::{Evidence, Finding, Severity};
 use crate::signals::Signals;
@@ -83,6 +87,7 @@ impl RuleMeta {
             confidence: round(confidence.clamp(0.0, 1.0)),
             summary,
             lost_share: None,
+            lost_share_basis: None,
             devices: Vec::new(),
             evidence,
             actions: Vec::new(),
@@ -138,6 +143,7 @@ pub static RULES: &[&dyn Rule] = &[
     &PeriodicStall,
     &DynamicShapes,
     &GpuFault,
+    &UnexplainedIdle,
 ];
 
 /// Builds an evidence item.

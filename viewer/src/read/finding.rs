@@ -18,6 +18,7 @@ pub fn verdict(s: &mut Scan) -> R<Verdict> {
             "title" => title = s.string()?,
             "confidence" => confidence = s.f64_or_nan()?,
             "lost_share" => lost_share = s.opt_f64()?,
+            "lost_share_basis" => lost_share_basis = s.opt_string()?,
             "summary" => summary = s.string()?,
             _ => s.skip()?,
         }
@@ -144,6 +145,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
     let (mut devices, mut ev, mut actions, mut unseen) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut exp = Experiment::default();
+    let mut lost_share_basis = None;
     let required = [
         "id",
         "title",
@@ -178,6 +180,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
         confidence,
         summary,
         lost_share,
+        lost_share_basis,
         devices,
         evidence: ev,
         actions,
