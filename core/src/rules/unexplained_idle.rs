@@ -238,9 +238,12 @@ pub(crate) fn settle(mut candidate: Finding, others: &[Finding], s: &Signals) ->
     let saw = !sawtooth(s, &mut Vec::new()).is_empty();
     let mut explained: f64 = 0.0;
     let mut by = None;
-    for f in others.iter().filter(|f| {
-        !NOT_IDLE_CAUSES.contains(&f.id.as_str()) && !(saw && f.id == "memory_headroom")
-    }) {
+    let explains = |f: &&Finding| {
+        let slows_only = NOT_IDLE_CAUSES.contains(&f.id.as_str());
+        let headroom_vs_sawtooth = saw && f.id == "memory_headroom";
+        !(slows_only || headroom_vs_sawtooth)
+    };
+    for f in others.iter().filter(explains) {
         let l = f.lost_share?;
         if l > explained {
             explained = l;

@@ -18,7 +18,6 @@ pub fn verdict(s: &mut Scan) -> R<Verdict> {
             "title" => title = s.string()?,
             "confidence" => confidence = s.f64_or_nan()?,
             "lost_share" => lost_share = s.opt_f64()?,
-            "lost_share_basis" => lost_share_basis = s.opt_string()?,
             "summary" => summary = s.string()?,
             _ => s.skip()?,
         }
@@ -164,6 +163,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
             "confidence" => confidence = s.f64_or_nan()?,
             "summary" => summary = s.string()?,
             "lost_share" => lost_share = s.opt_f64()?,
+            "lost_share_basis" => lost_share_basis = s.opt_string()?,
             "devices" => devices = s.list(&mut Scan::int)?,
             "evidence" => ev = s.list(&mut evidence)?,
             "actions" => actions = s.list(&mut action)?,
