@@ -22,7 +22,9 @@ pub fn cap(n: usize) -> f64 {
 pub const SETTLE_S: u32 = 120;
 
 /// Caps the confidence of `findings` (a failing GPU excepted: an XID is certain from one
-/// line) when `s` holds a short log, and says so in each finding's `unseen`.
+/// line) when `s` holds a short log, and says so in each finding's `unseen` — except for
+/// dmon and CSV logs, whose importer already says how many samples it read and how long a
+/// log would settle it (`crate::import::temper`).
 pub(crate) fn temper(findings: &mut [Finding], s: &Signals) {
     if s.steps.is_some() || s.trace.is_some() {
         return;
@@ -38,9 +40,12 @@ pub(crate) fn temper(findings: &mut [Finding], s: &Signals) {
         if n == 1 { "" } else { "s" },
         if s.duration_s > 0.0 { format!(" ({:.0} s)", s.duration_s) } else { String::new() },
     );
+    let said_by_importer = matches!(s.source.as_str(), "dmon" | "csv");
     for f in findings.iter_mut().filter(|f| f.id != "gpu_fault") {
         f.confidence = f.confidence.min(cap(n));
-        f.unseen.push(note.clone());
+        if !said_by_importer {
+            f.unseen.push(note.clone());
+        }
     }
 }
 

@@ -153,21 +153,44 @@ fn sawtooth(s: &Signals, ev: &mut Vec<Evidence>) -> Vec<u32> {
     out
 }
 
+/// One missing rung of the ladder: what could not be seen, and the step that takes it.
+struct Rung {
+    cost: Cost,
+    unseen: &'static str,
+    take: &'static str,
+}
+
 /// The rungs of the ladder that are missing, in the guides' order, each with the command
 /// that takes it.
-fn ladder(s: &Signals) -> Vec<(Cost, String)> {
+fn ladder(s: &Signals) -> Vec<Rung> {
     let mut rungs = Vec::new();
-    let steps = s.steps.as_ref();
-    if steps.is_none() {
-        rungs.push((Cost::Low, "No step markers: the step time and the data wait could not be measured. Mark steps with a data phase — in Python `for x, y in gw.data(loader):` inside `with gpuwhy.Session(output=\"run.json\") as gw:` (docs/python.md) — and diagnose run.json.".to_string()));
-    } else if steps.is_some_and(|st| st.data_share_p50.is_none()) {
-        rungs.push((Cost::Low, "Steps were marked without a data phase: wrap the loader as `gw.data(loader)` (or call `gw.phase(\"data\")` before fetching a batch) so the input wait is measured.".to_string()));
+    match s.steps.as_ref() {
+        None => rungs.push(Rung {
+            cost: Cost::Low,
+            unseen: "No step markers: the step time and the wait for input could not be measured.",
+            take: "Mark steps with a data phase — in Python `for x, y in gw.data(loader):` inside `with gpuwhy.Session(output=\"run.json\") as gw:` (docs/python.md) — then `gpuwhy diagnose run.json`",
+        }),
+        Some(st) if st.data_share_p50.is_none() => rungs.push(Rung {
+            cost: Cost::Low,
+            unseen: "Steps were marked without a data phase: the wait for input could not be measured.",
+            take: "Wrap the loader as `gw.data(loader)` (or call `gw.phase(\"data\")` before fetching a batch) so the input wait is measured",
+        }),
+        Some(_) => {}
     }
     if s.host_cpu.is_none() && s.host_proc_cpu.is_none() {
-        rungs.push((Cost::Low, "No host view: CPU, disk and the job's own CPU were not sampled. Record the job with `gpuwhy record -o run.json -- python train.py`.".to_string()));
+        rungs.push(Rung {
+            cost: Cost::Low,
+            unseen: "No host view: the CPU, the disk and the job's own CPU were not sampled.",
+            take:
+                "Record the job with the host view: `gpuwhy record -o run.json -- python train.py`",
+        });
     }
     if s.trace.is_none() {
-        rungs.push((Cost::Medium, "No profiler trace: what the GPU waited for between kernels is not visible. Trace a few steps with torch.profiler (activities CPU and CUDA, export_chrome_trace) and run `gpuwhy diagnose run.json --trace trace.json`.".to_string()));
+        rungs.push(Rung {
+            cost: Cost::Medium,
+            unseen: "No profiler trace: what the GPU waited for between kernels is not visible.",
+            take: "Trace a few steps with torch.profiler (activities CPU and CUDA, export_chrome_trace) and run `gpuwhy diagnose run.json --trace trace.json`",
+        });
     }
     rungs
 }
@@ -215,11 +238,11 @@ impl Rule for UnexplainedIdle {
         f.lost_share_basis = Some(basis);
         f.devices = std::mem::take(&mut devices);
         let rungs = ladder(s);
-        f.unseen = rungs.iter().map(|(_, t)| t.clone()).collect();
-        f.actions = rungs.iter().map(|(c, t)| action(*c, t)).collect();
+        f.unseen = rungs.iter().map(|r| r.unseen.to_string()).collect();
+        f.actions = rungs.iter().map(|r| action(r.cost, r.take)).collect();
         f.actions.push(action(Cost::Low, "Then change one variable the reading points at (e.g. DataLoader num_workers ×2 for an input wait) and compare the two reports with `gpuwhy compare base.json new.json`"));
         f.experiment = match rungs.first() {
-            Some((_, next)) => experiment(next, "the idle time is attributed to a phase, the host or the trace's gaps: a named cause replaces this finding", "the next report's verdict"),
+            Some(next) => experiment(next.take, "the idle time is attributed to a phase, the host or the trace's gaps: a named cause replaces this finding", "the next report's verdict"),
             None => experiment("Double DataLoader num_workers (one change) and compare with `gpuwhy compare base.json new.json`", "if the idle time is an input wait, the idle share falls", "util_gpu time-weighted mean"),
         };
         Some(f)

@@ -126,6 +126,8 @@ pub struct Signals {
     pub events: Vec<Event>,
     /// Why there are no GPU metrics, when there are none.
     pub gpu_absent_reason: Option<String>,
+    /// Where the samples came from (`run.source`: `nvml`, `dmon`, `csv`, …).
+    pub source: String,
     /// Host CPU busy (all cores), when sampled.
     pub host_cpu: Option<Dist>,
     /// Host disk read throughput, B/s, when sampled.
@@ -168,6 +170,7 @@ impl Signals {
             interval_s: report.run.interval_s,
             events: report.events.clone(),
             gpu_absent_reason: report.gpu_absent_reason.clone(),
+            source: report.run.source.clone(),
             host_cpu: host_col("cpu_total"),
             host_disk_read: host_col("disk_read"),
             host_proc_cpu: host_col("proc_cpu"),

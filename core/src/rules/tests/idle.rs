@@ -32,8 +32,17 @@ fn a_short_dmon_log_swinging_between_30_and_95_gets_an_answer() {
     assert!(f.summary.contains("input wait"), "{}", f.summary);
     assert!(f.confidence <= 0.5, "ten samples: {}", f.confidence);
     assert!(
-        f.unseen.iter().any(|u| u.contains("120 s")),
+        f.unseen.iter().any(|u| u.contains("would settle it")),
         "says how long to record: {:?}",
+        f.unseen
+    );
+    assert_eq!(
+        f.unseen
+            .iter()
+            .filter(|u| u.starts_with("Only 10 samples"))
+            .count(),
+        1,
+        "said once: {:?}",
         f.unseen
     );
     assert!(f.unseen.iter().any(|u| u.contains("No step markers")));
@@ -61,7 +70,7 @@ fn four_gpus_at_20_percent_one_sample_each_get_an_answer() {
         f.confidence
     );
     assert!(
-        f.unseen.iter().any(|u| u.contains("Only 1 sample ")),
+        f.unseen.iter().any(|u| u.contains("Only 1 samples")),
         "{:?}",
         f.unseen
     );
@@ -79,6 +88,31 @@ fn four_gpus_at_20_percent_one_sample_each_get_an_answer() {
         .actions
         .iter()
         .any(|a| a.text.contains("--trace trace.json")));
+}
+
+#[test]
+fn a_short_recording_caps_confidence_and_says_how_long_to_record() {
+    let r = diagnosed(report(vec![(
+        h100(0),
+        vec![(GpuMetric::UtilGpu, vec![30.0, 95.0, 30.0, 95.0, 30.0])],
+    )]));
+    assert!(!r.findings.is_empty(), "five samples still get a reading");
+    for f in &r.findings {
+        assert!(
+            f.confidence <= crate::rules::short_log::cap(5),
+            "{}: {}",
+            f.id,
+            f.confidence
+        );
+        assert!(
+            f.unseen
+                .iter()
+                .any(|u| u.contains("Only 5 samples") && u.contains("120 s")),
+            "{}: {:?}",
+            f.id,
+            f.unseen
+        );
+    }
 }
 
 #[test]
