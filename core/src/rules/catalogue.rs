@@ -29,6 +29,8 @@ median step never sees them. Each finding's `lost_share` is such a share and its
   total step-cycle time (evaluation and checkpoints between steps included);
 - `launch_bound`: (1 − GPU-measured over CPU forward+backward time) × the forward and
   backward share of the step time;
+- `host_transfer` with an optimizer offloaded to the CPU: the optimizer phase's share of the
+  step time;
 - `small_batch`, `host_transfer` and `launch_bound` read from samples: an upper bound, the
   time-weighted idle share of the GPUs concerned;
 - `unexplained_idle`: the idle share the other findings leave unexplained.

@@ -68,6 +68,8 @@ pub struct StepView {
     pub data_share_total: Option<f64>,
     /// Forward plus backward time over total step time, all steps (0–1).
     pub fwd_bwd_share_total: Option<f64>,
+    /// Optimizer-phase time over total step time, all steps (0–1).
+    pub optimizer_share_total: Option<f64>,
     /// Time the step-time outliers spent above the median cycle, over the total cycle time
     /// (0–1): what the stalls cost.
     pub stall_excess_share: f64,
@@ -94,6 +96,12 @@ impl From<&steps::StepSignals> for StepView {
             dips_in_data_share: st.dips_in_data_share,
             data_share_total: data.map(|p| p.total).filter(|t| t.is_finite()),
             fwd_bwd_share_total: fwd_bwd_total(st),
+            optimizer_share_total: st
+                .phases
+                .iter()
+                .find(|p| p.name == "optimizer")
+                .map(|p| p.total)
+                .filter(|t| t.is_finite()),
             stall_excess_share: st.outliers.excess_share,
         }
     }

@@ -131,3 +131,50 @@ fn lost_share_basis_round_trips_through_json_and_is_optional() {
     let back: Report = serde_json::from_str(&old).expect("an older report still reads");
     assert!(back.findings.iter().all(|f| f.lost_share_basis.is_none()));
 }
+
+#[test]
+fn an_optimizer_on_the_cpu_with_two_way_pcie_traffic_is_named_with_its_share() {
+    // A third of every step in the optimizer while ~25 GB/s go each way over a gen5 x16
+    // link (40% of it each way: under the one-way threshold).
+    let mut log = StepLog::new(100_000);
+    for i in 0..100 {
+        let mut p = [f64::NAN; MAX_PHASES];
+        p[PhaseId::DATA.index()] = 0.005;
+        p[PhaseId::FORWARD.index()] = 0.1;
+        p[PhaseId::BACKWARD.index()] = 0.195;
+        p[PhaseId::OPTIMIZER.index()] = 0.15;
+        log.push(i as f64 * 0.45, 0.45, &p);
+    }
+    let mut r = report(vec![(
+        h100(0),
+        vec![
+            (GpuMetric::UtilGpu, square(N, 9, 3, 3.0, 90.0)),
+            (GpuMetric::PcieRx, constant(25_000.0, N)),
+            (GpuMetric::PcieTx, constant(24_000.0, N)),
+            (GpuMetric::PcieGen, constant(5.0, N)),
+            (GpuMetric::PcieWidth, constant(16.0, N)),
+        ],
+    )]);
+    r.steps = Some(log.to_data(&BUILTIN_PHASES.map(String::from)));
+    let r = diagnosed(r);
+    let f = find(&r, "host_transfer").expect("fires on the offload signature");
+    assert!((f.lost_share.expect("share") - 1.0 / 3.0).abs() < 0.01);
+    assert!(f.summary.contains("offloaded"), "{}", f.summary);
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.metric.starts_with("optimizer phase") && e.agrees));
+    // Without the optimizer phase, 40% of the link is not heavy copying.
+    let mut quiet = report(vec![(
+        h100(0),
+        vec![
+            (GpuMetric::UtilGpu, constant(90.0, N)),
+            (GpuMetric::PcieRx, constant(25_000.0, N)),
+            (GpuMetric::PcieTx, constant(24_000.0, N)),
+            (GpuMetric::PcieGen, constant(5.0, N)),
+            (GpuMetric::PcieWidth, constant(16.0, N)),
+        ],
+    )]);
+    quiet.steps = None;
+    assert!(find(&diagnosed(quiet), "host_transfer").is_none());
+}

@@ -26,6 +26,7 @@ fn view() -> StepView {
         dips_in_data_share: None,
         data_share_total: None,
         fwd_bwd_share_total: None,
+        optimizer_share_total: None,
         stall_excess_share: 0.0,
     }
 }
