@@ -62,10 +62,15 @@ pub struct UnexplainedIdle;
 /// The job's time-weighted idle: mean idle share over the sampled GPUs, with the GPUs and
 /// the evidence, or the profiler trace's idle share when there are no samples.
 fn idle(s: &Signals, ev: &mut Vec<Evidence>) -> Option<(f64, Vec<u32>, String)> {
-    let busy: Vec<_> = s
+    let mut busy: Vec<_> = s
         .sampled_devices()
         .filter_map(|d| d.busy.map(|b| (d, b)))
         .collect();
+    // A GPU that never worked while others did is most likely not the job's (a node's
+    // spare GPUs in a dmon log): it is named, not counted as the job's idle time.
+    if busy.iter().any(|(_, b)| b.near_zero_share < 1.0) {
+        busy.retain(|(_, b)| b.near_zero_share < 1.0);
+    }
     if busy.is_empty() {
         let b = s.trace.as_ref()?.busy_share()?;
         ev.push(evidence(
@@ -239,6 +244,14 @@ impl Rule for UnexplainedIdle {
         f.devices = std::mem::take(&mut devices);
         let rungs = ladder(s);
         f.unseen = rungs.iter().map(|r| r.unseen.to_string()).collect();
+        let unused: Vec<u32> = s
+            .sampled_devices()
+            .filter(|d| d.busy.is_some() && !f.devices.contains(&d.index))
+            .map(|d| d.index)
+            .collect();
+        if !unused.is_empty() && !f.devices.is_empty() {
+            f.unseen.push(format!("{} never worked during the record (utilization under 10% throughout) while the others did: left out of the idle share as most likely not the job's.", gpus(&unused)));
+        }
         f.actions = rungs.iter().map(|r| action(r.cost, r.take)).collect();
         f.actions.push(action(Cost::Low, "Then change one variable the reading points at (e.g. DataLoader num_workers ×2 for an input wait) and compare the two reports with `gpuwhy compare base.json new.json`"));
         f.experiment = match rungs.first() {

@@ -271,3 +271,33 @@ fn heavy_two_way_pcie_traffic_in_a_dmon_log_without_link_facts_is_named() {
     );
     assert!(f.lost_share.is_some() && f.lost_share_basis.is_some());
 }
+
+#[test]
+fn spare_gpus_that_never_worked_are_named_not_counted_as_the_jobs_idle_time() {
+    let mut devs: Vec<_> = (0..2)
+        .map(|i| (h100(i), vec![(GpuMetric::UtilGpu, constant(50.0, N))]))
+        .collect();
+    devs.extend((2..4).map(|i| (h100(i), vec![(GpuMetric::UtilGpu, constant(0.0, N))])));
+    // The rule itself (rank_imbalance, which reads the same spread, is another's call).
+    let f = crate::rules::UnexplainedIdle
+        .evaluate(&Signals::from_report(&report(devs)))
+        .expect("the working GPUs idle half the time");
+    assert_eq!(f.devices, vec![0, 1]);
+    assert!((f.lost_share.expect("share") - 0.5).abs() < 0.01);
+    assert!(
+        f.unseen
+            .iter()
+            .any(|u| u.starts_with("GPUs 2, 3 never worked")),
+        "{:?}",
+        f.unseen
+    );
+    // A lone GPU that never works is idle all the time.
+    let idle = diagnosed(report(vec![(
+        h100(0),
+        vec![(GpuMetric::UtilGpu, constant(0.0, N))],
+    )]));
+    assert_eq!(
+        find(&idle, "unexplained_idle").and_then(|f| f.lost_share),
+        Some(1.0)
+    );
+}
