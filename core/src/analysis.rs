@@ -117,7 +117,17 @@ fn verdict(findings: &[Finding], s: &Signals) -> Verdict {
             .map(|d| {
                 let busy = d
                     .busy
-                    .map(|b| format!(", busy {:.0}% of the time", b.util_mean))
+                    .map(|b| {
+                        let left = b.lead_idle_s + b.tail_idle_s;
+                        let idle = if left > 0.0 {
+                            format!(
+                                " in use, after leaving out {left:.0} s idle at start-up/shutdown"
+                            )
+                        } else {
+                            String::new()
+                        };
+                        format!(", busy {:.0}% of the time{idle}", b.util_mean)
+                    })
                     .unwrap_or_default();
                 format!(
                     "GPU {} util p50 {:.0}%{busy}",

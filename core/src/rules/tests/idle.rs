@@ -132,6 +132,11 @@ fn busy_gpus_and_start_up_idling_get_no_idle_finding() {
     util[..60].fill(0.0);
     let r = diagnosed(report(vec![(h100(0), vec![(GpuMetric::UtilGpu, util)])]));
     assert!(find(&r, "unexplained_idle").is_none(), "{:#?}", r.findings);
+    assert!(
+        r.verdict.summary.contains("6 s idle at start-up"),
+        "the left-out idling is said: {}",
+        r.verdict.summary
+    );
 }
 
 #[test]
