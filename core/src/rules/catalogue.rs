@@ -28,7 +28,8 @@ median step never sees them. Each finding's `lost_share` is such a share and its
 - `periodic_stall`: the time the stall steps spent above the median step cycle, over the
   total step-cycle time (evaluation and checkpoints between steps included);
 - `launch_bound`: (1 − GPU-measured over CPU forward+backward time) × the forward and
-  backward share of the step time;
+  backward share of the step time, capped at the GPUs' measured idle share outside the data
+  phase (a contended CPU stretches the phases, not the GPU's idle time);
 - `host_transfer` with an optimizer offloaded to the CPU: the optimizer phase's share of the
   step time;
 - `small_batch`, `host_transfer` and `launch_bound` read from samples: an upper bound, the

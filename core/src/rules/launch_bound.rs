@@ -183,6 +183,7 @@ impl Rule for LaunchBound {
                 }
             }
         };
+        let (lost, basis) = cap_by_idle(s, &devices, lost, basis);
         let scale = if near {
             0.9 * NEAR_SCALE
         } else if primary {
@@ -220,4 +221,36 @@ impl Rule for LaunchBound {
         }
         Some(f)
     }
+}
+
+/// A launch-bound GPU idles between kernels, so the loss cannot exceed the time the GPU
+/// was measured idle outside the data phase (whose wait is data starvation's): the ratio
+/// estimate grows when a contended CPU stretches the phases, the samples do not.
+fn cap_by_idle(
+    s: &Signals,
+    devices: &[u32],
+    lost: Option<f64>,
+    basis: String,
+) -> (Option<f64>, String) {
+    let idle: Vec<f64> = s
+        .sampled_devices()
+        .filter(|d| devices.contains(&d.index))
+        .filter_map(|d| d.busy.map(|b| b.idle_share))
+        .collect();
+    let (Some(l), false) = (lost, idle.is_empty()) else {
+        return (lost, basis);
+    };
+    let data = s
+        .steps
+        .as_ref()
+        .and_then(|st| st.data_share_total)
+        .unwrap_or(0.0);
+    let cap = (idle.iter().sum::<f64>() / idle.len() as f64 - data).max(0.0);
+    if l <= cap {
+        return (lost, basis);
+    }
+    (
+        Some(round(cap)),
+        format!("{basis}, capped at the GPUs' time-weighted idle share outside the data phase"),
+    )
 }

@@ -56,7 +56,13 @@ fn launch_bound_when_gpu_time_is_far_below_cpu_time() {
             55.0,
         ))
         .expect("fires");
-    assert_eq!(f.lost_share, Some(0.7));
+    // 1 − 0.3 of forward/backward, but a GPU busy 55% of the time idles only 45% of it:
+    // the estimate is capped by what the samples measured.
+    assert_eq!(f.lost_share, Some(0.45));
+    assert!(f
+        .lost_share_basis
+        .as_deref()
+        .is_some_and(|b| b.contains("capped")));
     assert!(f.confidence >= 0.8, "{}", f.confidence);
     assert!(
         LaunchBound
