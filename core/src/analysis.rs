@@ -1,7 +1,7 @@
 //! Running the rules over a report: signals → findings → verdict.
 
 use crate::report::{Finding, Report, Verdict};
-use crate::rules::RULES;
+use crate::rules::{short_log, unexplained_idle, Rule, UnexplainedIdle, RULES};
 use crate::signals::Signals;
 
 /// Runs every rule on `report` and replaces its findings (most important first) and verdict.
@@ -18,26 +18,77 @@ pub fn diagnose(report: &mut Report) {
 
 /// Like [`diagnose`], on signals already derived from `report` and extended (a profiler
 /// trace attached to [`Signals::trace`]).
+///
+/// `unexplained_idle` is kept only for the idle time the other findings leave unexplained;
+/// a short log caps every confidence; findings are then ordered by what they cost
+/// ([`order`]).
 pub fn diagnose_with(report: &mut Report, signals: &Signals) {
-    let mut findings: Vec<Finding> = RULES.iter().filter_map(|r| r.evaluate(signals)).collect();
-    findings.sort_by(|a, b| {
-        precedence(&a.id)
-            .cmp(&precedence(&b.id))
-            .then_with(|| b.score().total_cmp(&a.score()))
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut idle = None;
+    for r in RULES {
+        match r.evaluate(signals) {
+            Some(f) if f.id == UnexplainedIdle.meta().id => idle = Some(f),
+            Some(f) => findings.push(f),
+            None => {}
+        }
+    }
+    if let Some(f) = idle.and_then(|f| unexplained_idle::settle(f, &findings, signals)) {
+        findings.push(f);
+    }
+    short_log::temper(&mut findings, signals);
+    order(&mut findings);
+    hardware_first(&mut findings);
     report.verdict = verdict(&findings, signals);
     report.findings = findings;
 }
 
+/// Orders findings by what they cost: a failing GPU first (nothing else can be judged on
+/// it), then by expected lost share (the estimate × the finding's confidence: a cost that
+/// is less certain counts for less), largest first, findings without an estimate after
+/// those with one, then by score. Throttling has no precedence: a data wait that costs
+/// more than the lower clock is the verdict, and throttling's advice still says to fix
+/// power and cooling first.
+pub fn order(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        precedence(&a.id)
+            .cmp(&precedence(&b.id))
+            .then_with(|| cost(b).total_cmp(&cost(a)))
+            .then_with(|| b.score().total_cmp(&a.score()))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+/// Throttling lost its precedence in the order, not its advice: when other causes are
+/// reported beside it, its first action says to fix power and cooling before judging them
+/// (the guides: every other measurement is taken on slowed hardware).
+fn hardware_first(findings: &mut [Finding]) {
+    if findings.len() < 2 {
+        return;
+    }
+    if let Some(t) = findings.iter_mut().find(|f| f.id == "throttling") {
+        t.actions.insert(
+            0,
+            crate::report::Action {
+                text: "Fix power and cooling first: the other findings were measured on slowed hardware, so re-measure them once the clocks hold".into(),
+                cost: crate::report::Cost::Low,
+            },
+        );
+    }
+}
+
+/// The expected lost share used to order, to the percent (closer estimates are not told
+/// apart); −1 without an estimate.
+fn cost(f: &Finding) -> f64 {
+    f.lost_share
+        .map_or(-1.0, |l| (l * f.confidence.clamp(0.0, 1.0) * 100.0).round())
+}
+
 /// Findings that must be fixed before the others can be judged come first, whatever their
-/// score: a failing GPU (nothing else matters), then a throttled one (the guides: fix power
-/// and cooling before touching code — every other measurement is taken on slowed hardware).
+/// cost: a failing GPU. Everything else is ordered by cost.
 pub(crate) fn precedence(id: &str) -> u8 {
     match id {
         "gpu_fault" => 0,
-        "throttling" => 1,
-        _ => 2,
+        _ => 1,
     }
 }
 
@@ -64,8 +115,22 @@ fn verdict(findings: &[Finding], s: &Signals) -> Verdict {
         let parts: Vec<String> = s
             .sampled_devices()
             .map(|d| {
+                let busy = d
+                    .busy
+                    .map(|b| {
+                        let left = b.lead_idle_s + b.tail_idle_s;
+                        let idle = if left > 0.0 {
+                            format!(
+                                " in use, after leaving out {left:.0} s idle at start-up/shutdown"
+                            )
+                        } else {
+                            String::new()
+                        };
+                        format!(", busy {:.0}% of the time{idle}", b.util_mean)
+                    })
+                    .unwrap_or_default();
                 format!(
-                    "GPU {} util p50 {:.0}%",
+                    "GPU {} util p50 {:.0}%{busy}",
                     d.index,
                     d.util.map_or(f64::NAN, |u| u.p50)
                 )

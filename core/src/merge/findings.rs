@@ -181,6 +181,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
         confidence: round(confidence),
         summary,
         lost_share: (top.step_p50_s > 0.0).then(|| round((top.excess_s / top.step_p50_s).clamp(0.0, 1.0))),
+        lost_share_basis: None,
         devices: Vec::new(),
         evidence,
         actions,

@@ -122,6 +122,9 @@ pub struct Finding {
     /// Estimated share of the run's time lost to this cause, 0–1, when it can be estimated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_share: Option<f64>,
+    /// How `lost_share` was estimated (what was measured, over what), or why it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_share_basis: Option<String>,
     /// Devices concerned.
     #[serde(default)]
     pub devices: Vec<u32>,

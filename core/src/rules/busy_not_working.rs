@@ -107,6 +107,7 @@ impl Rule for BusyNotWorking {
             format!("{} high utilization, but the compute units are mostly idle: kernels are too small or too few to fill the GPU.", verb(&devices, "reports", "report")),
             ev,
         );
+        f.lost_share_basis = Some("not estimated: the GPU reports itself busy; how much of its compute stands idle is measured by Nsight Compute (SM throughput of the main kernels)".into());
         f.devices = devices;
         f.actions = vec![
             action(

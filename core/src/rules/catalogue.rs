@@ -2,15 +2,90 @@
 
 use super::RULES;
 
+/// How the rules' findings are weighed into one answer (the part of `docs/rules.md` that is
+/// not one rule's).
+const REASONING: &str = r#"## How the answer is reached
+
+### Shares of time
+
+NVML's GPU utilization is the percent of time, over the past sample period, during which one
+or more kernels was executing (NVIDIA, NVML API reference, `nvmlUtilization_t`:
+<https://docs.nvidia.com/deploy/nvml-api/structnvmlUtilization__t.html>; `nvidia-smi dmon`'s
+`sm` column and `--query-gpu=utilization.gpu` report the same number). So the time-weighted
+mean of the samples is the share of time a GPU worked, and one minus it the share it idled.
+gpuwhy weighs each sample by the time it stands for (the gap to the next sample, at most
+twice the usual gap, so a hole in a log is not one sample's worth; a coarse bucket of a long
+recording by its length) and leaves out the idle stretches before the first and after the
+last working sample (start-up and shutdown).
+
+Two quantities, not one. Medians and p95s describe the typical step; what a cause costs is a
+time-weighted share of the run, because a few long waits can be most of the loss while the
+median step never sees them. Each finding's `lost_share` is such a share and its
+`lost_share_basis` says how it was estimated, or why there is none:
+
+- `data_starvation`: the data phase's total time over the total step time (from samples
+  alone: the time-weighted share near zero utilization);
+- `periodic_stall`: the time the stall steps spent above the median step cycle, over the
+  total step-cycle time (evaluation and checkpoints between steps included);
+- `launch_bound`: (1 − GPU-measured over CPU forward+backward time) × the forward and
+  backward share of the step time, capped at the GPUs' measured idle share outside the data
+  phase (a contended CPU stretches the phases, not the GPU's idle time);
+- `host_transfer` with an optimizer offloaded to the CPU: the optimizer phase's share of the
+  step time;
+- `small_batch`, `host_transfer` and `launch_bound` read from samples: an upper bound, the
+  time-weighted idle share of the GPUs concerned;
+- `unexplained_idle`: the idle share the other findings leave unexplained.
+
+### Ordering by cost
+
+A failing GPU (`gpu_fault`) comes first: nothing else can be judged on it. Every other
+finding is ordered by its expected lost share — the estimate times the finding's confidence,
+so a cost that is less certain counts for less — largest first (to the percent; findings
+without an estimate after those with one), then by severity × confidence. When two causes hold — a
+data-starved job on a power-capped GPU — both are reported with their shares and the one
+that costs more is the verdict; `throttling` has no precedence, and its advice still says
+to fix power and cooling before touching code.
+
+### Always an answer
+
+When the job's GPUs are busy less than 80 % of the time (time-weighted) and the other
+findings leave at least 20 % of the time unexplained, the answer is `unexplained_idle`:
+how much time is idle, what was seen, what could not be seen, and the next measurement on
+the guides' ladder with the command that takes it — step markers with a data phase, then
+the host view (`gpuwhy record`), then a profiler trace of a few steps
+(`gpuwhy diagnose run.json --trace trace.json`), then the one-variable experiment compared
+with `gpuwhy compare`. A finding explains idle time up to its lost share (the largest
+counts, since causes overlap; one without an estimate explains it all). Causes that slow a
+working GPU rather than idle it — `throttling`, `busy_not_working`, `memory_bound`,
+`recompute_overhead`, `pcie_degraded` — do not explain idle time, and `memory_headroom`
+does not explain a sawtooth. When utilization swings between low (< 50 %) and high
+(≥ 80 %) stretches, an input wait is the best-supported reading and the finding says so
+with modest confidence. "No bottleneck found" is said only of busy GPUs.
+
+### Near a threshold
+
+A rule that narrowly misses its threshold still leaves its evidence: each measurement within
+a third of its rule's threshold is listed under `unexplained_idle`, named
+`<rule> (not met): …`, with `agrees: false`. `launch_bound` reports a GPU/CPU forward+backward
+ratio between 0.5 and 0.7 itself, at half its confidence.
+
+### Short logs
+
+With 1 to 10 GPU samples and neither step markers nor a profiler trace, every finding but
+`gpu_fault` keeps its reading, its confidence is capped at 0.3 + 0.04 × samples (0.34 from one
+sample, 0.7 from ten), and its `unseen` says to record at least 120 s to settle it.
+"#;
+
 /// The rule catalogue as Markdown (the content of `docs/rules.md`).
 pub fn catalogue_markdown() -> String {
     let mut out = String::from(
         "# Rule catalogue\n\n\
          Generated from the rule registry (`core/src/rules/`); do not edit by hand. \
          A test fails when this file is stale; regenerate it with \
-         `GPUWHY_BLESS=1 cargo test -p gpuwhy --lib rules::catalogue`.\n\n\
-         | id | title | default severity |\n|---|---|---|\n",
+         `GPUWHY_BLESS=1 cargo test -p gpuwhy --lib rules::catalogue`.\n\n",
     );
+    out.push_str(REASONING);
+    out.push_str("\n## The rules\n\n| id | title | default severity |\n|---|---|---|\n");
     for r in RULES {
         let m = r.meta();
         out.push_str(&format!(

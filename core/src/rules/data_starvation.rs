@@ -71,8 +71,13 @@ impl Rule for DataStarvation {
             return Some(f);
         }
         // The step markers measure the data wait directly: they decide when they exist.
+        // Either the typical step or the run's total can show the wait: a few long waits
+        // and many short ones leave the median step below the threshold.
         let data_share = s.steps.as_ref().and_then(|st| st.data_share_p50);
-        if data_share.is_some_and(|d| d < MIN_DATA_SHARE) {
+        let data_total = s.steps.as_ref().and_then(|st| st.data_share_total);
+        if data_share.is_some_and(|d| d < MIN_DATA_SHARE)
+            && data_total.is_none_or(|t| t < MIN_DATA_SHARE)
+        {
             return None;
         }
         let mut devices = Vec::new();
@@ -87,7 +92,7 @@ impl Rule for DataStarvation {
                 continue;
             }
             devices.push(d.index);
-            idle_shares.push(idle);
+            idle_shares.push(d.busy.map_or(idle, |b| b.near_zero_share));
             let dev = Some(d.index);
             ev.push(evidence(
                 &format!("share of samples with util_gpu < {NEAR_ZERO_UTIL}%"),
@@ -188,10 +193,36 @@ impl Rule for DataStarvation {
             }
             ev.push(e);
         }
-        let lost = match data_share {
-            Some(d) => round(d),
-            None => round(idle_shares.iter().sum::<f64>() / idle_shares.len() as f64),
+        let total = s.steps.as_ref().and_then(|st| st.data_share_total);
+        // What the wait costs is its share of the run's time: a few long waits can be most
+        // of it while the median step never sees them.
+        let (lost, basis) = match (data_share, total) {
+            (Some(_), Some(t)) => (
+                round(t),
+                "time-weighted: data-phase time over total step time, all steps".to_string(),
+            ),
+            (Some(d), None) => (
+                round(d),
+                "data-phase share of the median step (the phase's total time was not kept)".to_string(),
+            ),
+            _ => (
+                round(idle_shares.iter().sum::<f64>() / idle_shares.len() as f64),
+                "time-weighted: share of the time utilization was near zero (< 10%), over the span the GPUs were in use".to_string(),
+            ),
         };
+        if let (Some(_), Some(t)) = (data_share, total) {
+            ev.insert(
+                1,
+                evidence(
+                    "data phase time / total step time",
+                    t,
+                    ">=",
+                    MIN_DATA_SHARE,
+                    "fraction",
+                    None,
+                ),
+            );
+        }
         let cap = if data_share.is_some() {
             1.0
         } else {
@@ -209,9 +240,9 @@ impl Rule for DataStarvation {
             severity: META.severity,
             confidence: conf,
             summary: match data_share {
-                Some(d) => format!("The data phase takes {:.0}% of each step (p50): the GPU waits for input.", d * 100.0),
+                Some(d) => format!("The data phase takes ~{:.0}% of the run's step time ({:.0}% of the median step): the GPU waits for input.", lost * 100.0, d * 100.0),
                 None => format!(
-                    "{} {} to near-zero utilization in ~{:.0}% of samples and {} to full load in between: the GPU is waiting for input.",
+                    "{} {} to near-zero utilization ~{:.0}% of the time and {} to full load in between: the GPU is waiting for input.",
                     gpus(&devices),
                     if devices.len() == 1 { "drops" } else { "drop" },
                     lost * 100.0,
@@ -219,6 +250,7 @@ impl Rule for DataStarvation {
                 ),
             },
             lost_share: Some(lost),
+            lost_share_basis: Some(basis),
             devices,
             evidence: ev,
             actions: vec![

@@ -102,6 +102,7 @@ impl Rule for DynamicShapes {
             format!("Step time varies widely (p95 {:.1}× p50) without a pattern: input shapes change from step to step.", st.p95_over_p50),
             ev,
         );
+        f.lost_share_basis = Some("not estimated: varying shapes change how long steps take, not a share of idle time; what padding or bucketing saves shows in a compare".into());
         f.devices = s.sampled_devices().map(|d| d.index).collect();
         f.actions = vec![
             action(Cost::Low, "Bucket sequences by length (a length-grouped sampler) to cut padding and shape churn"),

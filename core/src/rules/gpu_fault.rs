@@ -82,6 +82,11 @@ impl Rule for GpuFault {
             confidence: if lost_any { 1.0 } else { 0.9 },
             summary: format!("{}; fix the hardware or driver before tuning {}.", parts.join("; "), gpus(&devices)),
             lost_share: (lost_share > 0.0).then_some(super::round(lost_share)),
+            lost_share_basis: Some(if lost_share > 0.0 {
+                "time from the GPU's loss to the end of the run, over the run".into()
+            } else {
+                "not estimated: an XID does not say how much time it cost".into()
+            }),
             devices,
             evidence: ev,
             actions: vec![

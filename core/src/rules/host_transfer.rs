@@ -9,14 +9,50 @@ use crate::signals::Signals;
 /// close to the practical maximum once protocol overhead is counted).
 pub const HIGH_LINK_SHARE: f64 = 0.6;
 
+/// Optimizer-phase share of total step time from which an optimizer running on the CPU
+/// (ZeRO-Offload and the like) is a visible part of every step: a fifth of it.
+pub const OFFLOAD_OPTIMIZER_SHARE: f64 = 0.2;
+
+/// Load of the link in *both* directions (p95 over capacity) that, beside such an optimizer
+/// phase, reads as offload traffic — gradients down, parameters back up — though each
+/// direction stays under [`HIGH_LINK_SHARE`]: half of it.
+pub const OFFLOAD_LINK_SHARE: f64 = 0.3;
+
+/// Link capacity (MB/s per direction) assumed when neither the current nor the maximum
+/// link is known (dmon and CSV logs): PCIe gen 5 x16, the fastest link a GPU has today
+/// (PCI-SIG's 3,938 MB/s per lane × 16), so the load read against it is a lower bound and
+/// traffic that reaches the threshold on it would on any slower link.
+pub const ASSUMED_CAPACITY_MBS: f64 = 3938.0 * 16.0;
+
+/// The capacity traffic is read against: the current link's, else the maximum link's, else
+/// [`ASSUMED_CAPACITY_MBS`]; with the name of the comparison.
+pub(crate) fn link_capacity(d: &crate::signals::DeviceSignals) -> (f64, &'static str) {
+    if let Some(c) = d.pcie_capacity_mbs.filter(|c| *c > 0.0) {
+        return (c, "link capacity");
+    }
+    let max = d
+        .pcie_max_gen
+        .and_then(|g| crate::signals::pcie_lane_mbs(f64::from(g)))
+        .zip(d.pcie_max_width)
+        .map(|(lane, w)| lane * f64::from(w))
+        .filter(|c| *c > 0.0);
+    match max {
+        Some(c) => (c, "maximum link capacity"),
+        None => (
+            ASSUMED_CAPACITY_MBS,
+            "PCIe gen5 x16 capacity (link not recorded)",
+        ),
+    }
+}
+
 static META: RuleMeta = RuleMeta {
     id: "host_transfer",
     title: "Heavy host↔GPU copying",
     severity: Severity::Medium,
     doc: RuleDoc {
-        detects: "PCIe receive or transmit throughput whose p95 reaches 60 % of the current link's capacity.",
+        detects: "PCIe receive or transmit throughput whose p95 reaches 60 % of the current link's capacity (of the maximum link when the current one was not recorded; of a gen5 x16 link when neither was, as in dmon and CSV logs); or traffic at 30 % of the link in both directions while an optimizer phase takes a fifth of the step time or more (an optimizer offloaded to the CPU).",
         why: "Copies over PCIe are an order of magnitude slower than device memory; CPU offload or per-step transfers of large tensors stall the GPU.",
-        evidence: "pcie_rx and pcie_tx p95 against the link capacity (generation × width).",
+        evidence: "pcie_rx and pcie_tx p95 against the link capacity (generation × width). The optimizer phase's share of step time when steps were marked. Lost share: the optimizer phase's share for offload, else an upper bound, the time-weighted idle share of the GPUs moving data.",
         first: "Keep tensors on the device, use pinned memory with non_blocking copies, avoid CPU offload in high-frequency training.",
     },
 };
@@ -41,23 +77,41 @@ impl Rule for HostTransfer {
         let mut devices = Vec::new();
         let mut ev = Vec::new();
         let mut worst: f64 = 0.0;
+        let optimizer = s
+            .steps
+            .as_ref()
+            .and_then(|st| st.optimizer_share_total)
+            .filter(|o| *o >= OFFLOAD_OPTIMIZER_SHARE);
+        let mut offload = false;
         for d in s.sampled_devices() {
-            let Some(cap) = d.pcie_capacity_mbs.filter(|c| *c > 0.0) else {
+            if d.pcie_rx.is_none() && d.pcie_tx.is_none() {
                 continue;
-            };
+            }
+            let (cap, against) = link_capacity(d);
             let dev = Some(d.index);
             let mut hit = false;
-            for (name, dd) in [
-                ("pcie_rx p95 / link capacity", d.pcie_rx),
-                ("pcie_tx p95 / link capacity", d.pcie_tx),
-            ] {
+            for (name, dd) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
                 if let Some(x) = dd {
-                    let e = evidence(name, x.p95 / cap, ">=", HIGH_LINK_SHARE, "ratio", dev);
+                    let name = format!("{name} p95 / {against}");
+                    let e = evidence(&name, x.p95 / cap, ">=", HIGH_LINK_SHARE, "ratio", dev);
                     if e.agrees {
                         hit = true;
                         worst = worst.max(x.p95 / cap);
                         ev.push(e);
                     }
+                }
+            }
+            let two_way = [d.pcie_rx, d.pcie_tx]
+                .iter()
+                .all(|x| x.is_some_and(|x| x.p95 / cap >= OFFLOAD_LINK_SHARE));
+            if !hit && two_way && optimizer.is_some() {
+                hit = true;
+                offload = true;
+                for (name, x) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
+                    let v = x.map_or(0.0, |x| x.p95 / cap);
+                    worst = worst.max(v);
+                    let name = format!("{name} p95 / {against} (both directions)");
+                    ev.push(evidence(&name, v, ">=", OFFLOAD_LINK_SHARE, "ratio", dev));
                 }
             }
             if hit {
@@ -67,7 +121,30 @@ impl Rule for HostTransfer {
         if devices.is_empty() {
             return None;
         }
+        if let Some(o) = optimizer {
+            ev.push(evidence(
+                "optimizer phase time / total step time",
+                o,
+                ">=",
+                OFFLOAD_OPTIMIZER_SHARE,
+                "fraction",
+                None,
+            ));
+        }
         let mut f = META.finding(0.7, format!("{} data over PCIe at up to {:.0}% of the link's capacity: host↔GPU copies compete with compute.", verb(&devices, "moves", "move"), worst * 100.0), ev);
+        let idle: Vec<f64> = s
+            .sampled_devices()
+            .filter(|d| devices.contains(&d.index))
+            .filter_map(|d| d.busy.map(|b| b.idle_share))
+            .collect();
+        if let Some(o) = optimizer.filter(|_| offload) {
+            f.summary = format!("{} data over PCIe in both directions (up to {:.0}% of the link) while the optimizer phase takes {:.0}% of the step time: an optimizer offloaded to the CPU, with the GPU waiting meanwhile.", verb(&devices, "moves", "move"), worst * 100.0, o * 100.0);
+            f.lost_share = Some(super::round(o));
+            f.lost_share_basis = Some("time-weighted: optimizer-phase time over total step time (the GPU waits while the CPU runs the offloaded optimizer)".into());
+        } else if !idle.is_empty() {
+            f.lost_share = Some(super::round(idle.iter().sum::<f64>() / idle.len() as f64));
+            f.lost_share_basis = Some("upper bound: time-weighted idle share (1 − mean utilization) of the GPUs moving data; copies that overlap compute cost less".into());
+        }
         f.devices = devices;
         f.actions = vec![
             action(

@@ -8,6 +8,12 @@ use crate::signals::Signals;
 /// GPU is idle half the time the CPU spends issuing work: kernels are shorter than their
 /// launches (HTA's "short GPU kernels" are those with GPU time < CPU launch time).
 pub const MAX_GPU_CPU_RATIO: f64 = 0.5;
+/// GPU/CPU forward+backward ratio up to which a miss of [`MAX_GPU_CPU_RATIO`] is still
+/// reported, with lower confidence: a GPU working only ~60 % of its forward and backward
+/// passes loses a third of them to launches, worth naming though less certain.
+pub const NEAR_GPU_CPU_RATIO: f64 = 0.7;
+/// Confidence scale of such a near-threshold reading.
+pub const NEAR_SCALE: f64 = 0.5;
 /// Utilization band (%) of a launch-bound job seen from samples: steady mid-level
 /// utilization (docs/references.md#field-guides: 40–60 %; widened to 35–80 for noise).
 pub const UTIL_BAND: (f64, f64) = (35.0, 80.0);
@@ -51,6 +57,7 @@ impl Rule for LaunchBound {
         let mut ev = Vec::new();
         let mut w = Vec::new();
         let mut primary = false;
+        let mut near = false;
         if let Some(r) = steps.and_then(|st| st.gpu_cpu_ratio_p50) {
             let e = evidence(
                 "GPU-measured / CPU forward+backward time p50",
@@ -61,7 +68,8 @@ impl Rule for LaunchBound {
                 None,
             );
             primary = e.agrees;
-            if primary {
+            near = !primary && r <= NEAR_GPU_CPU_RATIO;
+            if primary || near {
                 w.push((3.0, true));
             }
             // A ratio near 1 does not clear the CPU: CUDA events recorded around a phase
@@ -112,7 +120,9 @@ impl Rule for LaunchBound {
                 ));
             }
         }
-        if !primary {
+        if near {
+            primary = true;
+        } else if !primary {
             // Samples only: needs steady mid utilization and no sign of an input wait.
             if devices.is_empty() || data_wait.is_some_and(|d| d >= NO_DATA_WAIT_SHARE) {
                 return None;
@@ -142,19 +152,55 @@ impl Rule for LaunchBound {
         if devices.is_empty() {
             devices = s.sampled_devices().map(|d| d.index).collect();
         }
-        let lost = steps
+        // The GPU idles (1 − ratio) of the forward and backward passes; those passes are
+        // their share of the step time.
+        let ratio = steps
             .and_then(|st| st.gpu_cpu_ratio_p50)
-            .map(|r| round((1.0 - r).clamp(0.0, 1.0)));
-        let scale = if primary { 0.9 } else { 0.55 };
+            .filter(|_| primary);
+        let fwd_bwd = steps.and_then(|st| st.fwd_bwd_share_total);
+        let (lost, basis) = match (ratio, fwd_bwd) {
+            (Some(r), Some(fb)) => (
+                Some(round(((1.0 - r) * fb).clamp(0.0, 1.0))),
+                "time-weighted: (1 − GPU/CPU forward+backward time p50) × forward+backward time over total step time".to_string(),
+            ),
+            (Some(r), None) => (
+                Some(round((1.0 - r).clamp(0.0, 1.0))),
+                "upper bound: 1 − GPU/CPU forward+backward time p50 (the phases' share of the step was not measured)".to_string(),
+            ),
+            _ => {
+                let idle: Vec<f64> = s
+                    .sampled_devices()
+                    .filter(|d| devices.contains(&d.index))
+                    .filter_map(|d| d.busy.map(|b| b.idle_share))
+                    .collect();
+                if idle.is_empty() {
+                    (None, "not estimated: no GPU-measured phase times".to_string())
+                } else {
+                    (
+                        Some(round(idle.iter().sum::<f64>() / idle.len() as f64)),
+                        "upper bound: time-weighted idle share (1 − mean utilization) of the GPUs concerned".to_string(),
+                    )
+                }
+            }
+        };
+        let (lost, basis) = cap_by_idle(s, &devices, lost, basis);
+        let scale = if near {
+            0.9 * NEAR_SCALE
+        } else if primary {
+            0.9
+        } else {
+            0.55
+        };
         let mut f = META.finding(
             confidence(&w) * scale,
-            match lost {
-                Some(l) => format!("{} idle for ~{:.0}% of forward/backward: the CPU issues kernels more slowly than the GPU runs them.", verb(&devices, "sits", "sit"), l * 100.0),
+            match ratio {
+                Some(r) => format!("{} idle for ~{:.0}% of forward/backward{}: the CPU issues kernels more slowly than the GPU runs them{}.", verb(&devices, "sits", "sit"), (1.0 - r) * 100.0, lost.map_or(String::new(), |l| format!(" (~{:.0}% of the run)", l * 100.0)), if near { " (near the threshold: lower confidence)" } else { "" }),
                 None => format!("{} a steady mid-level utilization with no input wait while the launching thread is saturated: a small-op storm.", verb(&devices, "holds", "hold")),
             },
             ev,
         );
         f.lost_share = lost;
+        f.lost_share_basis = Some(basis);
         f.devices = devices;
         f.actions = vec![
             action(Cost::Low, "Remove host syncs in the loop: .item(), printing tensors, torch.cuda.synchronize(), .cpu() of metrics every step"),
@@ -175,4 +221,36 @@ impl Rule for LaunchBound {
         }
         Some(f)
     }
+}
+
+/// A launch-bound GPU idles between kernels, so the loss cannot exceed the time the GPU
+/// was measured idle outside the data phase (whose wait is data starvation's): the ratio
+/// estimate grows when a contended CPU stretches the phases, the samples do not.
+fn cap_by_idle(
+    s: &Signals,
+    devices: &[u32],
+    lost: Option<f64>,
+    basis: String,
+) -> (Option<f64>, String) {
+    let idle: Vec<f64> = s
+        .sampled_devices()
+        .filter(|d| devices.contains(&d.index))
+        .filter_map(|d| d.busy.map(|b| b.idle_share))
+        .collect();
+    let (Some(l), false) = (lost, idle.is_empty()) else {
+        return (lost, basis);
+    };
+    let data = s
+        .steps
+        .as_ref()
+        .and_then(|st| st.data_share_total)
+        .unwrap_or(0.0);
+    let cap = (idle.iter().sum::<f64>() / idle.len() as f64 - data).max(0.0);
+    if l <= cap {
+        return (lost, basis);
+    }
+    (
+        Some(round(cap)),
+        format!("{basis}, capped at the GPUs' time-weighted idle share outside the data phase"),
+    )
 }

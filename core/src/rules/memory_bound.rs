@@ -88,6 +88,7 @@ impl Rule for MemoryBound {
             ),
             ev,
         );
+        f.lost_share_basis = Some("not estimated: a memory-bound kernel keeps the GPU busy; what fusion or lower precision would save shows in a compare".into());
         f.devices = devices;
         f.actions = vec![
             action(Cost::Low, "Use bf16/fp16 activations to halve the bytes moved"),

@@ -66,6 +66,7 @@ impl Rule for MemoryHeadroom {
             format!("{} {:.0}% of device memory unused while utilization stays low: spend it on a larger batch or sequence.", verb(&devices, "leaves", "leave"), unused * 100.0),
             ev,
         );
+        f.lost_share_basis = Some("not estimated: unused memory is an opportunity, not lost time; a batch-size sweep measures what spending it recovers".into());
         f.devices = devices;
         f.actions = vec![
             action(Cost::Low, "Raise the batch size or sequence length until 70–80 % of memory is used"),

@@ -16,13 +16,16 @@ mod host_transfer;
 mod launch_bound;
 mod memory_bound;
 mod memory_headroom;
+mod near_miss;
 mod pcie_degraded;
 mod periodic_stall;
 mod rank_imbalance;
 mod recompute_overhead;
 mod shared_gpu;
+pub(crate) mod short_log;
 mod small_batch;
 mod throttling;
+pub(crate) mod unexplained_idle;
 
 pub use allocator_stall::AllocatorStall;
 pub use busy_not_working::BusyNotWorking;
@@ -44,6 +47,7 @@ pub use recompute_overhead::RecomputeOverhead;
 pub use shared_gpu::SharedGpu;
 pub use small_batch::SmallBatch;
 pub use throttling::Throttling;
+pub use unexplained_idle::UnexplainedIdle;
 
 use crate::report::{Evidence, Finding, Severity};
 use crate::signals::Signals;
@@ -89,6 +93,7 @@ impl RuleMeta {
             confidence: round(confidence.clamp(0.0, 1.0)),
             summary,
             lost_share: None,
+            lost_share_basis: None,
             devices: Vec::new(),
             evidence,
             actions: Vec::new(),
@@ -147,6 +152,7 @@ pub static RULES: &[&dyn Rule] = &[
     &AllocatorStall,
     &CpuOptimizer,
     &SharedGpu,
+    &UnexplainedIdle,
 ];
 
 /// Builds an evidence item.

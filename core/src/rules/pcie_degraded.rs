@@ -80,6 +80,7 @@ impl Rule for PcieDegraded {
                 worst * 100.0
             ),
             lost_share: None,
+            lost_share_basis: Some("not estimated: a slower link costs only the time spent copying, which samples do not show; a profiler trace's memcpy time measures it".into()),
             devices,
             evidence: ev,
             actions: vec![

@@ -65,17 +65,26 @@ impl Rule for PeriodicStall {
         } else {
             format!(" ({} events recorded)", kinds.join(", "))
         };
-        // Excess time of the stalls over a normal step, as a share of the run's step time.
-        let lost = if st.count > 0 && st.step_p50_s > 0.0 {
+        // What the stalls cost is the time the stall steps spent above a normal step, over
+        // the run's step time (evaluation and checkpoints between steps included): a stall
+        // every N steps never moves the median or, when rarer than 1 in 20, the p95.
+        let (lost, basis) = if st.stall_excess_share > 0.0 {
+            (
+                Some(round(st.stall_excess_share.clamp(0.0, 1.0))),
+                "time-weighted: time the outlier steps spent above the median step cycle, over the total step-cycle time".to_string(),
+            )
+        } else if st.count > 0 && st.step_p50_s > 0.0 {
             let excess = (st.step_p95_s - st.step_p50_s).max(0.0) * st.outliers as f64;
-            Some(round(
-                (excess / (st.step_p50_s * st.count as f64 + excess)).clamp(0.0, 1.0),
-            ))
+            (
+                Some(round((excess / (st.step_p50_s * st.count as f64 + excess)).clamp(0.0, 1.0))),
+                "estimated from the step-time p95 over p50 for each outlier (the per-step cycles were not kept)".to_string(),
+            )
         } else {
-            None
+            (None, "not estimated: no step times".to_string())
         };
-        let mut f = META.finding(conf, format!("Every ~{period:.0} steps a step takes far longer than the median{cause}: a periodic stall."), ev);
+        let mut f = META.finding(conf, format!("Every ~{period:.0} steps a step takes far longer than the median{cause}: a periodic stall{}.", lost.map_or(String::new(), |l| format!(" costing ~{:.0}% of the run", l * 100.0))), ev);
         f.lost_share = lost;
+        f.lost_share_basis = Some(basis);
         f.devices = s.sampled_devices().map(|d| d.index).collect();
         f.actions = vec![
             action(Cost::Low, "Evaluate less often, or on a smaller validation subset"),

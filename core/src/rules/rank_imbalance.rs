@@ -102,6 +102,7 @@ impl Rule for RankImbalance {
                 "GPU {outlier} is {distance:.0} points away from the other GPUs' median utilization (spread {spread:.0} points); in synchronous training the others wait for it.{cause}"
             ),
             lost_share: Some(round((spread / 100.0).min(1.0))),
+            lost_share_basis: None,
             devices: vec![outlier],
             evidence: ev,
             actions: vec![

@@ -74,6 +74,7 @@ impl Rule for RecomputeOverhead {
             ev,
         );
         f.lost_share = Some(round(lost.clamp(0.0, 1.0)));
+        f.lost_share_basis = Some("backward time beyond twice the forward, over forward plus backward ((ratio − 2) / (1 + ratio), backward/forward p50)".into());
         f.devices = s.sampled_devices().map(|d| d.index).collect();
         f.actions = vec![
             action(

@@ -113,6 +113,15 @@ impl Rule for SmallBatch {
             format!("{} at moderate utilization with low power and most memory free, and no data or launch cause: the batch is too small to fill the GPU.", verb(&devices, "runs", "run")),
             ev,
         );
+        let idle: Vec<f64> = s
+            .sampled_devices()
+            .filter(|d| devices.contains(&d.index))
+            .filter_map(|d| d.busy.map(|b| b.idle_share))
+            .collect();
+        if !idle.is_empty() {
+            f.lost_share = Some(super::round(idle.iter().sum::<f64>() / idle.len() as f64));
+            f.lost_share_basis = Some("upper bound: time-weighted idle share (1 − mean utilization) of the GPUs concerned, which a batch that fills them would recover at most".into());
+        }
         f.devices = devices;
         f.actions = vec![
             action(Cost::Low, "Run a batch-size sweep (2×, 4×) and compare samples per second"),

@@ -163,6 +163,7 @@ impl Rule for Throttling {
                 lost_share * 100.0
             ),
             lost_share: (lost_share > 0.0).then_some(lost_share),
+            lost_share_basis: None,
             devices,
             evidence: ev,
             actions: vec![

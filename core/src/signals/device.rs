@@ -122,6 +122,8 @@ pub struct DeviceSignals {
     pub samples: usize,
     /// Whether this GPU is one the job uses (false for GPUs the report marks as not the job's).
     pub job: bool,
+    /// Time-weighted busy and idle shares over the span the GPU was in use.
+    pub busy: Option<super::busy::BusyShares>,
 }
 
 fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
@@ -188,6 +190,7 @@ impl DeviceSignals {
         let Some(data) = data else { return s };
         let util = column(data, GpuMetric::UtilGpu);
         s.samples = util.len();
+        s.busy = super::busy::shares(data, interval_s);
         s.util = dist(util.iter().copied());
         s.util_near_zero = share(util.iter().copied(), |u| u < NEAR_ZERO_UTIL);
         s.util_dips = dip_runs(&util);

@@ -5,6 +5,7 @@
 //! Long runs: samples of the coarse (bucketed) part enter as their bucket means, which keeps
 //! medians close but narrows the tails.
 
+pub mod busy;
 mod device;
 pub mod stats;
 pub mod steps;
@@ -63,6 +64,15 @@ pub struct StepView {
     pub outlier_spacing_cv: Option<f64>,
     /// Share of near-zero-utilization samples that fall inside data phases.
     pub dips_in_data_share: Option<f64>,
+    /// Data-phase time over total step time, all steps (0–1): what the data wait costs.
+    pub data_share_total: Option<f64>,
+    /// Forward plus backward time over total step time, all steps (0–1).
+    pub fwd_bwd_share_total: Option<f64>,
+    /// Optimizer-phase time over total step time, all steps (0–1).
+    pub optimizer_share_total: Option<f64>,
+    /// Time the step-time outliers spent above the median cycle, over the total cycle time
+    /// (0–1): what the stalls cost.
+    pub stall_excess_share: f64,
 }
 
 impl From<&steps::StepSignals> for StepView {
@@ -84,8 +94,29 @@ impl From<&steps::StepSignals> for StepView {
             outlier_period_steps: st.outliers.period_steps,
             outlier_spacing_cv: st.outliers.spacing_cv,
             dips_in_data_share: st.dips_in_data_share,
+            data_share_total: data.map(|p| p.total).filter(|t| t.is_finite()),
+            fwd_bwd_share_total: fwd_bwd_total(st),
+            optimizer_share_total: st
+                .phases
+                .iter()
+                .find(|p| p.name == "optimizer")
+                .map(|p| p.total)
+                .filter(|t| t.is_finite()),
+            stall_excess_share: st.outliers.excess_share,
         }
     }
+}
+
+/// Forward plus backward time over total step time, when either phase was marked.
+fn fwd_bwd_total(st: &steps::StepSignals) -> Option<f64> {
+    let parts: Vec<f64> = st
+        .phases
+        .iter()
+        .filter(|p| p.name == "forward" || p.name == "backward")
+        .map(|p| p.total)
+        .filter(|t| t.is_finite())
+        .collect();
+    (!parts.is_empty()).then(|| parts.iter().sum::<f64>().min(1.0))
 }
 
 /// Everything the rules read.
@@ -103,6 +134,8 @@ pub struct Signals {
     pub events: Vec<Event>,
     /// Why there are no GPU metrics, when there are none.
     pub gpu_absent_reason: Option<String>,
+    /// Where the samples came from (`run.source`: `nvml`, `dmon`, `csv`, …).
+    pub source: String,
     /// Host CPU busy (all cores), when sampled.
     pub host_cpu: Option<Dist>,
     /// Host disk read throughput, B/s, when sampled.
@@ -159,6 +192,7 @@ impl Signals {
                 .gpu_absent_reason
                 .as_deref()
                 .map(|r| crate::headline(r).to_string()),
+            source: report.run.source.clone(),
             host_cpu: host_col("cpu_total"),
             host_disk_read: host_col("disk_read"),
             host_proc_cpu: host_col("proc_cpu"),

@@ -30,6 +30,15 @@ fn fires(id: &str, m: &Measured) -> bool {
     let periodic_stall =
         st.is_some_and(|s| s.outliers >= 3 && s.outlier_cv.is_some_and(|cv| cv < 0.2));
     match id {
+        // Busy less than 80 % of the time and no other rule's reading holds (memory headroom
+        // counts as an explanation of a steadily low GPU).
+        "unexplained_idle" => {
+            m.util_mean < 80.0
+                && RULES
+                    .iter()
+                    .filter(|r| **r != "unexplained_idle")
+                    .all(|r| !fires(r, m))
+        }
         "data_starvation" => starved,
         "launch_bound" => launch,
         "busy_not_working" => {
@@ -90,6 +99,7 @@ const RULES: &[&str] = &[
     "dynamic_shapes",
     "gpu_fault",
     "shared_gpu",
+    "unexplained_idle",
 ];
 
 fn strings(v: &serde_json::Value) -> Vec<String> {

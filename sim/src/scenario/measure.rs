@@ -26,6 +26,9 @@ pub struct Measured {
     /// Device 0: share of samples with util < 10 and util >= 80.
     pub frac_lt10: f64,
     pub frac_ge80: f64,
+    /// Mean over devices of each one's mean `util_gpu` over its active span (samples are
+    /// evenly spaced, so this is the time-weighted busy share in percent).
+    pub util_mean: f64,
     /// Device 0: runs of util < 10 (count, spacing coefficient of variation).
     pub dip_runs: usize,
     pub dip_cv: Option<f64>,
@@ -171,6 +174,19 @@ pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
         };
         out.pcie_rx_frac = out.pcie_rx_frac.max(frac(PcieRxKbs));
         out.pcie_tx_frac = out.pcie_tx_frac.max(frac(PcieTxKbs));
+    }
+    // Start-up and shutdown idling (before the first and after the last sample at 10 % or
+    // more) are left out, as gpuwhy's busy shares do.
+    let means: Vec<f64> = utils
+        .iter()
+        .filter_map(|u| {
+            let a = u.iter().position(|x| *x >= 10.0)?;
+            let b = u.iter().rposition(|x| *x >= 10.0)?;
+            Some(u[a..=b].iter().sum::<f64>() / (b + 1 - a) as f64)
+        })
+        .collect();
+    if !means.is_empty() {
+        out.util_mean = means.iter().sum::<f64>() / means.len() as f64;
     }
     let p50s: Vec<f64> = out.util.iter().map(|u| u.1).collect();
     out.util_spread = q(&p50s, 1.0) - q(&p50s, 0.0);

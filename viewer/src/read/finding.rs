@@ -144,6 +144,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
     let (mut devices, mut ev, mut actions, mut unseen) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut exp = Experiment::default();
+    let mut lost_share_basis = None;
     let required = [
         "id",
         "title",
@@ -162,6 +163,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
             "confidence" => confidence = s.f64_or_nan()?,
             "summary" => summary = s.string()?,
             "lost_share" => lost_share = s.opt_f64()?,
+            "lost_share_basis" => lost_share_basis = s.opt_string()?,
             "devices" => devices = s.list(&mut Scan::int)?,
             "evidence" => ev = s.list(&mut evidence)?,
             "actions" => actions = s.list(&mut action)?,
@@ -178,6 +180,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
         confidence,
         summary,
         lost_share,
+        lost_share_basis,
         devices,
         evidence: ev,
         actions,

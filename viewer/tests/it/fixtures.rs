@@ -83,6 +83,7 @@ pub fn every_text(s: &str) -> Report {
         confidence: 0.5,
         summary: s.into(),
         lost_share: Some(0.2),
+        lost_share_basis: Some(s.into()),
         devices: vec![0],
         evidence: vec![Evidence {
             metric: s.into(),

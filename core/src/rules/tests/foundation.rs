@@ -242,34 +242,3 @@ fn a_single_idle_stretch_at_start_up_is_not_starvation() {
     let r = diagnosed(report(vec![(h100(0), vec![(GpuMetric::UtilGpu, util)])]));
     assert!(find(&r, "data_starvation").is_none());
 }
-
-#[test]
-fn throttling_is_reported_before_data_starvation() {
-    let util = square(N, 10, 4, 2.0, 98.0);
-    let reasons_col: Vec<f32> = util
-        .iter()
-        .map(|u| {
-            if *u > 50.0 {
-                reasons::SW_POWER_CAP as f32
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let power: Vec<f32> = util.iter().map(|u| 90.0 + 5.5 * u).collect();
-    let r = diagnosed(report(vec![(
-        h100(0),
-        vec![
-            (GpuMetric::UtilGpu, util),
-            (GpuMetric::Power, power),
-            (GpuMetric::ClockReasons, reasons_col),
-            (GpuMetric::SmClock, constant(1200.0, N)),
-        ],
-    )]));
-    let ids: Vec<&str> = r.findings.iter().map(|f| f.id.as_str()).collect();
-    assert_eq!(
-        &ids[..2],
-        ["throttling", "data_starvation"],
-        "fix the hardware first: {ids:?}"
-    );
-}

@@ -2,7 +2,9 @@
 //! its near miss. Helpers here; the tests by theme below.
 
 mod foundation;
+mod idle;
 mod samples;
+mod shares;
 mod steps;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,188 @@
+//! Time-weighted busy shares of one GPU: how much of the time it worked.
+//!
+//! NVML's utilization is "percent of time over the past sample period during which one or
+//! more kernels was executing" (docs/rules.md, "Shares of time"), so the time-weighted mean
+//! of the samples is the share of time the GPU was busy, and one minus it the share it
+//! idled. Medians describe the typical sample; these shares say what the run lost, and a
+//! few long idle stretches count for their length. Not for rendering.
+
+use crate::metric::GpuMetric;
+use crate::report::SeriesData;
+
+use super::{BUSY_UTIL, NEAR_ZERO_UTIL};
+
+/// Utilization (%) below which a sample is the low side of a swing: clearly less than
+/// half busy. With [`BUSY_UTIL`] as the high side, a series that keeps crossing between the
+/// two is a sawtooth even when its low side never reaches zero (an input pipeline in the
+/// main process leaves some kernels running while the next batch is prepared).
+pub const SWING_LOW_UTIL: f64 = 50.0;
+
+/// Time-weighted shares of one GPU over its active span.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BusyShares {
+    /// Time-weighted mean utilization over the active span, %.
+    pub util_mean: f64,
+    /// Share of the active span during which no kernel ran: `1 − util_mean / 100`.
+    pub idle_share: f64,
+    /// Share of the active span spent in samples below [`NEAR_ZERO_UTIL`].
+    pub near_zero_share: f64,
+    /// Length of the active span, seconds: from the first to the last sample at or above
+    /// [`NEAR_ZERO_UTIL`] (start-up and shutdown idling are left out).
+    pub span_s: f64,
+    /// Idle time left out before the span (start-up), seconds.
+    pub lead_idle_s: f64,
+    /// Idle time left out after the span (shutdown), seconds.
+    pub tail_idle_s: f64,
+    /// Samples (or coarse buckets) in the span.
+    pub samples: usize,
+    /// Changes between low (< [`SWING_LOW_UTIL`]) and high (≥ [`BUSY_UTIL`]) stretches in
+    /// the span, mid-level samples skipped: 3 or more is a sawtooth.
+    pub swings: usize,
+}
+
+/// Utilization values with the time each stands for: the gap to the next full-resolution
+/// sample (capped at twice the median gap, so a hole in the log does not count as one
+/// sample's worth), the median gap for the last one, the bucket length for coarse buckets.
+fn weighted(data: &SeriesData, interval_s: f64) -> Vec<(f64, f64, f64)> {
+    let util = data.metrics.get(GpuMetric::UtilGpu.name());
+    let value = |i: usize| {
+        util.and_then(|c| c.0.get(i))
+            .map_or(f64::NAN, |v| f64::from(*v))
+    };
+    let t = &data.t;
+    let mut gaps: Vec<f64> = t
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|g| *g > 0.0)
+        .collect();
+    gaps.sort_by(f64::total_cmp);
+    let typical = match gaps.get(gaps.len() / 2) {
+        Some(g) => *g,
+        None if interval_s > 0.0 => interval_s,
+        None => 1.0,
+    };
+    let mut out: Vec<(f64, f64, f64)> = (0..t.len())
+        .map(|i| {
+            let w = t
+                .get(i + 1)
+                .map_or(typical, |n| (n - t[i]).clamp(0.0, 2.0 * typical));
+            (t[i], value(i), w)
+        })
+        .collect();
+    if let Some(c) = &data.coarse {
+        if let Some(cc) = c.metrics.get(GpuMetric::UtilGpu.name()) {
+            for (i, m) in cc.mean.0.iter().enumerate() {
+                let (a, b) = (c.t_start.get(i), c.t_end.get(i));
+                if let (Some(a), Some(b)) = (a, b) {
+                    out.push((*a, f64::from(*m), (b - a).max(0.0)));
+                }
+            }
+        }
+    }
+    out.retain(|(_, u, w)| u.is_finite() && *w > 0.0);
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+/// The busy shares of one GPU's samples, `None` without utilization samples.
+pub fn shares(data: &SeriesData, interval_s: f64) -> Option<BusyShares> {
+    let all = weighted(data, interval_s);
+    if all.is_empty() {
+        return None;
+    }
+    let first = all.iter().position(|x| x.1 >= NEAR_ZERO_UTIL);
+    let last = all.iter().rposition(|x| x.1 >= NEAR_ZERO_UTIL);
+    // A GPU that never worked idles over the whole record.
+    let (a, b) = match (first, last) {
+        (Some(a), Some(b)) => (a, b),
+        _ => (0, all.len() - 1),
+    };
+    let span = &all[a..=b];
+    let time = |part: &[(f64, f64, f64)]| part.iter().map(|x| x.2).sum::<f64>();
+    let span_s = time(span);
+    if span_s <= 0.0 {
+        return None;
+    }
+    let util_mean = span.iter().map(|x| x.1 * x.2).sum::<f64>() / span_s;
+    let near_zero = span
+        .iter()
+        .filter(|x| x.1 < NEAR_ZERO_UTIL)
+        .map(|x| x.2)
+        .sum::<f64>();
+    let mut swings = 0;
+    let mut side: Option<bool> = None;
+    for (_, u, _) in span {
+        let now = if *u < SWING_LOW_UTIL {
+            Some(false)
+        } else if *u >= BUSY_UTIL {
+            Some(true)
+        } else {
+            None
+        };
+        if let Some(high) = now {
+            if side.is_some_and(|s| s != high) {
+                swings += 1;
+            }
+            side = Some(high);
+        }
+    }
+    Some(BusyShares {
+        util_mean,
+        idle_share: (1.0 - util_mean / 100.0).clamp(0.0, 1.0),
+        near_zero_share: near_zero / span_s,
+        span_s,
+        lead_idle_s: time(&all[..a]),
+        tail_idle_s: time(&all[b + 1..]),
+        samples: span.len(),
+        swings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Column;
+
+    fn data(util: &[f32], dt: f64) -> SeriesData {
+        SeriesData {
+            t: (0..util.len()).map(|i| i as f64 * dt).collect(),
+            metrics: [(GpuMetric::UtilGpu.name().to_string(), Column(util.to_vec()))]
+                .into_iter()
+                .collect(),
+            coarse: None,
+        }
+    }
+
+    #[test]
+    fn idle_share_is_time_weighted_and_leaves_out_start_up() {
+        // 5 idle samples of start-up, then 30 %/90 % alternating: mean 60 %, idle 40 %.
+        let mut u = vec![0.0; 5];
+        u.extend((0..20).map(|i| if i % 2 == 0 { 30.0 } else { 90.0 }));
+        let b = shares(&data(&u, 1.0), 1.0).expect("samples");
+        assert!((b.util_mean - 60.0).abs() < 1e-9, "{b:?}");
+        assert!((b.idle_share - 0.4).abs() < 1e-9);
+        assert_eq!(b.lead_idle_s, 5.0);
+        assert_eq!(b.samples, 20);
+        assert_eq!(b.swings, 19, "every sample crosses between low and high");
+    }
+
+    #[test]
+    fn a_hole_in_the_log_counts_as_two_gaps_at_most() {
+        let mut d = data(&[90.0, 90.0, 0.0, 90.0], 1.0);
+        // The idle sample is followed by a 100 s hole: it stands for 2 s, not 100.
+        d.t = vec![0.0, 1.0, 2.0, 102.0];
+        let b = shares(&d, 1.0).expect("samples");
+        assert!((b.near_zero_share - 2.0 / 5.0).abs() < 1e-9, "{b:?}");
+    }
+
+    #[test]
+    fn one_sample_is_read_and_a_never_busy_gpu_idles_throughout() {
+        let one = shares(&data(&[20.0], 1.0), 1.0).expect("one sample");
+        assert!((one.idle_share - 0.8).abs() < 1e-9);
+        assert_eq!(one.samples, 1);
+        let idle = shares(&data(&[0.0; 8], 1.0), 1.0).expect("samples");
+        assert_eq!(idle.idle_share, 1.0);
+        assert_eq!(idle.near_zero_share, 1.0);
+        assert!(shares(&data(&[], 1.0), 1.0).is_none());
+    }
+}
