@@ -1,31 +1,331 @@
 //! `rank_imbalance`: one GPU or rank is a straggler.
+//!
+//! Read across the job's GPUs (`docs/rules.md`, "Cross-GPU evidence"), three ways, first
+//! match wins: the *wait pattern* (the others wait — idle, or at ~100 % utilization but low
+//! power inside a collective — a share of the time the straggler does not), the *time-weighted
+//! utilization* (one GPU's median or mean far from the others'), and the *power* at equal
+//! utilization and equal clocks (one GPU draws much more than the others: it computes while
+//! they spin). A profiler trace, when attached, decides first.
 
-use super::{evidence, round, Rule, RuleDoc, RuleMeta};
-use crate::report::{Action, Cost, Experiment, Finding, Severity};
+use super::{evidence, gpus, round, verb, Rule, RuleDoc, RuleMeta};
+use crate::report::{Action, Cost, Evidence, Experiment, Finding, Severity};
+use crate::signals::cross::GpuActivity;
 use crate::signals::Signals;
 
 /// Spread of per-GPU median utilization (points) above which GPUs are out of balance.
-/// DESIGN.md's catalogue: "per-GPU SM util differs > 10 points".
+/// DESIGN.md's catalogue: "per-GPU SM util differs > 10 points". Also the distance of one
+/// GPU's time-weighted mean utilization from the others' median.
 pub const MAX_UTIL_SPREAD: f64 = 10.0;
 
 /// Relative clock difference of the outlier against the others' median that points at the
 /// outlier's hardware (throttling) rather than its data.
 pub const CLOCK_GAP: f64 = 0.10;
 
+/// How much more of the time (0–1) the other GPUs must wait than the straggler. The issue
+/// this answers asks that a straggler costing 10 % of each step be caught; identical ranks'
+/// wait shares agree within a few points (the simulator's 2–3 % phase jitter), so 8 % is
+/// clear of noise and below the 10 % to be caught.
+pub const MIN_WAIT_GAP: f64 = 0.08;
+
+/// Relative loaded-power gap (1 − low/high) between two groups of GPUs at equal
+/// utilization and equal clocks that marks one group as doing more work. Identical GPUs on
+/// identical work draw within ~10 % of each other; a rank spinning in a collective a quarter
+/// of the time draws ~20 % less (see the module docs).
+pub const POWER_GAP: f64 = 0.2;
+
 static META: RuleMeta = RuleMeta {
     id: "rank_imbalance",
     title: "One GPU is out of step with the others",
     severity: Severity::High,
     doc: RuleDoc {
-        detects: "Per-GPU median utilization that differs by more than 10 points across the GPUs of a job, naming the GPU furthest from the rest.",
+        detects: "A straggler among the GPUs of a job: the others wait (idle, or at high utilization but low power inside a collective) a share of the time it does not; or per-GPU median or time-weighted mean utilization differs by more than 10 points; or one GPU draws far more power than the others at equal utilization and equal clocks.",
         why: "In synchronous data-parallel training every step waits for the slowest rank; one straggler slows all of them.",
-        evidence: "Per-GPU utilization medians and their spread; the outlier's SM clock against the others'.",
+        evidence: "Per-GPU time-weighted wait share and mean utilization; how often one GPU works alone while all the others wait; per-GPU utilization medians and their spread; loaded power and clocks across GPUs.",
         first: "Give every rank the same batch size and an even data shard; look for another process on the outlier GPU; check the outlier for throttling.",
     },
 };
 
 /// See the module docs.
 pub struct RankImbalance;
+
+/// What one way of looking found.
+struct Straggle {
+    devices: Vec<u32>,
+    lost: f64,
+    summary: String,
+    evidence: Vec<Evidence>,
+    confidence: f64,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (n > 0).then(|| {
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    })
+}
+
+/// The median of `f` over every GPU but `skip`.
+fn others(acts: &[GpuActivity], skip: &[u32], f: impl Fn(&GpuActivity) -> f64) -> Option<f64> {
+    median(
+        acts.iter()
+            .filter(|a| !skip.contains(&a.index))
+            .map(f)
+            .collect(),
+    )
+}
+
+/// The wait pattern: GPUs that wait at least [`MIN_WAIT_GAP`] less of the time than the
+/// others (fewer than half of the GPUs), while the others did work.
+fn by_wait(s: &Signals) -> Option<Straggle> {
+    let acts = &s.cross.activity;
+    let stragglers: Vec<&GpuActivity> = acts
+        .iter()
+        .filter(|a| {
+            others(acts, &[a.index], |o| o.wait_share)
+                .is_some_and(|o| o - a.wait_share >= MIN_WAIT_GAP)
+        })
+        .collect();
+    if stragglers.is_empty() || stragglers.len() * 2 > acts.len() {
+        return None;
+    }
+    let devs: Vec<u32> = stragglers.iter().map(|a| a.index).collect();
+    let others_wait = others(acts, &devs, |o| o.wait_share)?;
+    let others_util = others(acts, &devs, |o| o.util_mean)?;
+    // Waiting GPUs that never worked are not waiting for anyone (an idle GPU next to a busy one).
+    if others_util < crate::signals::DIP_UTIL {
+        return None;
+    }
+    let worst = stragglers
+        .iter()
+        .map(|a| a.wait_share)
+        .fold(f64::INFINITY, f64::min);
+    let lost = others_wait - worst;
+    let mut ev = vec![evidence(
+        "others' wait share minus the straggler's (time-weighted)",
+        lost,
+        ">=",
+        MIN_WAIT_GAP,
+        "fraction",
+        None,
+    )];
+    for a in acts {
+        ev.push(evidence(
+            "wait share (idle or low power)",
+            a.wait_share,
+            ">=",
+            0.0,
+            "fraction",
+            Some(a.index),
+        ));
+    }
+    let mut conf: f64 = 0.7;
+    if let Some((d, share)) = s.cross.lone_working.filter(|(d, _)| devs.contains(d)) {
+        let e = evidence(
+            "share of sample times it works while all others wait",
+            share,
+            ">=",
+            MIN_WAIT_GAP / 2.0,
+            "fraction",
+            Some(d),
+        );
+        conf += if e.agrees { 0.15 } else { 0.0 };
+        ev.push(e);
+    }
+    Some(Straggle {
+        summary: format!(
+            "The other GPUs wait {:.0}% of the time (idle, or busy at low power inside a collective) and {} {:.0}%: about {:.0}% of every step is spent waiting for {} (time-weighted over {:.0} s of samples).",
+            others_wait * 100.0,
+            verb(&devs, "waits", "wait"),
+            worst * 100.0,
+            lost * 100.0,
+            gpus(&devs),
+            acts.iter().map(|a| a.seconds).fold(0.0, f64::max)
+        ),
+        devices: devs,
+        lost,
+        evidence: ev,
+        confidence: conf,
+    })
+}
+
+/// Utilization: per-GPU medians spread more than [`MAX_UTIL_SPREAD`], or one GPU's
+/// time-weighted mean that far from the others'.
+fn by_util(s: &Signals) -> Option<Straggle> {
+    let spread = s.cross.util_p50_spread.unwrap_or(0.0);
+    let acts = &s.cross.activity;
+    let mean_outlier = acts
+        .iter()
+        .filter_map(|a| others(acts, &[a.index], |o| o.util_mean).map(|o| (a, a.util_mean - o)))
+        .max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
+    let mean_hit = mean_outlier.filter(|(_, d)| d.abs() > MAX_UTIL_SPREAD);
+    if spread <= MAX_UTIL_SPREAD && mean_hit.is_none() {
+        return None;
+    }
+    let (outlier, distance) = match mean_hit {
+        Some((a, d)) => (a.index, d),
+        None => {
+            let (d, dist) = s.cross.util_outlier?;
+            let p50s = &s.cross.util_p50_by_device;
+            let mine = p50s.iter().find(|u| u.0 == d)?.1;
+            let rest = median(p50s.iter().filter(|u| u.0 != d).map(|u| u.1).collect())?;
+            (d, if mine >= rest { dist } else { -dist })
+        }
+    };
+    let n = acts.len().max(s.cross.util_p50_by_device.len()).max(2) as f64;
+    // A GPU busier than the rest holds them up: they idle `distance` points of the time. A
+    // GPU idler than the rest waits alone: the job loses that GPU's share only.
+    let lost = if distance > 0.0 {
+        distance / 100.0
+    } else {
+        -distance / 100.0 / n
+    };
+    let mut ev = vec![evidence(
+        "spread of per-GPU util_gpu p50",
+        spread,
+        ">",
+        MAX_UTIL_SPREAD,
+        "points",
+        None,
+    )];
+    if let Some((a, d)) = mean_outlier {
+        ev.push(evidence(
+            "distance of time-weighted mean util from the others' median",
+            d.abs(),
+            ">",
+            MAX_UTIL_SPREAD,
+            "points",
+            Some(a.index),
+        ));
+    }
+    for (d, u) in &s.cross.util_p50_by_device {
+        ev.push(evidence("util_gpu p50", *u, ">=", 0.0, "%", Some(*d)));
+    }
+    let how = if distance > 0.0 {
+        "busier than"
+    } else {
+        "idler than"
+    };
+    Some(Straggle {
+        devices: vec![outlier],
+        lost,
+        summary: format!(
+            "GPU {outlier} is {:.0} points {how} the other GPUs (time-weighted mean utilization; spread of medians {spread:.0} points); in synchronous training {}. About {:.0}% of the job's time is lost, estimated from that gap.",
+            distance.abs(),
+            if distance > 0.0 { "the others wait for it" } else { "it waits for the others" },
+            lost * 100.0
+        ),
+        evidence: ev,
+        confidence: 0.7,
+    })
+}
+
+/// Power at equal utilization and equal (or unrecorded) clocks: the GPUs split into two
+/// groups [`POWER_GAP`] apart; the smaller group is named.
+fn by_power(s: &Signals) -> Option<Straggle> {
+    let acts = &s.cross.activity;
+    let by_limit = acts.iter().all(|a| a.power_limit.is_some_and(|l| l > 0.0));
+    if acts.len() < 2 || (!by_limit && acts.iter().any(|a| a.name != acts[0].name)) {
+        return None;
+    }
+    let mut p: Vec<(&GpuActivity, f64)> = acts
+        .iter()
+        .map(|a| a.power_scaled(by_limit).map(|v| (a, v)))
+        .collect::<Option<_>>()?;
+    let utils: Vec<f64> = acts
+        .iter()
+        .map(|a| a.util_loaded.unwrap_or(f64::NAN))
+        .collect();
+    let (lo, hi) = utils
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |m, u| {
+            (m.0.min(*u), m.1.max(*u))
+        });
+    if !(hi - lo <= MAX_UTIL_SPREAD) {
+        return None;
+    }
+    p.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let k = (0..p.len() - 1).max_by(|i, j| {
+        (p[*i].1 / p[*i + 1].1)
+            .total_cmp(&(p[*j].1 / p[*j + 1].1))
+            .reverse()
+    })?;
+    let gap = 1.0 - p[k].1 / p[k + 1].1;
+    if gap < POWER_GAP {
+        return None;
+    }
+    let (low, high) = p.split_at(k + 1);
+    let clock =
+        |g: &[(&GpuActivity, f64)]| median(g.iter().filter_map(|x| x.0.clock_loaded).collect());
+    let clocks = clock(low).zip(clock(high));
+    // A lower clock on the low-power group is throttling's finding, not this one.
+    if clocks.is_some_and(|(l, h)| h > 0.0 && (h - l) / h >= CLOCK_GAP) {
+        return None;
+    }
+    let high_named = high.len() < low.len();
+    let named: Vec<u32> = if high_named { high } else { low }
+        .iter()
+        .map(|x| x.0.index)
+        .collect();
+    let ev = vec![evidence(
+        "loaded power gap between the GPU groups (1 − low/high)",
+        gap,
+        ">=",
+        POWER_GAP,
+        "fraction",
+        None,
+    )];
+    let reading = if high_named {
+        "it computes while the others wait at high utilization but low power (inside a collective)"
+    } else {
+        "they do less work (or wait inside a collective) while the others compute"
+    };
+    let clocks_seen = if clocks.is_some() {
+        "equal clocks"
+    } else {
+        "no clocks recorded"
+    };
+    Some(Straggle {
+        summary: format!(
+            "At equal utilization ({clocks_seen}) {} {:.0}% {} power than the others under load: {reading}. About {:.0}% of the time is lost, a lower bound estimated from the power gap (a wait draws more than zero).",
+            verb(&named, "draws", "draw"),
+            gap * 100.0,
+            if high_named { "more" } else { "less" },
+            gap * 100.0
+        ),
+        devices: named,
+        lost: gap,
+        evidence: ev,
+        confidence: if clocks.is_some() { 0.6 } else { 0.45 },
+    })
+}
+
+/// The outlier's SM clock against the others': a slower clock points at its hardware.
+fn clock_check(s: &Signals, outlier: u32) -> Option<(Evidence, String)> {
+    let acts = &s.cross.activity;
+    let mine = acts.iter().find(|a| a.index == outlier)?.clock_loaded?;
+    let med =
+        others(acts, &[outlier], |a| a.clock_loaded.unwrap_or(f64::NAN)).filter(|m| *m > 0.0)?;
+    let gap = (med - mine) / med;
+    let e = evidence(
+        "outlier clock under load below the others' median",
+        gap,
+        ">=",
+        CLOCK_GAP,
+        "fraction",
+        Some(outlier),
+    );
+    let cause = format!(
+        " Its clock is {:.0}% below the others': look at its cooling and power.",
+        gap * 100.0
+    );
+    Some((e, cause))
+}
 
 impl Rule for RankImbalance {
     fn meta(&self) -> &'static RuleMeta {
@@ -41,78 +341,34 @@ impl Rule for RankImbalance {
         {
             return Some(f);
         }
-        let spread = s.cross.util_p50_spread?;
-        let (outlier, distance) = s.cross.util_outlier?;
-        if spread <= MAX_UTIL_SPREAD {
-            return None;
-        }
-        let mut ev = vec![evidence(
-            "spread of per-GPU util_gpu p50",
-            spread,
-            ">",
-            MAX_UTIL_SPREAD,
-            "points",
-            None,
-        )];
-        for (d, u) in &s.cross.util_p50_by_device {
-            ev.push(evidence("util_gpu p50", *u, ">=", 0.0, "%", Some(*d)));
-        }
-        let mut conf: f64 = 0.7;
-        let mut cause = String::new();
-        let others: Vec<f64> = s
-            .cross
-            .clock_p50_by_device
-            .iter()
-            .filter(|c| c.0 != outlier)
-            .map(|c| c.1)
-            .collect();
-        if let (Some(mine), false) = (
-            s.cross.clock_p50_by_device.iter().find(|c| c.0 == outlier),
-            others.is_empty(),
-        ) {
-            let mut sorted = others.clone();
-            sorted.sort_by(f64::total_cmp);
-            let med = sorted[sorted.len() / 2];
-            if med > 0.0 {
-                let gap = (med - mine.1) / med;
-                let e = evidence(
-                    "outlier sm_clock below the others' median",
-                    gap,
-                    ">=",
-                    CLOCK_GAP,
-                    "fraction",
-                    Some(outlier),
-                );
-                if e.agrees {
-                    conf += 0.2;
-                    cause = format!(
-                        " Its SM clock is {:.0}% below the others': look at its cooling and power.",
-                        gap * 100.0
-                    );
-                }
-                ev.push(e);
+        let mut st = by_wait(s).or_else(|| by_util(s)).or_else(|| by_power(s))?;
+        let first = st.devices[0];
+        if let Some((e, cause)) = clock_check(s, first) {
+            if e.agrees {
+                st.confidence += 0.15;
+                st.summary.push_str(&cause);
             }
+            st.evidence.push(e);
         }
+        let who = gpus(&st.devices);
         Some(Finding {
             id: META.id.into(),
             title: META.title.into(),
             severity: META.severity,
-            confidence: round(conf.min(1.0)),
-            summary: format!(
-                "GPU {outlier} is {distance:.0} points away from the other GPUs' median utilization (spread {spread:.0} points); in synchronous training the others wait for it.{cause}"
-            ),
-            lost_share: Some(round((spread / 100.0).min(1.0))),
-            devices: vec![outlier],
-            evidence: ev,
+            confidence: round(st.confidence.min(1.0)),
+            summary: st.summary,
+            lost_share: Some(round(st.lost.clamp(0.0, 1.0))),
+            devices: st.devices,
+            evidence: st.evidence,
             actions: vec![
                 Action { text: "Check that every rank gets the same batch size and an evenly sized data shard (DistributedSampler, drop_last)".into(), cost: Cost::Low },
-                Action { text: format!("Look for other processes on GPU {outlier} (`nvidia-smi`) and for throttling on it"), cost: Cost::Low },
+                Action { text: format!("Look for other processes on {who} (`nvidia-smi`) and for throttling on it"), cost: Cost::Low },
                 Action { text: "Move the straggling rank to another GPU or node".into(), cost: Cost::Medium },
             ],
             experiment: Experiment {
-                change: format!("Swap the work of GPU {outlier} with another GPU (or exclude it) and rerun"),
-                expect: "If the GPU is the cause, the imbalance follows the GPU; if the data is, it follows the shard. The spread of util_gpu p50 falls below 10 points once fixed".into(),
-                metric: "spread of per-GPU util_gpu p50".into(),
+                change: format!("Swap the work of {who} with another GPU (or exclude it) and rerun"),
+                expect: "If the GPU is the cause, the imbalance follows the GPU; if the data is, it follows the shard. The other GPUs' wait share and the spread of util_gpu p50 fall below 10 points once fixed".into(),
+                metric: "per-GPU wait share; spread of per-GPU util_gpu p50".into(),
             },
             unseen: vec!["Per-rank step times were not recorded; merge per-rank reports (or add step markers) to see which phase the straggler spends longer in.".into()],
         })

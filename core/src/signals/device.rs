@@ -120,9 +120,13 @@ pub struct DeviceSignals {
     pub unavailable: Vec<(String, String)>,
     /// Number of samples.
     pub samples: usize,
+    /// Whether this GPU is one the job uses (false for GPUs the report marks as not the job's).
+    pub job: bool,
 }
 
-fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
+/// One metric of a series as numbers: the full-resolution samples, then the coarse buckets'
+/// means (missing values are NaN).
+pub(super) fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
     let mut out: Vec<f64> = data
         .metrics
         .get(m.name())
@@ -167,6 +171,7 @@ impl DeviceSignals {
             pcie_max_gen: info.pcie_max_gen,
             pcie_max_width: info.pcie_max_width,
             lost_at_s: info.lost_at_s,
+            job: true,
             unavailable: info
                 .capabilities
                 .iter()

@@ -5,6 +5,7 @@
 //! Long runs: samples of the coarse (bucketed) part enter as their bucket means, which keeps
 //! medians close but narrows the tails.
 
+pub mod cross;
 mod device;
 pub mod stats;
 pub mod steps;
@@ -30,6 +31,18 @@ pub struct CrossSignals {
     pub dip_agreement: Option<f64>,
     /// Number of sample times at which at least one GPU dips.
     pub dip_samples: usize,
+    /// Each job GPU's activity over the run, time-weighted (see [`cross`]).
+    pub activity: Vec<cross::GpuActivity>,
+    /// Name of the clock metric in [`cross::GpuActivity::clock_loaded`] (`sm_clock`, or
+    /// `graphics_clock` where only that was recorded, as in `nvidia-smi dmon` logs).
+    pub clock_metric: &'static str,
+    /// Sample times at which every job GPU has a utilization sample.
+    pub aligned_samples: usize,
+    /// Of those, the share at which every job GPU idles (utilization below [`DIP_UTIL`]).
+    pub all_idle_share: Option<f64>,
+    /// The GPU most often working alone while every other job GPU waits (idle, or loaded at
+    /// low power), and the share of aligned sample times at which it does.
+    pub lone_working: Option<(u32, f64)>,
 }
 
 /// What the rules read of the step markers (derived from the step signals).
@@ -131,7 +144,9 @@ impl Signals {
                 )
             })
             .collect();
-        let cross = cross_signals(&devices);
+        let job: Vec<DeviceSignals> = devices.iter().filter(|d| d.job).cloned().collect();
+        let mut cross = cross_signals(&job);
+        cross::extend(report, &job, &mut cross);
         let host_col = |name: &str| {
             report
                 .host
@@ -157,6 +172,11 @@ impl Signals {
     /// Devices that have utilization samples.
     pub fn sampled_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
         self.devices.iter().filter(|d| d.util.is_some())
+    }
+
+    /// Sampled devices the job uses: the GPUs cross-GPU comparisons are made among.
+    pub fn job_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
+        self.sampled_devices().filter(|d| d.job)
     }
 }
 

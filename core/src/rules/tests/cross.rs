@@ -1,0 +1,204 @@
+//! Cross-GPU evidence: stragglers at several severities (as waits at ~100 % utilization and
+//! low power, and as idle dips), equal utilization at unequal clocks or power in dmon logs,
+//! and the near misses that must stay quiet.
+
+use super::*;
+use crate::import::{diagnose_log, import, ImportOptions, Kind};
+
+/// Deterministic noise in [-1, 1] (an LCG), so fixtures vary like samples without randomness.
+fn noise(seed: &mut u64) -> f32 {
+    *seed = seed
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    ((*seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+}
+
+/// Eight GPUs stepping in lockstep (20 samples of 100 ms per step). GPU `straggler` computes
+/// the whole step; the others finish early and wait `cost` of every step showing `wait_util`
+/// at 180 W (a collective spinning, or idle).
+fn lockstep(straggler: Option<u32>, cost: f64, wait_util: f32) -> Report {
+    let period = 20usize;
+    let wait_n = (cost * period as f64).round() as usize;
+    let mut seed = 7u64;
+    let devs = (0..8u32)
+        .map(|g| {
+            let (mut util, mut power) = (Vec::with_capacity(N), Vec::with_capacity(N));
+            for i in 0..N {
+                let waiting = Some(g) != straggler && i % period >= period - wait_n;
+                let (u, p) = if waiting {
+                    (wait_util, 180.0)
+                } else {
+                    (97.0, 600.0)
+                };
+                util.push((u + 2.0 * noise(&mut seed)).clamp(0.0, 100.0));
+                power.push(p + 15.0 * noise(&mut seed));
+            }
+            let cols = vec![
+                (GpuMetric::UtilGpu, util),
+                (GpuMetric::Power, power),
+                (GpuMetric::SmClock, constant(1980.0, N)),
+                (GpuMetric::Temp, constant(60.0, N)),
+            ];
+            (h100(g), cols)
+        })
+        .collect();
+    report(devs)
+}
+
+#[test]
+fn a_straggler_is_caught_at_each_severity_with_its_lost_share() {
+    for wait_util in [96.0, 3.0] {
+        for cost in [0.1, 0.2, 0.4] {
+            let r = diagnosed(lockstep(Some(5), cost, wait_util));
+            let f = find(&r, "rank_imbalance")
+                .unwrap_or_else(|| panic!("cost {cost} wait util {wait_util}: {:?}", r.verdict));
+            assert_eq!(f.devices, vec![5], "{}", f.summary);
+            let lost = f.lost_share.expect("lost share");
+            assert!((lost - cost).abs() < 0.03, "cost {cost}: lost {lost}");
+            assert!(find(&r, "throttling").is_none());
+            assert!(
+                find(&r, "comm_sync").is_none(),
+                "the straggler does not dip"
+            );
+            assert!(
+                f.evidence.iter().any(|e| e.device == Some(5)
+                    && e.metric.contains("works while all others wait")
+                    && e.agrees),
+                "the wait pattern names it"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_straggler_at_full_utilization_is_the_verdict_not_silence() {
+    // The issue's case: every GPU's median utilization ~95 %; the others wait a third.
+    let r = diagnosed(lockstep(Some(2), 0.35, 95.0));
+    assert_eq!(r.verdict.id, "rank_imbalance", "{}", r.verdict.summary);
+    assert_eq!(r.findings[0].devices, vec![2]);
+}
+
+#[test]
+fn balanced_gpus_and_joint_waits_are_not_stragglers() {
+    let even = diagnosed(lockstep(None, 0.0, 96.0));
+    assert!(
+        find(&even, "rank_imbalance").is_none(),
+        "{:?}",
+        even.findings
+    );
+    // Every GPU waits together (a collective): nobody is the straggler.
+    let together = diagnosed(lockstep(None, 0.3, 3.0));
+    assert!(find(&together, "rank_imbalance").is_none());
+    assert!(find(&together, "comm_sync").is_some());
+    // A straggler costing 4 % of a step is within run-to-run noise.
+    let mild = diagnosed(lockstep(Some(1), 0.04, 96.0));
+    assert!(find(&mild, "rank_imbalance").is_none());
+}
+
+#[test]
+fn comm_sync_loses_the_time_every_gpu_idles_at_once() {
+    let r = diagnosed(lockstep(None, 0.3, 3.0));
+    let f = find(&r, "comm_sync").expect("fires");
+    let lost = f.lost_share.expect("lost share");
+    assert!((lost - 0.3).abs() < 0.02, "{lost}");
+}
+
+/// A dmon log (`-s puc`) of `gpus` GPUs, `n` samples 1 s apart; `row(gpu, i)` gives
+/// (sm %, power W, pclk MHz).
+fn dmon(gpus: u32, n: usize, row: impl Fn(u32, usize) -> (f32, f32, f32)) -> Report {
+    let mut text = String::from(
+        "# gpu    pwr  gtemp  mtemp     sm    mem    enc    dec   mclk   pclk\n\
+         # Idx      W      C      C      %      %      %      %    MHz    MHz\n",
+    );
+    for i in 0..n {
+        for g in 0..gpus {
+            let (sm, pwr, pclk) = row(g, i);
+            text.push_str(&format!(
+                "    {g}  {pwr:.0}     62      -   {sm:.0}     35      0      0   2619   {pclk:.0}\n"
+            ));
+        }
+    }
+    let out = import(Kind::Dmon, text.as_bytes(), &ImportOptions::default()).expect("imports");
+    let mut r = Report::from_recording(&out.recording);
+    diagnose_log(&mut r);
+    r
+}
+
+#[test]
+fn equal_utilization_at_unequal_clocks_is_throttling_on_the_slow_gpus() {
+    // The issue's case: four GPUs at SM 100 %, three at a fraction of GPU 0's clock and about
+    // a third of its power; no clock-event reasons or maximum clocks in a dmon log.
+    for ratio in [0.3, 0.6, 0.8] {
+        let r = dmon(4, 120, |g, _| {
+            if g == 0 {
+                (100.0, 650.0, 1980.0)
+            } else {
+                (
+                    100.0,
+                    650.0 * (0.3 + 0.5 * ratio as f32),
+                    1980.0 * ratio as f32,
+                )
+            }
+        });
+        assert_eq!(
+            r.verdict.id, "throttling",
+            "ratio {ratio}: {}",
+            r.verdict.summary
+        );
+        let f = &r.findings[0];
+        assert_eq!(f.devices, vec![1, 2, 3]);
+        let lost = f.lost_share.expect("lost share");
+        assert!(
+            (lost - (1.0 - ratio)).abs() < 0.02,
+            "ratio {ratio}: lost {lost}"
+        );
+        assert!(!f.unseen.is_empty(), "says the cause is not visible");
+    }
+}
+
+#[test]
+fn clocks_within_normal_variation_are_not_throttling() {
+    let r = dmon(4, 120, |g, i| {
+        let wobble = if (i + g as usize) % 2 == 0 { 1.0 } else { 0.97 };
+        (99.0, 600.0 * wobble, 1980.0 * wobble - 40.0 * g as f32)
+    });
+    assert!(find(&r, "throttling").is_none(), "{:?}", r.findings);
+    assert!(find(&r, "rank_imbalance").is_none());
+}
+
+#[test]
+fn one_gpu_drawing_more_power_at_equal_clocks_is_the_straggler() {
+    // A 1 s log blurs the waits: the others average lower power at the same utilization.
+    let r = dmon(4, 120, |g, _| {
+        if g == 2 {
+            (99.0, 640.0, 1980.0)
+        } else {
+            (98.0, 470.0, 1980.0)
+        }
+    });
+    let f = find(&r, "rank_imbalance").expect("fires");
+    assert_eq!(f.devices, vec![2]);
+    assert!(find(&r, "throttling").is_none());
+    assert!((f.lost_share.expect("lost") - (1.0 - 470.0 / 640.0)).abs() < 0.01);
+}
+
+#[test]
+fn a_dmon_straggler_whose_waits_show_in_samples_is_caught() {
+    // Steps of 10 s sampled each second: the other GPUs spin in a collective 2 s of each.
+    for wait_s in [1usize, 2, 4] {
+        let r = dmon(4, 120, |g, i| {
+            if g != 3 && i % 10 >= 10 - wait_s {
+                (96.0, 190.0, 1980.0)
+            } else {
+                (98.0, 610.0, 1980.0)
+            }
+        });
+        let f = find(&r, "rank_imbalance").unwrap_or_else(|| panic!("{wait_s} s: {:?}", r.verdict));
+        assert_eq!(f.devices, vec![3]);
+        let lost = f.lost_share.expect("lost");
+        assert!(
+            (lost - wait_s as f64 / 10.0).abs() < 0.02,
+            "{wait_s}: {lost}"
+        );
+    }
+}
