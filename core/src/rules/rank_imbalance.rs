@@ -7,8 +7,8 @@
 //! utilization and equal clocks (one GPU draws much more than the others: it computes while
 //! they spin). A profiler trace, when attached, decides first.
 
-use super::{evidence, gpus, round, verb, Rule, RuleDoc, RuleMeta};
-use crate::report::{Action, Cost, Evidence, Experiment, Finding, Severity};
+use super::{evidence, round, Rule, RuleDoc, RuleMeta};
+use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::cross::GpuActivity;
 use crate::signals::Signals;
 
@@ -55,6 +55,15 @@ struct Straggle {
     summary: String,
     evidence: Vec<Evidence>,
     confidence: f64,
+}
+
+/// A device set with its verb in agreement: `GPU 0 waits`, `GPUs 0–3 wait`.
+fn verb(devs: &[u32], one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        gpus(devs),
+        if devs.len() == 1 { one } else { many }
+    )
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -124,18 +133,30 @@ fn by_wait(s: &Signals) -> Option<Straggle> {
             Some(a.index),
         ));
     }
-    let mut conf: f64 = 0.7;
-    if let Some((d, share)) = s.cross.lone_working.filter(|(d, _)| devs.contains(d)) {
+    // In synchronous training the others wait at the same moments, while the straggler
+    // works: independent jobs that merely wait different amounts do not line up so.
+    let mut conf: f64 = 0.5;
+    if s.cross.aligned_samples > 0 && devs.len() == 1 {
+        let share = s
+            .cross
+            .lone_working
+            .filter(|(d, _)| *d == devs[0])
+            .map_or(0.0, |l| l.1);
         let e = evidence(
             "share of sample times it works while all others wait",
             share,
             ">=",
             MIN_WAIT_GAP / 2.0,
             "fraction",
-            Some(d),
+            Some(devs[0]),
         );
-        conf += if e.agrees { 0.15 } else { 0.0 };
+        if !e.agrees {
+            return None;
+        }
+        conf = 0.85;
         ev.push(e);
+    } else if s.cross.aligned_samples > 0 {
+        conf = 0.7;
     }
     Some(Straggle {
         summary: format!(
@@ -163,7 +184,15 @@ fn by_util(s: &Signals) -> Option<Straggle> {
         .iter()
         .filter_map(|a| others(acts, &[a.index], |o| o.util_mean).map(|o| (a, a.util_mean - o)))
         .max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
-    let mean_hit = mean_outlier.filter(|(_, d)| d.abs() > MAX_UTIL_SPREAD);
+    // A GPU busier on average than the rest is a straggler only if the others wait at the
+    // same moments while it works (lined-up samples, when there are any).
+    let lines_up = |d: u32| {
+        s.cross.aligned_samples == 0
+            || s.cross
+                .lone_working
+                .is_some_and(|(w, share)| w == d && share >= MIN_WAIT_GAP / 2.0)
+    };
+    let mean_hit = mean_outlier.filter(|(a, d)| *d > MAX_UTIL_SPREAD && lines_up(a.index));
     if spread <= MAX_UTIL_SPREAD && mean_hit.is_none() {
         return None;
     }

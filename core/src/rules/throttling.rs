@@ -6,9 +6,9 @@
 //! utilization, a clock far below the fastest GPU's, with less power, is a held-down clock
 //! (`docs/rules.md`, "Cross-GPU evidence").
 
-use super::{confidence, evidence, gpus, round, Rule, RuleDoc, RuleMeta};
+use super::{confidence, evidence, round, Rule, RuleDoc, RuleMeta};
 use crate::metric::reasons;
-use crate::report::{Action, Cost, Evidence, Experiment, Finding, Severity};
+use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::{DeviceSignals, Signals};
 
 /// Share of loaded samples with a throttling reason bit set at which throttling counts.

@@ -126,6 +126,13 @@ fn activity(
     clock: GpuMetric,
 ) -> (GpuActivity, Vec<(u64, bool, bool)>) {
     let w = weights(data, interval_s);
+    // Sample times are lined up across GPUs to the nearest tick: CSV logs stamp each GPU's
+    // row separately, a few milliseconds apart.
+    let tick = if interval_s > 0.0 {
+        interval_s
+    } else {
+        w.first().copied().unwrap_or(1.0)
+    };
     let col = |m: GpuMetric| {
         let mut v = column(data, m);
         v.resize(w.len(), f64::NAN);
@@ -158,7 +165,7 @@ fn activity(
         spin += if spun { w[i] } else { 0.0 };
         loaded += if *u >= LOAD_UTIL { w[i] } else { 0.0 };
         if let Some(t) = data.t.get(i) {
-            flags.push(((t * 1e4).round() as u64, low || spun, low));
+            flags.push(((t / tick).round() as u64, low || spun, low));
         }
     }
     let total_s = total.max(f64::EPSILON);

@@ -202,3 +202,28 @@ fn a_dmon_straggler_whose_waits_show_in_samples_is_caught() {
         );
     }
 }
+
+#[test]
+fn independent_jobs_that_wait_different_amounts_are_not_stragglers() {
+    // Four single-GPU jobs out of step: GPU 0 waits 20 % of the time, the others 35 %, but
+    // their waits never line up, so nobody waits for GPU 0.
+    let period = 20usize;
+    let devs = (0..4u32)
+        .map(|g| {
+            let wait_n = if g == 0 { 4 } else { 7 };
+            let util: Vec<f32> = (0..N)
+                .map(|i| {
+                    if (i + period - 5 * g as usize) % period < wait_n {
+                        3.0
+                    } else {
+                        97.0
+                    }
+                })
+                .collect();
+            (h100(g), vec![(GpuMetric::UtilGpu, util)])
+        })
+        .collect();
+    let r = diagnosed(report(devs));
+    assert!(find(&r, "rank_imbalance").is_none(), "{:?}", r.findings);
+    assert!(find(&r, "comm_sync").is_none());
+}
