@@ -160,7 +160,7 @@ fn by_wait(s: &Signals) -> Option<Straggle> {
     }
     Some(Straggle {
         summary: format!(
-            "The other GPUs wait {:.0}% of the time (idle, or busy at low power inside a collective) and {} {:.0}%: about {:.0}% of every step is spent waiting for {} (time-weighted over {:.0} s of samples).",
+            "The other GPUs wait {:.0}% of the time (idle, or working well below their own level: busy at low power inside a collective, or a drop in utilization) and {} {:.0}%: about {:.0}% of every step is spent waiting for {} (time-weighted over {:.0} s of samples).",
             others_wait * 100.0,
             verb(&devs, "waits", "wait"),
             worst * 100.0,
@@ -314,10 +314,14 @@ fn by_power(s: &Signals) -> Option<Straggle> {
     } else {
         "they do less work (or wait inside a collective) while the others compute"
     };
-    let clocks_seen = if clocks.is_some() {
-        "equal clocks"
-    } else {
-        "no clocks recorded"
+    let (clocks_seen, reading) = match clocks {
+        Some(_) => ("equal clocks", reading.to_string()),
+        None => (
+            "no clocks recorded",
+            format!(
+                "{reading} — or the others' clocks are held down, which recorded clocks would tell"
+            ),
+        ),
     };
     Some(Straggle {
         summary: format!(

@@ -26,6 +26,12 @@ use crate::report::{Report, SeriesData};
 /// power"); an NVLink/NCCL wait draws near idle power, well under 60 % of compute power.
 pub const WAIT_POWER_FRACTION: f64 = 0.6;
 
+/// A sample this many points below the GPU's own busy level (the 90th percentile of its
+/// utilization) also counts as a wait: a rank that finished its share early and waits shows
+/// a drop, not always to zero nor at lower power (DESIGN.md: "waiting on a collective shows as
+/// a drop"); identical GPUs on identical work vary by a few points.
+pub const SLACK_UTIL_POINTS: f64 = 15.0;
+
 /// Percentile of a GPU's loaded power taken as its compute power: high enough to be the
 /// compute phases, low enough that a few boost spikes do not set it.
 pub const COMPUTE_POWER_QUANTILE: f64 = 0.9;
@@ -45,8 +51,9 @@ pub struct GpuActivity {
     pub util_mean: f64,
     /// Share of time with utilization below [`DIP_UTIL`].
     pub idle_share: f64,
-    /// Share of time not idle but below [`WAIT_POWER_FRACTION`] of the GPU's compute power
-    /// (`None` without power samples under load).
+    /// Share of time not idle but working well below the GPU's own level: under
+    /// [`WAIT_POWER_FRACTION`] of its compute power, or [`SLACK_UTIL_POINTS`] under its busy
+    /// utilization (`None` when neither level is known).
     pub spin_share: Option<f64>,
     /// Idle plus spinning: the share of time this GPU waited.
     pub wait_share: f64,
@@ -149,6 +156,12 @@ fn activity(
     let compute_power = (!loaded_power.is_empty())
         .then(|| percentile_sorted(&loaded_power, COMPUTE_POWER_QUANTILE))
         .filter(|p| *p > 0.0);
+    let mut present: Vec<f64> = util.iter().copied().filter(|u| u.is_finite()).collect();
+    present.sort_by(f64::total_cmp);
+    let busy_level = (!present.is_empty())
+        .then(|| percentile_sorted(&present, COMPUTE_POWER_QUANTILE))
+        .filter(|b| *b >= LOAD_UTIL);
+    let slack = move |u: f64| busy_level.is_some_and(|b| u < b - SLACK_UTIL_POINTS);
     let spinning = |u: f64, p: f64| {
         u >= DIP_UTIL && p.is_finite() && compute_power.is_some_and(|c| p < WAIT_POWER_FRACTION * c)
     };
@@ -158,7 +171,8 @@ fn activity(
         if !u.is_finite() {
             continue;
         }
-        let (low, spun) = (*u < DIP_UTIL, spinning(*u, *p));
+        let low = *u < DIP_UTIL;
+        let spun = !low && (spinning(*u, *p) || slack(*u));
         total += w[i];
         sum += u * w[i];
         idle += if low { w[i] } else { 0.0 };
@@ -169,7 +183,7 @@ fn activity(
         }
     }
     let total_s = total.max(f64::EPSILON);
-    let spin_share = compute_power.map(|_| spin / total_s);
+    let spin_share = (compute_power.is_some() || busy_level.is_some()).then(|| spin / total_s);
     let a = GpuActivity {
         index: d.index,
         name: d.name.clone(),

@@ -14,9 +14,9 @@ fn noise(seed: &mut u64) -> f32 {
 }
 
 /// Eight GPUs stepping in lockstep (20 samples of 100 ms per step). GPU `straggler` computes
-/// the whole step; the others finish early and wait `cost` of every step showing `wait_util`
-/// at 180 W (a collective spinning, or idle).
-fn lockstep(straggler: Option<u32>, cost: f64, wait_util: f32) -> Report {
+/// the whole step; the others finish early and wait `cost` of every step showing `wait`
+/// (utilization %, power W): a collective spinning, idle, or a partial drop.
+fn lockstep(straggler: Option<u32>, cost: f64, wait: (f32, f32)) -> Report {
     let period = 20usize;
     let wait_n = (cost * period as f64).round() as usize;
     let mut seed = 7u64;
@@ -25,11 +25,7 @@ fn lockstep(straggler: Option<u32>, cost: f64, wait_util: f32) -> Report {
             let (mut util, mut power) = (Vec::with_capacity(N), Vec::with_capacity(N));
             for i in 0..N {
                 let waiting = Some(g) != straggler && i % period >= period - wait_n;
-                let (u, p) = if waiting {
-                    (wait_util, 180.0)
-                } else {
-                    (97.0, 600.0)
-                };
+                let (u, p) = if waiting { wait } else { (97.0, 600.0) };
                 util.push((u + 2.0 * noise(&mut seed)).clamp(0.0, 100.0));
                 power.push(p + 15.0 * noise(&mut seed));
             }
@@ -47,11 +43,13 @@ fn lockstep(straggler: Option<u32>, cost: f64, wait_util: f32) -> Report {
 
 #[test]
 fn a_straggler_is_caught_at_each_severity_with_its_lost_share() {
-    for wait_util in [96.0, 3.0] {
+    // Spinning in a collective (full utilization, low power), idle, and a partial drop whose
+    // power follows utilization.
+    for wait in [(96.0, 180.0), (3.0, 120.0), (70.0, 480.0)] {
         for cost in [0.1, 0.2, 0.4] {
-            let r = diagnosed(lockstep(Some(5), cost, wait_util));
+            let r = diagnosed(lockstep(Some(5), cost, wait));
             let f = find(&r, "rank_imbalance")
-                .unwrap_or_else(|| panic!("cost {cost} wait util {wait_util}: {:?}", r.verdict));
+                .unwrap_or_else(|| panic!("cost {cost} wait {wait:?}: {:?}", r.verdict));
             assert_eq!(f.devices, vec![5], "{}", f.summary);
             let lost = f.lost_share.expect("lost share");
             assert!((lost - cost).abs() < 0.03, "cost {cost}: lost {lost}");
@@ -73,31 +71,31 @@ fn a_straggler_is_caught_at_each_severity_with_its_lost_share() {
 #[test]
 fn a_straggler_at_full_utilization_is_the_verdict_not_silence() {
     // The case: every GPU's median utilization ~95 %; the others wait a third.
-    let r = diagnosed(lockstep(Some(2), 0.35, 95.0));
+    let r = diagnosed(lockstep(Some(2), 0.35, (95.0, 200.0)));
     assert_eq!(r.verdict.id, "rank_imbalance", "{}", r.verdict.summary);
     assert_eq!(r.findings[0].devices, vec![2]);
 }
 
 #[test]
 fn balanced_gpus_and_joint_waits_are_not_stragglers() {
-    let even = diagnosed(lockstep(None, 0.0, 96.0));
+    let even = diagnosed(lockstep(None, 0.0, (96.0, 180.0)));
     assert!(
         find(&even, "rank_imbalance").is_none(),
         "{:?}",
         even.findings
     );
     // Every GPU waits together (a collective): nobody is the straggler.
-    let together = diagnosed(lockstep(None, 0.3, 3.0));
+    let together = diagnosed(lockstep(None, 0.3, (3.0, 120.0)));
     assert!(find(&together, "rank_imbalance").is_none());
     assert!(find(&together, "comm_sync").is_some());
     // A straggler costing 4 % of a step is within run-to-run noise.
-    let mild = diagnosed(lockstep(Some(1), 0.04, 96.0));
+    let mild = diagnosed(lockstep(Some(1), 0.04, (96.0, 180.0)));
     assert!(find(&mild, "rank_imbalance").is_none());
 }
 
 #[test]
 fn comm_sync_loses_the_time_every_gpu_idles_at_once() {
-    let r = diagnosed(lockstep(None, 0.3, 3.0));
+    let r = diagnosed(lockstep(None, 0.3, (3.0, 120.0)));
     let f = find(&r, "comm_sync").expect("fires");
     let lost = f.lost_share.expect("lost share");
     assert!((lost - 0.3).abs() < 0.02, "{lost}");
