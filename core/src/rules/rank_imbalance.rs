@@ -266,16 +266,11 @@ fn by_power(s: &Signals) -> Option<Straggle> {
         .iter()
         .map(|a| a.power_scaled(by_limit).map(|v| (a, v)))
         .collect::<Option<_>>()?;
-    let utils: Vec<f64> = acts
-        .iter()
-        .map(|a| a.util_loaded.unwrap_or(f64::NAN))
-        .collect();
-    let (lo, hi) = utils
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |m, u| {
-            (m.0.min(*u), m.1.max(*u))
-        });
-    if !(hi - lo <= MAX_UTIL_SPREAD) {
+    // Every GPU must have been under load, at about the same utilization.
+    let utils: Vec<f64> = acts.iter().map(|a| a.util_loaded).collect::<Option<_>>()?;
+    let lo = utils.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = utils.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if hi - lo > MAX_UTIL_SPREAD {
         return None;
     }
     p.sort_by(|a, b| a.1.total_cmp(&b.1));
