@@ -225,3 +225,55 @@ fn independent_jobs_that_wait_different_amounts_are_not_stragglers() {
     assert!(find(&r, "rank_imbalance").is_none(), "{:?}", r.findings);
     assert!(find(&r, "comm_sync").is_none());
 }
+
+/// A `--query-gpu` CSV log of four GPUs, one row each per second, each GPU's row stamped a
+/// few milliseconds after the previous one's; `row(gpu, i)` gives (util %, power W, SM MHz).
+fn csv(n: usize, row: impl Fn(u32, usize) -> (f32, f32, f32)) -> Report {
+    let mut text = String::from(
+        "timestamp, index, name, utilization.gpu [%], power.draw [W], power.limit [W], clocks.sm [MHz]\n",
+    );
+    for i in 0..n {
+        for g in 0..4u32 {
+            let (u, p, c) = row(g, i);
+            text.push_str(&format!(
+                "2026/11/29 11:{:02}:{:02}.{:03}, {g}, NVIDIA H100 80GB HBM3, {u:.0} %, {p:.2} W, 700.00 W, {c:.0} MHz\n",
+                i / 60,
+                i % 60,
+                100 + 3 * g
+            ));
+        }
+    }
+    let out = import(Kind::Csv, text.as_bytes(), &ImportOptions::default()).expect("imports");
+    let mut r = Report::from_recording(&out.recording);
+    diagnose_log(&mut r);
+    r
+}
+
+#[test]
+fn a_csv_log_without_max_clocks_names_the_slow_gpu_and_the_straggler() {
+    let slow = csv(120, |g, _| {
+        if g == 3 {
+            (99.0, 380.0, 1100.0)
+        } else {
+            (99.0, 650.0, 1980.0)
+        }
+    });
+    let f = find(&slow, "throttling").expect("fires");
+    assert_eq!(f.devices, vec![3]);
+    assert!((f.lost_share.expect("lost") - (1.0 - 1100.0 / 1980.0)).abs() < 0.02);
+    // Rows stamped apart still line up: the others spin 3 s of every 10 s step.
+    let straggler = csv(120, |g, i| {
+        if g != 3 && i % 10 >= 7 {
+            (95.0, 190.0, 1980.0)
+        } else {
+            (98.0, 620.0, 1980.0)
+        }
+    });
+    let f = find(&straggler, "rank_imbalance").expect("fires");
+    assert_eq!(f.devices, vec![3]);
+    assert!((f.lost_share.expect("lost") - 0.3).abs() < 0.02);
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.metric.contains("works while all others wait") && e.agrees));
+}
