@@ -296,7 +296,7 @@ fn by_power(s: &Signals) -> Option<Straggle> {
         .iter()
         .map(|x| x.0.index)
         .collect();
-    let ev = vec![evidence(
+    let mut ev = vec![evidence(
         "loaded power gap between the GPU groups (1 − low/high)",
         gap,
         ">=",
@@ -304,6 +304,22 @@ fn by_power(s: &Signals) -> Option<Straggle> {
         "fraction",
         None,
     )];
+    // Memory activity follows the work: the group drawing more power should move more data.
+    let mem =
+        |g: &[(&GpuActivity, f64)]| median(g.iter().filter_map(|x| x.0.util_mem_loaded).collect());
+    let mut mem_agrees = false;
+    if let (Some(l), Some(h)) = (mem(low), mem(high)) {
+        let e = evidence(
+            "memory activity under load, high-power group minus low",
+            h - l,
+            ">",
+            0.0,
+            "points",
+            None,
+        );
+        mem_agrees = e.agrees;
+        ev.push(e);
+    }
     let reading = if high_named {
         "it computes while the others wait at high utilization but low power (inside a collective)"
     } else {
@@ -329,7 +345,7 @@ fn by_power(s: &Signals) -> Option<Straggle> {
         devices: named,
         lost: gap,
         evidence: ev,
-        confidence: if clocks.is_some() { 0.6 } else { 0.45 },
+        confidence: if clocks.is_some() { 0.6 } else { 0.45 } + if mem_agrees { 0.1 } else { 0.0 },
     })
 }
 
