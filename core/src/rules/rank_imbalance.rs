@@ -10,6 +10,7 @@
 use super::{evidence, round, Rule, RuleDoc, RuleMeta};
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::cross::GpuActivity;
+use crate::signals::stats::percentile_sorted;
 use crate::signals::Signals;
 
 /// Spread of per-GPU median utilization (points) above which GPUs are out of balance.
@@ -66,17 +67,11 @@ fn verb(devs: &[u32], one: &str, many: &str) -> String {
     )
 }
 
+/// The median of the finite values (the crate's one percentile definition).
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    (n > 0).then(|| {
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    })
+    (!v.is_empty()).then(|| percentile_sorted(&v, 0.5))
 }
 
 /// The median of `f` over every GPU but `skip`.
@@ -110,11 +105,11 @@ fn by_wait(s: &Signals) -> Option<Straggle> {
     if others_util < crate::signals::DIP_UTIL {
         return None;
     }
-    let worst = stragglers
+    let least = stragglers
         .iter()
         .map(|a| a.wait_share)
         .fold(f64::INFINITY, f64::min);
-    let lost = others_wait - worst;
+    let lost = others_wait - least;
     let mut ev = vec![evidence(
         "others' wait share minus the straggler's (time-weighted)",
         lost,
@@ -125,7 +120,7 @@ fn by_wait(s: &Signals) -> Option<Straggle> {
     )];
     for a in acts {
         ev.push(evidence(
-            "wait share (idle or low power)",
+            "wait share (idle, or well below its own level)",
             a.wait_share,
             ">=",
             0.0,
@@ -163,7 +158,7 @@ fn by_wait(s: &Signals) -> Option<Straggle> {
             "The other GPUs wait {:.0}% of the time (idle, or working well below their own level: busy at low power inside a collective, or a drop in utilization) and {} {:.0}%: about {:.0}% of every step is spent waiting for {} (time-weighted over {:.0} s of samples).",
             others_wait * 100.0,
             verb(&devs, "waits", "wait"),
-            worst * 100.0,
+            least * 100.0,
             lost * 100.0,
             gpus(&devs),
             acts.iter().map(|a| a.seconds).fold(0.0, f64::max)
@@ -196,14 +191,24 @@ fn by_util(s: &Signals) -> Option<Straggle> {
     if spread <= MAX_UTIL_SPREAD && mean_hit.is_none() {
         return None;
     }
-    let (outlier, distance) = match mean_hit {
-        Some((a, d)) => (a.index, d),
+    let outlier = match mean_hit {
+        Some((a, _)) => a.index,
+        None => s.cross.util_outlier?.0,
+    };
+    // The gap in time-weighted mean utilization where samples allow, else in medians.
+    let mine = acts.iter().find(|a| a.index == outlier);
+    let (distance, basis) = match mine.zip(others(acts, &[outlier], |o| o.util_mean)) {
+        Some((a, o)) => (a.util_mean - o, "time-weighted mean utilization"),
         None => {
-            let (d, dist) = s.cross.util_outlier?;
             let p50s = &s.cross.util_p50_by_device;
-            let mine = p50s.iter().find(|u| u.0 == d)?.1;
-            let rest = median(p50s.iter().filter(|u| u.0 != d).map(|u| u.1).collect())?;
-            (d, if mine >= rest { dist } else { -dist })
+            let mine = p50s.iter().find(|u| u.0 == outlier)?.1;
+            let rest = median(
+                p50s.iter()
+                    .filter(|u| u.0 != outlier)
+                    .map(|u| u.1)
+                    .collect(),
+            )?;
+            (mine - rest, "median utilization")
         }
     };
     let n = acts.len().max(s.cross.util_p50_by_device.len()).max(2) as f64;
@@ -244,7 +249,7 @@ fn by_util(s: &Signals) -> Option<Straggle> {
         devices: vec![outlier],
         lost,
         summary: format!(
-            "GPU {outlier} is {:.0} points {how} the other GPUs (time-weighted mean utilization; spread of medians {spread:.0} points); in synchronous training {}. About {:.0}% of the job's time is lost, estimated from that gap.",
+            "GPU {outlier} is {:.0} points {how} the other GPUs ({basis}; spread of medians {spread:.0} points); in synchronous training {}. About {:.0}% of the job's time is lost, estimated from that gap.",
             distance.abs(),
             if distance > 0.0 { "the others wait for it" } else { "it waits for the others" },
             lost * 100.0
