@@ -67,6 +67,14 @@ fn verb(devs: &[u32], one: &str, many: &str) -> String {
     )
 }
 
+/// How often a straggler must be seen working while every other GPU waits, for a wait gap
+/// of `gap`: in lockstep the others' extra waiting all falls while it works (the share is
+/// about the gap); GPUs that wait independently rarely all wait at once. Half the gap, and
+/// at least half of [`MIN_WAIT_GAP`], leaves room for sampling jitter.
+fn lined_up_needed(gap: f64) -> f64 {
+    (gap / 2.0).max(MIN_WAIT_GAP / 2.0)
+}
+
 /// The median of the finite values (the crate's one percentile definition).
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());
@@ -141,7 +149,7 @@ fn by_wait(s: &Signals) -> Option<Straggle> {
             "share of sample times it works while all others wait",
             share,
             ">=",
-            MIN_WAIT_GAP / 2.0,
+            round(lined_up_needed(lost)),
             "fraction",
             Some(devs[0]),
         );
@@ -181,13 +189,14 @@ fn by_util(s: &Signals) -> Option<Straggle> {
         .max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()));
     // A GPU busier on average than the rest is a straggler only if the others wait at the
     // same moments while it works (lined-up samples, when there are any).
-    let lines_up = |d: u32| {
+    let lines_up = |d: u32, gap: f64| {
         s.cross.aligned_samples == 0
             || s.cross
                 .lone_working
-                .is_some_and(|(w, share)| w == d && share >= MIN_WAIT_GAP / 2.0)
+                .is_some_and(|(w, share)| w == d && share >= lined_up_needed(gap))
     };
-    let mean_hit = mean_outlier.filter(|(a, d)| *d > MAX_UTIL_SPREAD && lines_up(a.index));
+    let mean_hit =
+        mean_outlier.filter(|(a, d)| *d > MAX_UTIL_SPREAD && lines_up(a.index, d / 100.0));
     if spread <= MAX_UTIL_SPREAD && mean_hit.is_none() {
         return None;
     }
