@@ -9,6 +9,7 @@
 use super::{confidence, evidence, round, Rule, RuleDoc, RuleMeta};
 use crate::metric::reasons;
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
+use crate::signals::cross::GpuActivity;
 use crate::signals::{DeviceSignals, Signals};
 
 /// Share of loaded samples with a throttling reason bit set at which throttling counts.
@@ -166,24 +167,40 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
     c
 }
 
-/// GPUs of the job against the fastest of them at equal utilization, for GPUs that have no
-/// maximum clock or reasons to judge them by (those are judged by [`own_limits`]).
-fn against_peers(s: &Signals, d: &DeviceSignals) -> Option<Check> {
-    if d.throttled_share.is_some() || d.sm_clock_ratio_loaded.is_some() {
-        return None;
-    }
+/// This GPU's activity and the fastest other job GPU of the same product at about the same
+/// utilization under load, with its clock.
+fn fastest_peer(s: &Signals, index: u32) -> Option<(&GpuActivity, (&GpuActivity, f64))> {
     let acts = &s.cross.activity;
-    let me = acts.iter().find(|a| a.index == d.index)?;
-    let (my_clock, my_util) = (me.clock_loaded?, me.util_loaded?);
+    let me = acts.iter().find(|a| a.index == index)?;
+    let my_util = me.util_loaded?;
     let fastest = acts
         .iter()
-        .filter(|a| a.index != d.index && a.name == me.name)
+        .filter(|a| a.index != index && a.name == me.name)
         .filter(|a| {
             a.util_loaded
                 .is_some_and(|u| (u - my_util).abs() <= PEER_UTIL_SPREAD)
         })
         .filter_map(|a| a.clock_loaded.map(|c| (a, c)))
         .max_by(|x, y| x.1.total_cmp(&y.1))?;
+    Some((me, fastest))
+}
+
+/// The clock ratio against the fastest peer, for a GPU throttled by its own reasons but
+/// without a maximum clock to measure the loss against.
+fn peer_ratio(s: &Signals, index: u32) -> Option<f64> {
+    let (me, (_, fastest)) = fastest_peer(s, index)?;
+    Some((me.clock_loaded? / fastest.max(f64::EPSILON)).min(1.0))
+}
+
+/// GPUs of the job against the fastest of them at equal utilization, for GPUs that have no
+/// maximum clock or reasons to judge them by (those are judged by [`own_limits`]).
+fn against_peers(s: &Signals, d: &DeviceSignals) -> Option<Check> {
+    if d.throttled_share.is_some() || d.sm_clock_ratio_loaded.is_some() {
+        return None;
+    }
+    let (me, fastest) = fastest_peer(s, d.index)?;
+    let my_clock = me.clock_loaded?;
+    let my_util = me.util_loaded?;
     let dev = Some(d.index);
     let mut c = Check::default();
     let ratio = my_clock / fastest.1.max(f64::EPSILON);
@@ -239,6 +256,9 @@ impl Rule for Throttling {
                     peers = true;
                     c = p;
                 }
+            }
+            if c.fires && c.ratio.is_none() {
+                c.ratio = peer_ratio(s, d.index);
             }
             if c.fires {
                 // Time-weighted: only the time under load runs slower.

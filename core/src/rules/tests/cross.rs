@@ -277,3 +277,31 @@ fn a_csv_log_without_max_clocks_names_the_slow_gpu_and_the_straggler() {
         .iter()
         .any(|e| e.metric.contains("works while all others wait") && e.agrees));
 }
+
+#[test]
+fn reasons_without_a_max_clock_measure_the_loss_against_the_fastest_peer() {
+    let gpu = |i: u32, clock: f32, reasons_bits: f32| {
+        let info = DeviceInfo {
+            max_sm_clock_mhz: None,
+            ..h100(i)
+        };
+        let cols = vec![
+            (GpuMetric::UtilGpu, constant(99.0, N)),
+            (GpuMetric::SmClock, constant(clock, N)),
+            (GpuMetric::ClockReasons, constant(reasons_bits, N)),
+            (
+                GpuMetric::Power,
+                constant(if reasons_bits > 0.0 { 700.0 } else { 690.0 }, N),
+            ),
+        ];
+        (info, cols)
+    };
+    let r = diagnosed(report(vec![
+        gpu(0, 1980.0, 0.0),
+        gpu(1, 1300.0, reasons::SW_POWER_CAP as f32),
+    ]));
+    let f = find(&r, "throttling").expect("fires on the reasons");
+    assert_eq!(f.devices, vec![1]);
+    let lost = f.lost_share.expect("measured against GPU 0");
+    assert!((lost - (1.0 - 1300.0 / 1980.0)).abs() < 0.01, "{lost}");
+}
