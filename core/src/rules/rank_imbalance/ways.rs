@@ -1,100 +1,17 @@
-//! `rank_imbalance`: one GPU or rank is a straggler.
-//!
-//! Read across the job's GPUs (`docs/rules.md`, "Cross-GPU evidence"), three ways, first
-//! match wins: the *wait pattern* (the others wait — idle, or at ~100 % utilization but low
-//! power inside a collective — a share of the time the straggler does not), the *time-weighted
-//! utilization* (one GPU's median or mean far from the others'), and the *power* at equal
-//! utilization and equal clocks (one GPU draws much more than the others: it computes while
-//! they spin). A profiler trace, when attached, decides first.
+//! The three ways `rank_imbalance` reads a straggler from samples (see the parent module):
+//! the wait pattern, time-weighted utilization, and power at equal utilization.
 
-use super::{evidence, round, Rule, RuleDoc, RuleMeta};
-use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
-use crate::signals::cross::GpuActivity;
-use crate::signals::stats::percentile_sorted;
-use crate::signals::Signals;
-
-/// Spread of per-GPU median utilization (points) above which GPUs are out of balance.
-/// DESIGN.md's catalogue: "per-GPU SM util differs > 10 points". Also the distance of one
-/// GPU's time-weighted mean utilization from the others' median.
-pub const MAX_UTIL_SPREAD: f64 = 10.0;
-
-/// Relative clock difference of the outlier against the others' median that points at the
-/// outlier's hardware (throttling) rather than its data.
-pub const CLOCK_GAP: f64 = 0.10;
-
-/// How much more of the time (0–1) the other GPUs must wait than the straggler. The issue
-/// this answers asks that a straggler costing 10 % of each step be caught; identical ranks'
-/// wait shares agree within a few points (the simulator's 2–3 % phase jitter), so 8 % is
-/// clear of noise and below the 10 % to be caught.
-pub const MIN_WAIT_GAP: f64 = 0.08;
-
-/// Relative loaded-power gap (1 − low/high) between two groups of GPUs at equal
-/// utilization and equal clocks that marks one group as doing more work. Identical GPUs on
-/// identical work draw within ~10 % of each other; a rank spinning in a collective a quarter
-/// of the time draws ~20 % less (see the module docs).
-pub const POWER_GAP: f64 = 0.2;
-
-static META: RuleMeta = RuleMeta {
-    id: "rank_imbalance",
-    title: "One GPU is out of step with the others",
-    severity: Severity::High,
-    doc: RuleDoc {
-        detects: "A straggler among the GPUs of a job: the others wait (idle, or at high utilization but low power inside a collective) a share of the time it does not; or per-GPU median or time-weighted mean utilization differs by more than 10 points; or one GPU draws far more power than the others at equal utilization and equal clocks.",
-        why: "In synchronous data-parallel training every step waits for the slowest rank; one straggler slows all of them.",
-        evidence: "Per-GPU time-weighted wait share and mean utilization; how often one GPU works alone while all the others wait; per-GPU utilization medians and their spread; loaded power and clocks across GPUs.",
-        first: "Give every rank the same batch size and an even data shard; look for another process on the outlier GPU; check the outlier for throttling.",
-    },
+use super::{
+    gpus, lined_up_needed, median, others, verb, Straggle, CLOCK_GAP, MAX_UTIL_SPREAD,
+    MIN_WAIT_GAP, POWER_GAP,
 };
-
-/// See the module docs.
-pub struct RankImbalance;
-
-/// What one way of looking found.
-struct Straggle {
-    devices: Vec<u32>,
-    lost: f64,
-    summary: String,
-    evidence: Vec<Evidence>,
-    confidence: f64,
-}
-
-/// A device set with its verb in agreement: `GPU 0 waits`, `GPUs 0–3 wait`.
-fn verb(devs: &[u32], one: &str, many: &str) -> String {
-    format!(
-        "{} {}",
-        gpus(devs),
-        if devs.len() == 1 { one } else { many }
-    )
-}
-
-/// How often a straggler must be seen working while every other GPU waits, for a wait gap
-/// of `gap`: in lockstep the others' extra waiting all falls while it works (the share is
-/// about the gap); GPUs that wait independently rarely all wait at once. Half the gap, and
-/// at least half of [`MIN_WAIT_GAP`], leaves room for sampling jitter.
-fn lined_up_needed(gap: f64) -> f64 {
-    (gap / 2.0).max(MIN_WAIT_GAP / 2.0)
-}
-
-/// The median of the finite values (the crate's one percentile definition).
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    v.sort_by(f64::total_cmp);
-    (!v.is_empty()).then(|| percentile_sorted(&v, 0.5))
-}
-
-/// The median of `f` over every GPU but `skip`.
-fn others(acts: &[GpuActivity], skip: &[u32], f: impl Fn(&GpuActivity) -> f64) -> Option<f64> {
-    median(
-        acts.iter()
-            .filter(|a| !skip.contains(&a.index))
-            .map(f)
-            .collect(),
-    )
-}
+use crate::rules::{evidence, round};
+use crate::signals::cross::GpuActivity;
+use crate::signals::Signals;
 
 /// The wait pattern: GPUs that wait at least [`MIN_WAIT_GAP`] less of the time than the
 /// others (fewer than half of the GPUs), while the others did work.
-fn by_wait(s: &Signals) -> Option<Straggle> {
+pub(super) fn by_wait(s: &Signals) -> Option<Straggle> {
     let acts = &s.cross.activity;
     let stragglers: Vec<&GpuActivity> = acts
         .iter()
@@ -180,7 +97,7 @@ fn by_wait(s: &Signals) -> Option<Straggle> {
 
 /// Utilization: per-GPU medians spread more than [`MAX_UTIL_SPREAD`], or one GPU's
 /// time-weighted mean that far from the others'.
-fn by_util(s: &Signals) -> Option<Straggle> {
+pub(super) fn by_util(s: &Signals) -> Option<Straggle> {
     let spread = s.cross.util_p50_spread.unwrap_or(0.0);
     let acts = &s.cross.activity;
     let mean_outlier = acts
@@ -270,7 +187,7 @@ fn by_util(s: &Signals) -> Option<Straggle> {
 
 /// Power at equal utilization and equal (or unrecorded) clocks: the GPUs split into two
 /// groups [`POWER_GAP`] apart; the smaller group is named.
-fn by_power(s: &Signals) -> Option<Straggle> {
+pub(super) fn by_power(s: &Signals) -> Option<Straggle> {
     let acts = &s.cross.activity;
     let by_limit = acts.iter().all(|a| a.power_limit.is_some_and(|l| l > 0.0));
     if acts.len() < 2 || (!by_limit && acts.iter().any(|a| a.name != acts[0].name)) {
@@ -361,74 +278,4 @@ fn by_power(s: &Signals) -> Option<Straggle> {
         evidence: ev,
         confidence: if clocks.is_some() { 0.6 } else { 0.45 } + if mem_agrees { 0.1 } else { 0.0 },
     })
-}
-
-/// The outlier's SM clock against the others': a slower clock points at its hardware.
-fn clock_check(s: &Signals, outlier: u32) -> Option<(Evidence, String)> {
-    let acts = &s.cross.activity;
-    let mine = acts.iter().find(|a| a.index == outlier)?.clock_loaded?;
-    let med =
-        others(acts, &[outlier], |a| a.clock_loaded.unwrap_or(f64::NAN)).filter(|m| *m > 0.0)?;
-    let gap = (med - mine) / med;
-    let e = evidence(
-        "outlier clock under load below the others' median",
-        gap,
-        ">=",
-        CLOCK_GAP,
-        "fraction",
-        Some(outlier),
-    );
-    let cause = format!(
-        " Its clock is {:.0}% below the others': look at its cooling and power.",
-        gap * 100.0
-    );
-    Some((e, cause))
-}
-
-impl Rule for RankImbalance {
-    fn meta(&self) -> &'static RuleMeta {
-        &META
-    }
-
-    fn evaluate(&self, s: &Signals) -> Option<Finding> {
-        // A profiler trace measures this directly (issue 6): trust it first.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::rank_imbalance(t, &META))
-        {
-            return Some(f);
-        }
-        let mut st = by_wait(s).or_else(|| by_util(s)).or_else(|| by_power(s))?;
-        let first = st.devices[0];
-        if let Some((e, cause)) = clock_check(s, first) {
-            if e.agrees {
-                st.confidence += 0.15;
-                st.summary.push_str(&cause);
-            }
-            st.evidence.push(e);
-        }
-        let who = gpus(&st.devices);
-        Some(Finding {
-            id: META.id.into(),
-            title: META.title.into(),
-            severity: META.severity,
-            confidence: round(st.confidence.min(1.0)),
-            summary: st.summary,
-            lost_share: Some(round(st.lost.clamp(0.0, 1.0))),
-            devices: st.devices,
-            evidence: st.evidence,
-            actions: vec![
-                Action { text: "Check that every rank gets the same batch size and an evenly sized data shard (DistributedSampler, drop_last)".into(), cost: Cost::Low },
-                Action { text: format!("Look for other processes on {who} (`nvidia-smi`) and for throttling on it"), cost: Cost::Low },
-                Action { text: "Move the straggling rank to another GPU or node".into(), cost: Cost::Medium },
-            ],
-            experiment: Experiment {
-                change: format!("Swap the work of {who} with another GPU (or exclude it) and rerun"),
-                expect: "If the GPU is the cause, the imbalance follows the GPU; if the data is, it follows the shard. The other GPUs' wait share and the spread of util_gpu p50 fall below 10 points once fixed".into(),
-                metric: "per-GPU wait share; spread of per-GPU util_gpu p50".into(),
-            },
-            unseen: vec!["Per-rank step times were not recorded; merge per-rank reports (or add step markers) to see which phase the straggler spends longer in.".into()],
-        })
-    }
 }
