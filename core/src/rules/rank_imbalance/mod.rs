@@ -161,7 +161,11 @@ impl Rule for RankImbalance {
                 expect: "If the GPU is the cause, the imbalance follows the GPU; if the data is, it follows the shard. The other GPUs' wait share and the spread of util_gpu p50 fall below 10 points once fixed".into(),
                 metric: "per-GPU wait share; spread of per-GPU util_gpu p50".into(),
             },
-            unseen: vec!["Per-rank step times were not recorded; merge per-rank reports (or add step markers) to see which phase the straggler spends longer in.".into()],
+            unseen: vec![if s.steps.is_some() {
+                "Only one process's step times are in this report; merge every rank's report (`gpuwhy merge`) to see which phase the straggler spends longer in.".into()
+            } else {
+                "Per-rank step times were not recorded; merge per-rank reports (or add step markers) to see which phase the straggler spends longer in.".into()
+            }],
         })
     }
 }
