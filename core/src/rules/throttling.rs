@@ -279,6 +279,7 @@ impl Rule for Throttling {
         }
         // A synchronous job runs at its slowest GPU's pace: the largest loss is the job's.
         let lost_share = round(lost.iter().copied().fold(0.0, f64::max));
+        let peers_only = peers && kinds.is_empty();
         let why = if !kinds.is_empty() {
             kinds.into_iter().collect::<Vec<_>>().join(", ")
         } else if peers {
@@ -287,7 +288,8 @@ impl Rule for Throttling {
             "clock held below max under load".to_string()
         };
         let mut f = META.finding(
-            confidence(&weights),
+            // Peers show that a clock is held down, not by what: less sure than the driver's word.
+            confidence(&weights) * if peers_only { 0.85 } else { 1.0 },
             format!(
                 "{} {} below {} clock under load ({why}); about {:.0}% of the run is lost (estimated as the share of time under load × the clock shortfall, for the slowest GPU; exact for compute-bound work, an upper bound otherwise).",
                 gpus(&devices),
