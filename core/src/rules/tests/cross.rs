@@ -305,3 +305,20 @@ fn reasons_without_a_max_clock_measure_the_loss_against_the_fastest_peer() {
     let lost = f.lost_share.expect("measured against GPU 0");
     assert!((lost - (1.0 - 1300.0 / 1980.0)).abs() < 0.01, "{lost}");
 }
+
+#[test]
+fn noisy_but_even_gpus_in_a_dmon_log_are_neither_stragglers_nor_throttled() {
+    // Eight GPUs whose utilization wanders independently between ~65 % and 100 %, power
+    // following it, clocks within a few percent of each other.
+    let seeds = std::cell::RefCell::new(11u64);
+    let r = dmon(8, 300, |g, _| {
+        let mut s = seeds.borrow_mut();
+        let u = 82.0 + 17.0 * noise(&mut s);
+        let p = 150.0 + 5.0 * u + 30.0 * noise(&mut s);
+        let c = 1980.0 - 15.0 * g as f32 - 40.0 * noise(&mut s).abs();
+        (u, p, c)
+    });
+    for id in ["rank_imbalance", "throttling", "comm_sync"] {
+        assert!(find(&r, id).is_none(), "{id}: {:?}", r.findings);
+    }
+}
