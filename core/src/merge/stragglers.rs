@@ -95,7 +95,7 @@ pub fn min_excess(ranks: &[RankSummary]) -> f64 {
 }
 
 /// The thresholds a straggler met: (ratio, least extra seconds per step), given the job's
-/// [`min_excess`] — whole steps against [`STEP_RATIO`], phases against [`PHASE_RATIO`], or
+/// `min_excess` — whole steps against [`STEP_RATIO`], phases against [`PHASE_RATIO`], or
 /// against [`LARGE_PHASE_RATIO`] when the ratio is smaller and the excess large.
 pub fn thresholds_met(s: &Straggler, min_excess: f64) -> (f64, f64) {
     if s.phase == "step" {
