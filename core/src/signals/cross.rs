@@ -256,8 +256,9 @@ pub(super) fn extend(report: &Report, devices: &[DeviceSignals], out: &mut Cross
         *lone.entry(t.working).or_default() += 1;
     }
     out.aligned_samples = full.len();
-    out.all_idle_share =
-        Some(full.iter().filter(|t| t.idle == n).count() as f64 / full.len() as f64);
+    let share = |k: usize| Some(k as f64 / full.len() as f64);
+    out.all_idle_share = share(full.iter().filter(|t| t.idle == n).count());
+    out.all_wait_share = share(full.iter().filter(|t| t.waiting == n).count());
     out.lone_working = lone
         .into_iter()
         .max_by_key(|(d, k)| (*k, std::cmp::Reverse(*d)))

@@ -40,6 +40,8 @@ pub struct CrossSignals {
     pub aligned_samples: usize,
     /// Of those, the share at which every job GPU idles (utilization below [`DIP_UTIL`]).
     pub all_idle_share: Option<f64>,
+    /// Of those, the share at which every job GPU waits (idle, or well below its own level).
+    pub all_wait_share: Option<f64>,
     /// The GPU most often working alone while every other job GPU waits (idle, or well below
     /// its own level: see [`cross::GpuActivity::wait_share`]), and the share of aligned sample
     /// times at which it does.

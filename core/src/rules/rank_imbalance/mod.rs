@@ -77,6 +77,28 @@ fn lined_up_needed(gap: f64) -> f64 {
     (gap / 2.0).max(MIN_WAIT_GAP / 2.0)
 }
 
+/// Whether the straggler's own waits (a data phase every rank has) are everyone's, as in
+/// lockstep, with the evidence; independent jobs' waits coincide only by chance, which is
+/// what tells them apart on two GPUs. Holds trivially for a GPU that barely waits.
+fn waits_coincide(s: &Signals, own_wait: f64) -> (bool, Option<Evidence>) {
+    let Some(all) = s
+        .cross
+        .all_wait_share
+        .filter(|_| own_wait >= MIN_WAIT_GAP / 2.0)
+    else {
+        return (true, None);
+    };
+    let e = evidence(
+        "share of sample times every GPU waits, over the straggler's wait share",
+        all / own_wait,
+        ">=",
+        0.5,
+        "ratio",
+        None,
+    );
+    (e.agrees, Some(e))
+}
+
 /// The median of the finite values (the crate's one percentile definition).
 fn median(mut v: Vec<f64>) -> Option<f64> {
     v.retain(|x| x.is_finite());

@@ -2,8 +2,8 @@
 //! the wait pattern, time-weighted utilization, and power at equal utilization.
 
 use super::{
-    gpus, lined_up_needed, median, others, verb, Straggle, CLOCK_GAP, MAX_UTIL_SPREAD,
-    MIN_WAIT_GAP, POWER_GAP,
+    gpus, lined_up_needed, median, others, verb, waits_coincide, Straggle, CLOCK_GAP,
+    MAX_UTIL_SPREAD, MIN_WAIT_GAP, POWER_GAP,
 };
 use crate::rules::{evidence, round};
 use crate::signals::cross::GpuActivity;
@@ -78,6 +78,11 @@ pub(super) fn by_wait(s: &Signals) -> Option<Straggle> {
     } else if s.cross.aligned_samples > 0 {
         conf = 0.7;
     }
+    let (together, e) = waits_coincide(s, least);
+    if !together {
+        return None;
+    }
+    ev.extend(e);
     Some(Straggle {
         summary: format!(
             "The other GPUs wait {:.0}% of the time (idle, or working well below their own level: busy at low power inside a collective, or a drop in utilization) and {} {:.0}%: about {:.0}% of every step is spent waiting for {} (time-weighted over {:.0} s of samples).",
@@ -112,8 +117,15 @@ pub(super) fn by_util(s: &Signals) -> Option<Straggle> {
                 .lone_working
                 .is_some_and(|(w, share)| w == d && share >= lined_up_needed(gap))
     };
-    let mean_hit =
-        mean_outlier.filter(|(a, d)| *d > MAX_UTIL_SPREAD && lines_up(a.index, d / 100.0));
+    let mean_hit = acts
+        .iter()
+        .filter_map(|a| others(acts, &[a.index], |o| o.util_mean).map(|o| (a, a.util_mean - o)))
+        .filter(|(a, d)| {
+            *d > MAX_UTIL_SPREAD
+                && lines_up(a.index, d / 100.0)
+                && waits_coincide(s, a.wait_share).0
+        })
+        .max_by(|x, y| x.1.total_cmp(&y.1));
     if spread <= MAX_UTIL_SPREAD && mean_hit.is_none() {
         return None;
     }

@@ -322,3 +322,41 @@ fn noisy_but_even_gpus_in_a_dmon_log_are_neither_stragglers_nor_throttled() {
         assert!(find(&r, id).is_none(), "{id}: {:?}", r.findings);
     }
 }
+
+/// Two GPUs, 20-sample steps: both wait in a shared data phase (`shared` samples); GPU 1
+/// also waits `extra` samples for GPU 0, right after it (lockstep) or, `independent`, at its
+/// own offset in a step of its own length.
+fn two_gpus(shared: usize, extra: usize, independent: bool) -> Report {
+    let flags = |g: u32, i: usize| {
+        if g == 0 {
+            i % 20 < shared
+        } else if independent {
+            (i + 7) % 23 < shared + extra
+        } else {
+            i % 20 < shared + extra
+        }
+    };
+    let devs = (0..2u32)
+        .map(|g| {
+            let util = (0..N)
+                .map(|i| if flags(g, i) { 3.0 } else { 97.0 })
+                .collect();
+            (h100(g), vec![(GpuMetric::UtilGpu, util)])
+        })
+        .collect();
+    report(devs)
+}
+
+#[test]
+fn two_gpus_in_lockstep_show_the_straggler_and_two_independent_ones_do_not() {
+    let lockstep = diagnosed(two_gpus(4, 4, false));
+    let f = find(&lockstep, "rank_imbalance").expect("fires");
+    assert_eq!(f.devices, vec![0]);
+    assert!((f.lost_share.expect("lost") - 0.2).abs() < 0.03);
+    let apart = diagnosed(two_gpus(4, 4, true));
+    assert!(
+        find(&apart, "rank_imbalance").is_none(),
+        "{:?}",
+        apart.findings
+    );
+}
