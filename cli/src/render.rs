@@ -5,7 +5,7 @@ mod ranks;
 
 use std::fmt::Write;
 
-use gpuwhy::report::{Finding, Report};
+use gpuwhy::report::{device_set, group_by_device, DeviceInfo, Finding, Report};
 
 fn fmt_num(v: f64) -> String {
     if v.abs() >= 100.0 || v == v.trunc() {
@@ -31,18 +31,26 @@ fn finding(out: &mut String, n: usize, f: &Finding) {
     let _ = writeln!(out, "   {}", f.summary);
     if !f.evidence.is_empty() {
         let _ = writeln!(out, "   Evidence:");
-        for e in &f.evidence {
+        // The same measurement on several GPUs is one line naming them all.
+        let lines = group_by_device(f.evidence.iter().map(|e| {
             let mark = if e.agrees { "✓" } else { "·" };
-            let dev = e.device.map(|d| format!(" (GPU {d})")).unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "     {mark} {}: {} {} {} {}{dev}",
+            let line = format!(
+                "{mark} {}: {} {} {} {}",
                 e.metric,
                 fmt_num(e.value),
                 e.comparison,
                 fmt_num(e.threshold),
                 e.unit
             );
+            (e.device, line)
+        }));
+        for (devs, line) in lines {
+            let dev = if devs.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", device_set(&devs))
+            };
+            let _ = writeln!(out, "     {line}{dev}");
         }
     }
     if !f.actions.is_empty() {
@@ -64,6 +72,33 @@ fn finding(out: &mut String, n: usize, f: &Finding) {
     for u in &f.unseen {
         let _ = writeln!(out, "   Not seen: {u}");
     }
+}
+
+/// A device's description and its unavailable metrics (one clause per reason), without
+/// its index.
+fn device_lines(d: &DeviceInfo) -> (String, Option<String>) {
+    let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> =
+        std::collections::BTreeMap::new();
+    for (k, c) in d.capabilities.iter().filter(|(_, c)| !c.available) {
+        by_reason
+            .entry(c.reason.as_deref().unwrap_or("unavailable"))
+            .or_default()
+            .push(k);
+    }
+    let off: Vec<String> = by_reason
+        .into_iter()
+        .map(|(why, ms)| format!("{} ({why})", ms.join(", ")))
+        .collect();
+    let lost = d
+        .lost_at_s
+        .map(|t| format!(", LOST at {t:.1} s"))
+        .unwrap_or_default();
+    let what = format!(
+        "{} ({}){lost}",
+        d.name.as_deref().unwrap_or("?"),
+        d.architecture.as_deref().unwrap_or("?")
+    );
+    (what, (!off.is_empty()).then(|| off.join("; ")))
 }
 
 /// The whole diagnosis of `r` as text.
@@ -133,33 +168,13 @@ pub fn text(r: &Report) -> String {
     }
     if !r.devices.is_empty() {
         let _ = writeln!(out, "\nDevices:");
-        for d in &r.devices {
-            // Group the unavailable metrics by reason: one line per reason.
-            let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> =
-                std::collections::BTreeMap::new();
-            for (k, c) in d.capabilities.iter().filter(|(_, c)| !c.available) {
-                by_reason
-                    .entry(c.reason.as_deref().unwrap_or("unavailable"))
-                    .or_default()
-                    .push(k);
-            }
-            let off: Vec<String> = by_reason
-                .into_iter()
-                .map(|(why, ms)| format!("{} ({why})", ms.join(", ")))
-                .collect();
-            let lost = d
-                .lost_at_s
-                .map(|t| format!(", LOST at {t:.1} s"))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "  GPU {} {} ({}){lost}",
-                d.index,
-                d.name.as_deref().unwrap_or("?"),
-                d.architecture.as_deref().unwrap_or("?")
-            );
-            if !off.is_empty() {
-                let _ = writeln!(out, "    not available: {}", off.join("; "));
+        // GPUs whose lines would be identical but for their index share one entry.
+        for (devs, (what, off)) in
+            group_by_device(r.devices.iter().map(|d| (Some(d.index), device_lines(d))))
+        {
+            let _ = writeln!(out, "  {} {what}", device_set(&devs));
+            if let Some(off) = off {
+                let _ = writeln!(out, "    not available: {off}");
             }
         }
     }
@@ -188,4 +203,71 @@ pub fn text(r: &Report) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuwhy::report::{Capability, Evidence};
+
+    fn gpu(index: u32) -> DeviceInfo {
+        let mut d = DeviceInfo {
+            index,
+            name: Some("H100".into()),
+            architecture: Some("Hopper".into()),
+            ..Default::default()
+        };
+        let off = Capability {
+            available: false,
+            reason: Some("NOT_SUPPORTED".into()),
+        };
+        d.capabilities.insert("pcie_rx".into(), off);
+        d
+    }
+
+    #[test]
+    fn identical_gpu_lines_are_printed_once_for_all_of_them() {
+        let rec = gpuwhy::recording::Recording::new(Default::default());
+        let mut r = Report::from_recording(&rec);
+        r.devices = (0..8).map(gpu).collect();
+        r.devices[6].name = Some("A100".into());
+        let ev = |d: u32, v: f64| Evidence {
+            metric: "power ratio".into(),
+            value: v,
+            threshold: 0.9,
+            comparison: "<".into(),
+            unit: "ratio".into(),
+            device: Some(d),
+            time_range: None,
+            agrees: true,
+        };
+        let mut f = Finding {
+            id: "throttling".into(),
+            title: "t".into(),
+            severity: gpuwhy::report::Severity::High,
+            confidence: 0.9,
+            summary: "s".into(),
+            lost_share: None,
+            devices: vec![1, 2, 3],
+            evidence: vec![ev(1, 0.3), ev(2, 0.3), ev(3, 0.3), ev(4, 0.5)],
+            actions: Vec::new(),
+            experiment: Default::default(),
+            unseen: Vec::new(),
+        };
+        f.evidence.push(ev(5, 0.3));
+        r.findings.push(f);
+        let t = text(&r);
+        assert_eq!(
+            t.matches("not available: pcie_rx (NOT_SUPPORTED)").count(),
+            2,
+            "{t}"
+        );
+        assert!(t.contains("GPUs 0–5, 7 H100 (Hopper)"), "{t}");
+        assert!(t.contains("GPU 6 A100 (Hopper)"), "{t}");
+        assert!(
+            t.contains("power ratio: 0.30 < 0.90 ratio (GPUs 1–3, 5)"),
+            "{t}"
+        );
+        assert!(t.contains("power ratio: 0.50 < 0.90 ratio (GPU 4)"), "{t}");
+    }
 }

@@ -3,7 +3,7 @@
 //! finding with the measured ratios as evidence.
 
 use super::imbalance::MAX_UTIL_DISTANCE;
-use super::stragglers::{min_excess, PHASE_RATIO, STEP_RATIO};
+use super::stragglers::{min_excess, thresholds_met};
 use crate::report::{Action, Cost, Evidence, Experiment, Finding, RanksData, Straggler};
 use crate::rules::{round, RankImbalance, Rule};
 
@@ -90,12 +90,8 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
             ));
         }
     }
-    let threshold = if top.phase == "step" {
-        STEP_RATIO
-    } else {
-        PHASE_RATIO
-    };
     let min_excess = min_excess(&r.ranks);
+    let (threshold, excess_needed) = thresholds_met(top, min_excess);
     let mut evidence = vec![
         ev(
             format!("{who} {what} over the other ranks' median"),
@@ -109,7 +105,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
             format!("{who} {what} minus the other ranks' median"),
             top.excess_s,
             ">=",
-            round(min_excess),
+            round(excess_needed),
             "s",
             true,
         ),
@@ -123,11 +119,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
             ),
             s.ratio,
             ">=",
-            if s.phase == "step" {
-                STEP_RATIO
-            } else {
-                PHASE_RATIO
-            },
+            thresholds_met(s, min_excess).0,
             "×",
             true,
         ));

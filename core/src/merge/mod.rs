@@ -26,7 +26,10 @@ pub use checks::CLOCK_SLACK_S;
 pub use digest::{RankDigest, MAX_EVENTS_PER_RANK};
 pub use findings::MAX_NAMED;
 pub use imbalance::{MAX_LISTED, MAX_UTIL_DISTANCE};
-pub use stragglers::{MIN_EXCESS_SHARE, PHASE_RATIO, STEP_RATIO};
+pub use stragglers::{
+    thresholds_met, LARGE_EXCESS_SHARE, LARGE_PHASE_RATIO, MIN_EXCESS_SHARE, PHASE_RATIO,
+    STEP_RATIO,
+};
 pub use table::{
     rank_table, RankRow, RankTable, SlowPhase, ALL_RANKS_UP_TO, FIRST_RANKS, MAX_STRAGGLER_ROWS,
 };

@@ -23,6 +23,16 @@ pub const PHASE_RATIO: f64 = 1.5;
 /// `data_starvation` rule's own thresholds treat as the smallest loss worth a finding.
 pub const MIN_EXCESS_SHARE: f64 = 0.05;
 
+/// A phase whose extra time is at least this share of the job's median step time is a
+/// straggler's at a smaller ratio ([`LARGE_PHASE_RATIO`]): a rank 10 % of a step late costs
+/// every rank 10 % (the least straggler the diagnosis must catch), however long the phase is
+/// — a long backward phase 1.2× the others' is such a case, and far from [`PHASE_RATIO`].
+pub const LARGE_EXCESS_SHARE: f64 = 0.10;
+
+/// The ratio a phase needs when its excess reaches [`LARGE_EXCESS_SHARE`] of a step: just
+/// outside the ~10 % by which identical ranks' phase medians differ.
+pub const LARGE_PHASE_RATIO: f64 = 1.1;
+
 /// Whole steps this many times the others' median mark a straggler when no phase explains
 /// it (no phases marked, or the extra time spread over several): lower than
 /// [`PHASE_RATIO`] because whole-step medians of identical ranks agree more closely.
@@ -84,6 +94,22 @@ pub fn min_excess(ranks: &[RankSummary]) -> f64 {
     median(&steps).unwrap_or(0.0) * MIN_EXCESS_SHARE
 }
 
+/// The thresholds a straggler met: (ratio, least extra seconds per step), given the job's
+/// `min_excess` — whole steps against [`STEP_RATIO`], phases against [`PHASE_RATIO`], or
+/// against [`LARGE_PHASE_RATIO`] when the ratio is smaller and the excess large.
+pub fn thresholds_met(s: &Straggler, min_excess: f64) -> (f64, f64) {
+    if s.phase == "step" {
+        (STEP_RATIO, min_excess)
+    } else if s.ratio >= PHASE_RATIO {
+        (PHASE_RATIO, min_excess)
+    } else {
+        (
+            LARGE_PHASE_RATIO,
+            min_excess * LARGE_EXCESS_SHARE / MIN_EXCESS_SHARE,
+        )
+    }
+}
+
 /// The stragglers among `ranks`, largest excess first.
 pub fn stragglers(ranks: &[RankSummary]) -> Vec<Straggler> {
     let with_steps: Vec<(usize, &crate::report::RankSteps)> = ranks
@@ -110,7 +136,10 @@ pub fn stragglers(ranks: &[RankSummary]) -> Vec<Straggler> {
     for (name, values) in &by_phase {
         for (i, a) in against_others(values) {
             let excess = a.p50 - a.others;
-            if a.others <= 0.0 || a.p50 < PHASE_RATIO * a.others || excess < min_excess {
+            let by_ratio = a.p50 >= PHASE_RATIO * a.others && excess >= min_excess;
+            let by_excess = a.p50 >= LARGE_PHASE_RATIO * a.others
+                && excess >= min_excess * LARGE_EXCESS_SHARE / MIN_EXCESS_SHARE;
+            if a.others <= 0.0 || !(by_ratio || by_excess) {
                 continue;
             }
             if worst.get(&i).is_none_or(|(_, w)| excess > w.p50 - w.others) {
@@ -194,6 +223,20 @@ mod tests {
     fn a_doubled_tiny_phase_is_not_a_straggler() {
         let mut ranks: Vec<RankSummary> = (0..8).map(|r| rank(r, 0.001, 0.400)).collect();
         ranks[2] = rank(2, 0.003, 0.400);
+        assert!(stragglers(&ranks).is_empty());
+    }
+
+    #[test]
+    fn a_rank_a_tenth_of_a_step_late_in_a_long_phase_is_a_straggler() {
+        // Steps of 0.33 s; rank 3's forward is 0.035 s (~11 % of a step) longer: 1.12×.
+        let mut ranks: Vec<RankSummary> = (0..8).map(|r| rank(r, 0.030, 0.300)).collect();
+        ranks[3] = rank(3, 0.030, 0.335);
+        let s = stragglers(&ranks);
+        assert_eq!((s.len(), s[0].rank, s[0].phase.as_str()), (1, 3, "forward"));
+        let min = min_excess(&ranks);
+        assert_eq!(thresholds_met(&s[0], min).0, LARGE_PHASE_RATIO);
+        // 4 % of a step late is within what identical ranks differ by.
+        ranks[3] = rank(3, 0.030, 0.313);
         assert!(stragglers(&ranks).is_empty());
     }
 

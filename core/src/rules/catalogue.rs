@@ -102,6 +102,8 @@ pub fn catalogue_markdown() -> String {
             m.id, m.title, m.doc.detects, m.doc.why, m.doc.evidence, m.doc.first
         ));
     }
+    // Hand-written sections, each its own file next to the rules it explains.
+    out.push_str(include_str!("cross_gpu.md"));
     out
 }
 

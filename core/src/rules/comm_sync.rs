@@ -44,7 +44,7 @@ impl Rule for CommSync {
             return Some(f);
         }
         let agreement = s.cross.dip_agreement?;
-        let n = s.sampled_devices().count();
+        let n = s.job_devices().count();
         if n < 2 {
             return None;
         }
@@ -123,13 +123,21 @@ impl Rule for CommSync {
         );
         w.push((1.0, e.agrees));
         ev.push(e);
-        let devices: Vec<u32> = s.sampled_devices().map(|d| d.index).collect();
+        let devices: Vec<u32> = s.job_devices().map(|d| d.index).collect();
+        // The time lost is the time every GPU idles at once, over the sample times at which all
+        // of them were sampled (evenly spaced, so a share of times is a share of time).
+        let lost = s.cross.all_idle_share.unwrap_or(dip_share);
         let mut f = META.finding(
             confidence(&w) * if s.steps.is_some() { 0.85 } else { 0.7 },
-            format!("All {n} GPUs dip together in {:.0}% of samples: they wait on each other (collective communication), not on input.", dip_share * 100.0),
+            format!("All {n} GPUs dip together in {:.0}% of samples: they wait on each other (collective communication), not on input. About {:.0}% of the run is lost, estimated as the share of time at which every GPU idles at once.", dip_share * 100.0, lost * 100.0),
             ev,
         );
-        f.lost_share = Some(round(dip_share));
+        f.lost_share = Some(round(lost));
+        f.lost_share_basis = Some(if s.cross.all_idle_share.is_some() {
+            "time-weighted: the share of time at which every one of the job's GPUs idles at once".into()
+        } else {
+            "the share of samples in which all the job's GPUs dip together".into()
+        });
         f.devices = devices;
         f.actions = vec![
             action(Cost::Low, "Raise the per-GPU batch or use gradient accumulation so each all-reduce amortises over more compute"),

@@ -126,7 +126,9 @@ pub struct DeviceSignals {
     pub busy: Option<super::busy::BusyShares>,
 }
 
-fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
+/// One metric of a series as numbers: the full-resolution samples, then the coarse buckets'
+/// means (missing values are NaN).
+pub(super) fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
     let mut out: Vec<f64> = data
         .metrics
         .get(m.name())

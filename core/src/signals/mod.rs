@@ -6,6 +6,7 @@
 //! medians close but narrows the tails.
 
 pub mod busy;
+pub mod cross;
 mod device;
 pub mod stats;
 pub mod steps;
@@ -31,6 +32,21 @@ pub struct CrossSignals {
     pub dip_agreement: Option<f64>,
     /// Number of sample times at which at least one GPU dips.
     pub dip_samples: usize,
+    /// Each job GPU's activity over the run, time-weighted (see [`cross`]).
+    pub activity: Vec<cross::GpuActivity>,
+    /// Name of the clock metric in [`cross::GpuActivity::clock_loaded`] (`sm_clock`, or
+    /// `graphics_clock` where only that was recorded, as in `nvidia-smi dmon` logs).
+    pub clock_metric: &'static str,
+    /// Sample times at which every job GPU has a utilization sample.
+    pub aligned_samples: usize,
+    /// Of those, the share at which every job GPU idles (utilization below [`DIP_UTIL`]).
+    pub all_idle_share: Option<f64>,
+    /// Of those, the share at which every job GPU waits (idle, or well below its own level).
+    pub all_wait_share: Option<f64>,
+    /// The GPU most often working alone while every other job GPU waits (idle, or well below
+    /// its own level: see [`cross::GpuActivity::wait_share`]), and the share of aligned sample
+    /// times at which it does.
+    pub lone_working: Option<(u32, f64)>,
 }
 
 /// What the rules read of the step markers (derived from the step signals).
@@ -174,7 +190,8 @@ impl Signals {
             })
             .collect();
         let job: Vec<DeviceSignals> = devices.iter().filter(|d| d.job).cloned().collect();
-        let cross = cross_signals(&job);
+        let mut cross = cross_signals(&job);
+        cross::extend(report, &job, &mut cross);
         let host_col = |name: &str| {
             report
                 .host

@@ -1,6 +1,7 @@
 //! Each rule on synthetic reports and signals: it fires on its pattern and stays quiet on
 //! its near miss. Helpers here; the tests by theme below.
 
+mod cross;
 mod foundation;
 mod idle;
 mod samples;

@@ -1,0 +1,89 @@
+//! Collapsing identical per-GPU lines: "GPUs 0–7: …" once instead of the same line eight
+//! times. Pure functions over plain values, so the command line and the viewer group alike.
+//!
+//! Not for: deciding what is identical (the caller builds the value compared, e.g. the
+//! rendered line without its GPU number).
+
+/// Groups `(device, value)` items whose values are equal, in order of first appearance;
+/// each group lists its devices in the order met. Items without a device are never merged:
+/// each is a group of its own with no devices.
+pub fn group_by_device<T: PartialEq>(
+    items: impl IntoIterator<Item = (Option<u32>, T)>,
+) -> Vec<(Vec<u32>, T)> {
+    let mut out: Vec<(Vec<u32>, T)> = Vec::new();
+    for (device, value) in items {
+        let Some(d) = device else {
+            out.push((Vec::new(), value));
+            continue;
+        };
+        match out
+            .iter_mut()
+            .find(|(devs, v)| !devs.is_empty() && *v == value)
+        {
+            Some((devs, _)) => devs.push(d),
+            None => out.push((vec![d], value)),
+        }
+    }
+    out
+}
+
+/// A set of GPUs for people: `GPU 3`, `GPUs 0–7`, `GPUs 0–2, 5, 7` (sorted, runs of three or
+/// more consecutive indices as ranges); empty for no GPUs.
+pub fn device_set(devices: &[u32]) -> String {
+    let mut d = devices.to_vec();
+    d.sort_unstable();
+    d.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < d.len() {
+        let mut j = i;
+        while j + 1 < d.len() && d[j + 1] == d[j] + 1 {
+            j += 1;
+        }
+        match j - i {
+            0 => parts.push(d[i].to_string()),
+            1 => parts.extend([d[i].to_string(), d[j].to_string()]),
+            _ => parts.push(format!("{}–{}", d[i], d[j])),
+        }
+        i = j + 1;
+    }
+    match d.len() {
+        0 => String::new(),
+        1 => format!("GPU {}", parts.join(", ")),
+        _ => format!("GPUs {}", parts.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_lines_collapse_in_order_and_deviceless_ones_stay_apart() {
+        let g = group_by_device([
+            (Some(0), "a"),
+            (Some(1), "b"),
+            (None, "a"),
+            (Some(2), "a"),
+            (None, "a"),
+        ]);
+        assert_eq!(
+            g,
+            vec![
+                (vec![0, 2], "a"),
+                (vec![1], "b"),
+                (vec![], "a"),
+                (vec![], "a")
+            ]
+        );
+    }
+
+    #[test]
+    fn device_sets_read_as_ranges() {
+        assert_eq!(device_set(&[3]), "GPU 3");
+        assert_eq!(device_set(&[7, 6, 5, 4, 3, 2, 1, 0]), "GPUs 0–7");
+        assert_eq!(device_set(&[0, 1, 2, 5, 7]), "GPUs 0–2, 5, 7");
+        assert_eq!(device_set(&[1, 2]), "GPUs 1, 2");
+        assert_eq!(device_set(&[]), "");
+    }
+}
