@@ -22,6 +22,7 @@ enum Op {
     Phase(u32),
     StepEnd,
     GpuPhase(u32, f64),
+    StepDiscard,
 }
 
 /// Records `op` on the thread's lane of `inner`.
@@ -32,6 +33,7 @@ fn apply(inner: &Inner, lane: &ThreadMarkers, op: Op) -> Res {
         Op::Phase(p) => lane.phase(known_phase(inner, p)?),
         Op::StepEnd => lane.step_end(),
         Op::GpuPhase(p, seconds) => lane.attach_gpu_phase(known_phase(inner, p)?, seconds),
+        Op::StepDiscard => lane.step_discard(),
     }
     Ok(())
 }
@@ -138,6 +140,15 @@ pub extern "C" fn gpuwhy_gpu_phase(
     seconds: f64,
 ) -> gpuwhy_status {
     mark(session, Op::GpuPhase(phase, seconds))
+}
+
+/// Drops the calling thread's open step: nothing of it is recorded. For a loop that learns
+/// only afterwards that the step it began will not happen (the wait for a batch that turned
+/// out to be the end of the data; a framework hook after the last step). Without an open
+/// step it does nothing. Same cost and errors as gpuwhy_step_begin().
+#[no_mangle]
+pub extern "C" fn gpuwhy_step_discard(session: *mut gpuwhy_session) -> gpuwhy_status {
+    mark(session, Op::StepDiscard)
 }
 
 fn poison(token: usize) {

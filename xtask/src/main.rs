@@ -13,6 +13,7 @@ mod install_ffi;
 mod scenarios;
 mod test;
 mod viewer;
+mod wheel;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -30,14 +31,16 @@ fn main() -> ExitCode {
         Some("viewer") => viewer::run(&args[1..]),
         Some("install-ffi") => install_ffi::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("wheel") => wheel::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <test|bench|scenarios|viewer|install-ffi|fuzz>");
+            eprintln!("usage: cargo xtask <test|bench|scenarios|viewer|install-ffi|fuzz|wheel>");
             eprintln!("  test       install what the tests need, then run every test");
             eprintln!("  bench      print benchmark ratios against same-run baselines");
             eprintln!("  scenarios  record every bundled scenario and print expected vs actual top finding");
             eprintln!("  viewer     build the report viewer (WebAssembly + page) into target/viewer/ [test|bench]");
             eprintln!("  install-ffi --prefix DIR [--release]  install libgpuwhy, gpuwhy.h, pkg-config and CMake files");
             eprintln!("  fuzz --seconds N [TARGET]  run the fuzz targets (fuzz/) N seconds each; fails on any crash");
+            eprintln!("  wheel [test]  build the Python wheel into target/wheel/dist/ [and install and run it in a fresh venv]");
             return ExitCode::from(2);
         }
     };

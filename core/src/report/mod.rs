@@ -21,8 +21,8 @@ pub use column::Column;
 pub use finding::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
 pub use io::write_atomic;
 pub use model::{
-    Capability, CoarseColumn, CoarseData, DeviceInfo, DeviceSeries, Event, Fault, HostData,
-    HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
+    Capability, CoarseColumn, CoarseData, DataLoaderInfo, DeviceInfo, DeviceSeries, Event, Fault,
+    HostData, HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
 };
 pub use place::JobPlace;
 pub use ranks::{

@@ -21,6 +21,9 @@ pub const EVENT: u64 = 4;
 pub const GPU: u64 = 5;
 /// The lane's thread went away: drop its open step.
 pub const RESET: u64 = 6;
+/// Drops the open step on purpose (the step the loop began will not happen); the last
+/// completed step keeps taking late GPU durations.
+pub const DISCARD: u64 = 7;
 
 /// The second word of a record.
 #[inline(always)]
@@ -189,6 +192,7 @@ impl Folder {
                 self.lanes[lane].open = None;
                 self.commit(lane);
             }
+            DISCARD => self.lanes[lane].open = None,
             _ => self.log.ignore(),
         }
     }
@@ -330,6 +334,36 @@ mod tests {
         assert!((fwd[0] - 0.0006).abs() < 1e-8, "{fwd:?}");
         assert!(fwd[1].is_nan());
         assert!((d.gpu_phase_durations["backward"].0[0] - 0.0003).abs() < 1e-8);
+    }
+
+    #[test]
+    fn a_discarded_step_leaves_nothing_and_late_gpu_times_still_reach_the_last_step() {
+        let mut f = Folder::new(100, 1, 1.0);
+        run(
+            &mut f,
+            0,
+            &[
+                (0, phase(PhaseId::DATA)),
+                (MS, phase(PhaseId::FORWARD)),
+                (2 * MS, code(STEP_END, 0)),
+                // The next step's data wait turns out to be the end of the data.
+                (3 * MS, phase(PhaseId::DATA)),
+                (9 * MS, code(DISCARD, 0)),
+                (0.0004f64.to_bits(), code(GPU, 1)),
+                // A discard without an open step does nothing.
+                (10 * MS, code(DISCARD, 0)),
+            ],
+        );
+        f.finish();
+        let d = f.log.to_data(&names());
+        assert_eq!(d.count, 1);
+        assert_eq!(d.ignored_markers, 0);
+        assert!(
+            (d.stats["data"].sum_s - 0.001).abs() < 1e-12,
+            "{:?}",
+            d.stats["data"]
+        );
+        assert!((d.gpu_phase_durations["forward"].0[0] - 0.0004).abs() < 1e-8);
     }
 
     #[test]
