@@ -21,7 +21,7 @@ const MATURIN: &str = "maturin==1.16.0";
 /// `cargo xtask wheel [test]`.
 pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
-        None => build().map(|w| println!("{}", w.display())),
+        None => build(true).map(|w| println!("{}", w.display())),
         Some("test") => test(),
         Some(other) => bail!("unknown `wheel` argument {other:?}; use `wheel` or `wheel test`"),
     }
@@ -42,16 +42,23 @@ fn venv(venv: &Path) -> Result<PathBuf> {
     Ok(py)
 }
 
-/// Builds the wheel into `target/wheel/dist/` (emptied first) and returns its path.
-pub fn build() -> Result<PathBuf> {
+/// Builds the wheel into `target/wheel/dist/` (emptied first) and returns its path: from the
+/// release profile, or the dev one (what `cargo xtask test` has built already: the wheel it
+/// tests is the same package, with unoptimised binaries).
+pub fn build(release: bool) -> Result<PathBuf> {
+    let (profile, dir_name) = if release {
+        ("release", "release")
+    } else {
+        ("dev", "debug")
+    };
     let py = venv(&dir().join("build-venv"))?;
     let maturin = dir().join("build-venv").join("bin").join("maturin");
     if !maturin.exists() {
         run_cmd(Command::new(&py).args(["-m", "pip", "install", "--quiet", MATURIN]))?;
     }
     // libgpuwhy.so from the ffi crate, into the package (ignored by git).
-    run_cmd(cargo().args(["build", "--release", "-p", "gpuwhy-ffi", "--lib"]))?;
-    let lib = root().join("target").join("release").join("libgpuwhy.so");
+    run_cmd(cargo().args(["build", "--profile", profile, "-p", "gpuwhy-ffi", "--lib"]))?;
+    let lib = root().join("target").join(dir_name).join("libgpuwhy.so");
     let pkg = root().join("ffi").join("python").join("gpuwhy");
     std::fs::copy(&lib, pkg.join("libgpuwhy.so"))
         .with_context(|| format!("cannot copy {} into {}", lib.display(), pkg.display()))?;
@@ -62,11 +69,11 @@ pub fn build() -> Result<PathBuf> {
     // maturin reads pyproject.toml from its current directory (run_cmd would run it in the
     // workspace root).
     let mut cmd = Command::new(&maturin);
-    cmd.args(["build", "--release", "--out"])
+    cmd.args(["build", "--profile", profile, "--out"])
         .arg(&dist)
         .current_dir(root().join("ffi").join("python"));
     eprintln!(
-        "xtask: $ (cd ffi/python && maturin build --release --out {})",
+        "xtask: $ (cd ffi/python && maturin build --profile {profile} --out {})",
         dist.display()
     );
     if !cmd.status().context("cannot run maturin")?.success() {
@@ -96,7 +103,7 @@ fn wheel_in(dist: &Path) -> Result<PathBuf> {
 /// `import gpuwhy`, a training loop through the installed package, `gpuwhy.torch` against
 /// its stand-in torch.
 pub fn test() -> Result<()> {
-    let wheel = build()?;
+    let wheel = build(false)?;
     let env = dir().join("test-venv");
     if env.exists() {
         std::fs::remove_dir_all(&env)?;
@@ -174,6 +181,7 @@ pub fn test() -> Result<()> {
     let torch = in_work(
         Command::new(&py)
             .arg(script.join("torch_standin.py"))
+            .arg("--merge")
             .env("GPUWHY_NVML_PATH", sim.join("libnvidia-ml.so.1")),
     )?;
     expect(
