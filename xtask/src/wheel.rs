@@ -17,6 +17,8 @@ use crate::{cargo, root, run_cmd};
 
 /// maturin, pinned so that the wheel's layout and tag rules do not move under CI.
 const MATURIN: &str = "maturin==1.16.0";
+/// mypy, pinned, checks the type hints the wheel ships (`py.typed`).
+const MYPY: &str = "mypy==2.4.1";
 
 /// `cargo xtask wheel [test]`.
 pub fn run(args: &[String]) -> Result<()> {
@@ -104,6 +106,7 @@ fn wheel_in(dist: &Path) -> Result<PathBuf> {
 /// its stand-in torch.
 pub fn test() -> Result<()> {
     let wheel = build(false)?;
+    type_check()?;
     let env = dir().join("test-venv");
     if env.exists() {
         std::fs::remove_dir_all(&env)?;
@@ -190,6 +193,24 @@ pub fn test() -> Result<()> {
         "gpuwhy.torch against its stand-in",
     )?;
     eprintln!("xtask: the wheel {} installs and runs", wheel.display());
+    Ok(())
+}
+
+/// mypy over the package's hints (the module's stub and the annotated submodules); the
+/// optional frameworks (torch, transformers, Lightning) are not installed, so their imports
+/// are taken as untyped.
+fn type_check() -> Result<()> {
+    let bin = dir().join("build-venv").join("bin");
+    if !bin.join("mypy").exists() {
+        run_cmd(Command::new(bin.join("python")).args(["-m", "pip", "install", "--quiet", MYPY]))?;
+    }
+    let mut cmd = Command::new(bin.join("mypy"));
+    cmd.args(["--ignore-missing-imports", "--no-incremental", "gpuwhy/"])
+        .current_dir(root().join("ffi").join("python"));
+    eprintln!("xtask: $ (cd ffi/python && mypy --ignore-missing-imports gpuwhy/)");
+    if !cmd.status().context("cannot run mypy")?.success() {
+        bail!("mypy found errors in the Python package's type hints (above)");
+    }
     Ok(())
 }
 

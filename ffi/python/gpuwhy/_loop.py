@@ -7,10 +7,11 @@ from typing import Any, Optional
 def _new_session(output: Optional[str], session_args: Any) -> Any:
     """A gpuwhy.torch.Session where torch is, else a plain gpuwhy.Session."""
     try:
-        from gpuwhy.torch import Session
+        import gpuwhy.torch as torch_side
     except ImportError:
-        from gpuwhy import Session
-    return Session(output=output, **session_args)
+        import gpuwhy
+        return gpuwhy.Session(output=output, **session_args)
+    return torch_side.Session(output=output, **session_args)
 
 
 class LoopMarks:

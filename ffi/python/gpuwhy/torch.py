@@ -237,13 +237,13 @@ class Session(gpuwhy.Session):
         settings = loader_settings(iterable)
         if settings is not None:
             self.set_data_loader(**settings)
-        inner = super().data(iterable)
+        inner = super().data(iterable)  # a generator: close() ends its open step
         try:
             for item in inner:
                 yield item
                 self._step_done()
         finally:
-            inner.close()
+            inner.close()  # type: ignore[attr-defined]
 
     def profile(self, steps: int = 5, wait: int = 1, warmup: int = 1,
                 path: Optional[str] = None, **profiler_args: Any) -> str:
