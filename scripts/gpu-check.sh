@@ -3,7 +3,8 @@
 # (docs/gpu-check.md): `gpuwhy devices`, then three short PyTorch jobs recorded through the
 # Python binding -- a healthy matmul loop, the same loop with a slow data loader, a loop of
 # thousands of tiny kernels -- with the top finding of each, the cost of the step markers
-# against the real step time, and exit status 1 when a verdict is wrong.
+# against the real step time, and exit status 1 when a verdict is wrong; then gpuwhy.torch's
+# CUDA-event phase timing on a short matmul loop (scripts/gpu_check_torch.py).
 #
 #   scripts/gpu-check.sh [--bin DIR] [--out DIR] [--seconds N] [--jobs LIST] [--dry-run]
 #
@@ -84,4 +85,11 @@ fi
 args=(--gpuwhy "$bin/gpuwhy" --lib "$bin/libgpuwhy.so" --pydir "$root/ffi/python"
     --out "$out" --seconds "$seconds" --jobs "$jobs")
 [ $dry = 1 ] && args+=(--dry-run --slack 60 ${extra[@]+"${extra[@]}"})
-exec "$python" "$root/scripts/gpu_check_jobs.py" "${args[@]}"
+status=0
+"$python" "$root/scripts/gpu_check_jobs.py" "${args[@]}" || status=$?
+# gpuwhy.torch: GPU-timed phases without a synchronising call (a stand-in of torch when dry).
+torch_args=("$out/torch-timed.json")
+[ $dry = 1 ] && torch_args=(--dry-run)
+GPUWHY_LIB=$bin/libgpuwhy.so PYTHONPATH=$root/ffi/python \
+    "$python" "$root/scripts/gpu_check_torch.py" "${torch_args[@]}" || { [ $status != 0 ] || status=1; }
+exit $status

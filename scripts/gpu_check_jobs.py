@@ -1,5 +1,5 @@
 """The jobs of scripts/gpu-check.sh: three short training loops recorded through the Python
-binding (ffi/python/gpuwhy.py), each with the verdict it must reach.
+binding (the package ffi/python/gpuwhy/), each with the verdict it must reach.
 
   healthy  8192^3 bf16 matmul chains, an instant loader   -> no loop-level finding
   starved  the same loop, its loader sleeping 0.45 s/batch -> data_starvation
@@ -269,7 +269,7 @@ def main():
     p.add_argument("--gpuwhy", help="the gpuwhy CLI (dry run: installs the simulator)")
     p.add_argument("--lib", help="libgpuwhy.so")
     p.add_argument("--pydir", default=os.path.join(HERE, "..", "ffi", "python"),
-                   help="directory of gpuwhy.py")
+                   help="directory holding the gpuwhy package")
     p.add_argument("--out", required=True, help="directory for the reports")
     p.add_argument("--seconds", type=float, default=25.0, help="recording time per job")
     p.add_argument("--slack", type=int, default=120, help="a job's time limit beyond --seconds")

@@ -205,6 +205,38 @@ typedef struct gpuwhy_finding {
 } gpuwhy_finding;
 
 /**
+ * The settings of the training loop's data loader (PyTorch's `DataLoader` or a framework's
+ * own), for gpuwhy_session_set_data_loader(). Initialise every field: a negative number is
+ * "unknown", and so is any field past `struct_size`.
+ */
+typedef struct gpuwhy_data_loader {
+  /**
+   * `sizeof(gpuwhy_data_loader)` as the caller compiled it (fields are only appended).
+   */
+  uint32_t struct_size;
+  /**
+   * Worker processes or threads making batches (0: the training thread makes them).
+   */
+  int32_t num_workers;
+  /**
+   * Batches each worker prepares ahead.
+   */
+  int32_t prefetch_factor;
+  /**
+   * 1 when batches are copied into page-locked (pinned) memory, 0 when not.
+   */
+  int32_t pin_memory;
+  /**
+   * 1 when workers outlive an epoch, 0 when not.
+   */
+  int32_t persistent_workers;
+  /**
+   * Samples per batch.
+   */
+  int64_t batch_size;
+} gpuwhy_data_loader;
+
+/**
  * Ids of the built-in phases; custom phases get ids from gpuwhy_session_register_phase().
  */
 typedef uint32_t gpuwhy_phase_id;
@@ -432,6 +464,36 @@ gpuwhy_status gpuwhy_test_panic(struct gpuwhy_session *session);
 #endif
 
 /**
+ * Records the loop's data loader settings (`*loader`, copied) into the report
+ * (`run.data_loader`), so that a finding about input can name them ("num_workers=0").
+ * A later call replaces them.
+ *
+ * Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_STRUCT_SIZE (`loader->struct_size` smaller than the
+ * first version), GPUWHY_INVALID_HANDLE, GPUWHY_STOPPED, GPUWHY_POISONED. Thread-safe; a
+ * no-op in a child process after fork().
+ *
+ * # Safety
+ * `loader` must be NULL or point to `loader->struct_size` readable bytes.
+ */
+gpuwhy_status gpuwhy_session_set_data_loader(struct gpuwhy_session *session,
+                                             const struct gpuwhy_data_loader *loader);
+
+/**
+ * Has gpuwhy_session_stop() read the PyTorch profiler (Kineto) trace at `path` (`.json`
+ * or `.json.gz`, a few of this run's steps) and diagnose the run with it, as `gpuwhy
+ * diagnose run.json --trace PATH` does. The file need not exist yet: it is read at stop.
+ * The path goes into the report's `run.traces`; a trace that cannot be read then becomes a
+ * `trace_unreadable` event, and the diagnosis comes from the samples and steps alone.
+ *
+ * Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_ARGUMENT (not UTF-8), GPUWHY_INVALID_HANDLE,
+ * GPUWHY_STOPPED, GPUWHY_POISONED. Thread-safe; a no-op in a child process after fork().
+ *
+ * # Safety
+ * `path` must be NULL or NUL-terminated.
+ */
+gpuwhy_status gpuwhy_session_add_trace(struct gpuwhy_session *session, const char *path);
+
+/**
  * Begins a step on the calling thread (a step still open on this thread ends first).
  *
  * The hot path: one clock read and a few stores, no lock, no allocation, no system call
@@ -481,6 +543,14 @@ gpuwhy_status gpuwhy_gpu_phase(struct gpuwhy_session *session,
  * the calling thread only.
  */
 gpuwhy_status gpuwhy_session_set_main_thread(struct gpuwhy_session *session);
+
+/**
+ * Drops the calling thread's open step: nothing of it is recorded. For a loop that learns
+ * only afterwards that the step it began will not happen (the wait for a batch that turned
+ * out to be the end of the data; a framework hook after the last step). Without an open
+ * step it does nothing. Same cost and errors as gpuwhy_step_begin().
+ */
+gpuwhy_status gpuwhy_step_discard(struct gpuwhy_session *session);
 
 #ifdef __cplusplus
 }  // extern "C"

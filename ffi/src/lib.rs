@@ -20,12 +20,14 @@
 mod boundary;
 mod config;
 mod exports;
+mod extras;
 mod handle;
 mod markers;
 mod state;
 
 pub use config::{gpuwhy_config, gpuwhy_flags};
 pub use exports::*;
+pub use extras::*;
 pub use markers::*;
 
 use std::ffi::{c_char, CStr};

@@ -23,6 +23,7 @@ enum Op {
     StepEnd,
     GpuPhase(u32, f64),
     SetMain,
+    StepDiscard,
 }
 
 /// Records `op` on the thread's lane of `inner`.
@@ -34,6 +35,7 @@ fn apply(inner: &Inner, lane: &ThreadMarkers, op: Op) -> Res {
         Op::StepEnd => lane.step_end(),
         Op::GpuPhase(p, seconds) => lane.attach_gpu_phase(known_phase(inner, p)?, seconds),
         Op::SetMain => lane.set_main_thread(),
+        Op::StepDiscard => lane.step_discard(),
     }
     Ok(())
 }
@@ -156,6 +158,15 @@ pub extern "C" fn gpuwhy_gpu_phase(
 #[no_mangle]
 pub extern "C" fn gpuwhy_session_set_main_thread(session: *mut gpuwhy_session) -> gpuwhy_status {
     mark(session, Op::SetMain)
+}
+
+/// Drops the calling thread's open step: nothing of it is recorded. For a loop that learns
+/// only afterwards that the step it began will not happen (the wait for a batch that turned
+/// out to be the end of the data; a framework hook after the last step). Without an open
+/// step it does nothing. Same cost and errors as gpuwhy_step_begin().
+#[no_mangle]
+pub extern "C" fn gpuwhy_step_discard(session: *mut gpuwhy_session) -> gpuwhy_status {
+    mark(session, Op::StepDiscard)
 }
 
 fn poison(token: usize) {

@@ -1,4 +1,4 @@
-//! The Python binding (ffi/python/gpuwhy.py) run by `python3` on the scripts in
+//! The Python binding (ffi/python/gpuwhy/) run by `python3` on the scripts in
 //! ffi/tests/py/: a training-loop stand-in on the simulated GPU, its errors and the no-GPU
 //! path, and fork() inside a session. Each script asserts on its own side too and
 //! exits non-zero on any failure.
@@ -144,4 +144,17 @@ fn python_children_forked_inside_a_session_exit_cleanly_and_leave_it_intact() {
     let r = report(&tmp.path().join("parent.json"));
     assert_eq!(r["steps"]["count"], 10, "{}", r["steps"]);
     assert_eq!(r["run"]["label"], "fork parent");
+}
+
+#[test]
+fn gpuwhy_torch_attaches_gpu_phase_times_without_synchronising() {
+    if !have("python3") {
+        return;
+    }
+    // torch_standin.py installs a stand-in of the torch API gpuwhy.torch uses (CUDA events on
+    // a simulated GPU timeline, the profiler) and checks the report: GPU phase p50s as
+    // measured, no synchronising call, the DataLoader's settings, the profiler trace read.
+    let o = python("torch_standin.py", &[], None, &[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("torch stand-in: ok"), "{stdout}");
 }

@@ -8,6 +8,8 @@
 //!   (goal ≤ 1.5×), and a million-step run's step storage against its documented bound.
 //! - markers through the C ABI: a C program's marker calls against its bare clock reads
 //!   (`bench_ffi`; goal ≤ 1.5×).
+//! - torch phases: the CPU `gpuwhy.torch` adds per phase marker (CUDA-event timing, stand-in
+//!   events) against a plain Python marker (`bench_ffi::torch_phases`).
 //! - trace: gpuwhy against HTA on a generated ≥ 500 MB profiler trace (`bench_trace`; alone:
 //!   `cargo xtask bench trace`).
 //! - merge: `gpuwhy merge` on 1 000 rank reports against diagnosing them one by one
@@ -35,6 +37,7 @@ pub fn run(_args: &[String]) -> Result<()> {
     week_report()?;
     markers()?;
     crate::bench_ffi::markers()?;
+    crate::bench_ffi::torch_phases()?;
     viewer()?;
     crate::bench_trace::trace()?;
     crate::bench_merge::merge()?;

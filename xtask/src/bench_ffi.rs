@@ -67,3 +67,33 @@ pub fn markers() -> Result<()> {
     );
     Ok(())
 }
+
+/// The CPU cost `gpuwhy.torch` adds per phase marker (two CUDA event records, the pairing,
+/// a query and the attach), against a plain `gpuwhy.Session` marker, through the release
+/// library (`ffi/bench/torch_phase_bench.py`; stand-in events, so CUDA's own cost of
+/// cudaEventRecord/cudaEventQuery is not in it).
+pub fn torch_phases() -> Result<()> {
+    let root = root();
+    let status = crate::cargo()
+        .args(["build", "--release", "--quiet", "-p", "gpuwhy-ffi"])
+        .status()
+        .context("cannot build the release libgpuwhy")?;
+    if !status.success() {
+        bail!("cargo build --release -p gpuwhy-ffi failed");
+    }
+    let out = Command::new("python3")
+        .arg(root.join("ffi/bench/torch_phase_bench.py"))
+        .env("GPUWHY_LIB", root.join("target/release/libgpuwhy.so"))
+        .env("PYTHONPATH", root.join("ffi/python"))
+        .env("GPUWHY_NVML_PATH", "/nonexistent/libnvidia-ml.so.1")
+        .output()
+        .context("cannot run python3")?;
+    if !out.status.success() {
+        bail!(
+            "torch phase benchmark failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    Ok(())
+}

@@ -17,6 +17,7 @@ mod layers_scan;
 mod scenarios;
 mod test;
 mod viewer;
+mod wheel;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -36,9 +37,10 @@ fn main() -> ExitCode {
         Some("install-ffi") => install_ffi::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("layers") => layers::run(&args[1..]),
+        Some("wheel") => wheel::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bench|scenarios|accuracy|viewer|install-ffi|fuzz|layers>"
+                "usage: cargo xtask <test|bench|scenarios|accuracy|viewer|install-ffi|fuzz|layers|wheel>"
             );
             eprintln!("  test       install what the tests need, then run every test");
             eprintln!("  bench      print benchmark ratios against same-run baselines");
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
             eprintln!("  install-ffi --prefix DIR [--release]  install libgpuwhy, gpuwhy.h, pkg-config and CMake files");
             eprintln!("  fuzz --seconds N [TARGET]  run the fuzz targets (fuzz/) N seconds each; fails on any crash");
             eprintln!("  layers [--bless]  print core's module graph; fail on a layer violation not in xtask/src/layers_known.txt");
+            eprintln!("  wheel [test]  build the Python wheel into target/wheel/dist/ [and install and run it in a fresh venv]");
             return ExitCode::from(2);
         }
     };

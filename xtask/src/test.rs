@@ -26,6 +26,8 @@ pub fn run(_args: &[String]) -> Result<()> {
     )?;
     // Doc tests and rustdoc links.
     run_cmd(cargo().args(["test", "--workspace", "--doc"]))?;
+    // The Python wheel, installed offline into a fresh virtual environment and run there.
+    crate::wheel::test()?;
     let failed = crate::scenarios::run(&[])?;
     if failed > 0 {
         anyhow::bail!("{failed} scenario(s) did not produce their expected top finding");

@@ -1,8 +1,8 @@
 //! Static facts: the library's (driver and NVML versions, which symbols it exports) and
 //! the calls for a GPU's, which [`Gpu::open`](super::gpu::Gpu::open) makes once.
 
-use crate::nvml::{Nvml, NvmlError};
 pub use crate::nvml::{architecture_name, ARCHITECTURES};
+use crate::nvml::{Nvml, NvmlError};
 use crate::report::NvmlInfo;
 
 /// NVML facts about the library, for the report.

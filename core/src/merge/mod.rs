@@ -278,6 +278,7 @@ fn job_run(digests: &[RankDigest], t0: i64, ranks: &RanksData) -> RunInfo {
         ended_by: Some(format!("merged from {n} rank reports")),
         interval_s: digests.iter().map(|d| d.run.interval_s).fold(0.0, f64::max),
         job_gpus: None,
+        ..RunInfo::default()
     }
 }
 

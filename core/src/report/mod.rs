@@ -25,8 +25,8 @@ pub use group::{device_set, group_by_device};
 pub use io::write_atomic;
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod};
 pub use model::{
-    Capability, CoarseColumn, CoarseData, DeviceInfo, DeviceSeries, Event, Fault, HostData,
-    HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
+    Capability, CoarseColumn, CoarseData, DataLoaderInfo, DeviceInfo, DeviceSeries, Event, Fault,
+    HostData, HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
 };
 pub use place::JobPlace;
 pub use ranks::{

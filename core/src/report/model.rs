@@ -52,6 +52,12 @@ pub struct RunInfo {
     pub world_size: Option<u32>,
     /// Rank of this process among the ranks on its node (`LOCAL_RANK`), when known.
     pub local_rank: Option<u32>,
+    /// The training loop's data loader settings, when its binding reported them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_loader: Option<DataLoaderInfo>,
+    /// Profiler traces read into the diagnosis with the samples (paths as given).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<String>,
     /// Where the GPU data came from: `nvml`, `simulator`, `dmon`, `csv`, `none`.
     pub source: String,
     /// False when the recording was cut short (a partial file recovered after a crash).
@@ -63,6 +69,28 @@ pub struct RunInfo {
     /// Which GPUs are the job's and why (absent: every GPU is taken for the job's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_gpus: Option<super::job::JobGpus>,
+}
+
+/// The settings of the loop's data loader that decide whether it keeps up with the GPU, as
+/// the binding read them from the loader (PyTorch's `DataLoader`); each absent when unknown.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DataLoaderInfo {
+    /// Worker processes (0: batches are made in the training process itself).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_workers: Option<u32>,
+    /// Whether batches are copied into page-locked memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pin_memory: Option<bool>,
+    /// Batches each worker prepares ahead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch_factor: Option<u32>,
+    /// Whether workers outlive an epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub persistent_workers: Option<bool>,
+    /// Samples per batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<u64>,
 }
 
 /// Which NVML library was used.

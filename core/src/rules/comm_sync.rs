@@ -134,7 +134,8 @@ impl Rule for CommSync {
         );
         f.lost_share = Some(round(lost));
         f.lost_share_basis = Some(if s.cross.all_idle_share.is_some() {
-            "time-weighted: the share of time at which every one of the job's GPUs idles at once".into()
+            "time-weighted: the share of time at which every one of the job's GPUs idles at once"
+                .into()
         } else {
             "the share of samples in which all the job's GPUs dip together".into()
         });

@@ -25,6 +25,9 @@ pub const GPU: u64 = 5;
 pub const RESET: u64 = 6;
 /// The caller named the lane's thread the training loop.
 pub const MAIN: u64 = 7;
+/// Drops the open step on purpose (the step the loop began will not happen); the last
+/// completed step keeps taking late GPU durations.
+pub const DISCARD: u64 = 8;
 
 /// The second word of a record.
 #[inline(always)]
@@ -222,6 +225,7 @@ impl Folder {
                 self.commit(lane);
             }
             MAIN => self.named = Some(lane),
+            DISCARD => self.lanes[lane].open = None,
             _ => self.ignore(lane),
         }
     }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::fold::{code, GPU, MAIN, PHASE, STEP_BEGIN, STEP_END};
+use super::fold::{code, DISCARD, GPU, MAIN, PHASE, STEP_BEGIN, STEP_END};
 use super::lanes::{Markers, ThreadLane};
 #[cfg(doc)]
 use super::{Session, RINGS_BOUND_BYTES};
@@ -35,6 +35,12 @@ impl MarkerHandle {
     /// [`Session::event`].
     pub fn event(&self, name: &str) {
         self.0.event(name);
+    }
+
+    /// [`Session::step_discard`].
+    #[inline(always)]
+    pub fn step_discard(&self) {
+        step_discard(&*self.0);
     }
 
     /// [`Session::attach_gpu_phase`].
@@ -108,6 +114,12 @@ pub(super) fn main_thread(m: &impl Sink) {
 }
 
 #[inline(always)]
+pub(super) fn step_discard(m: &impl Sink) {
+    let t = m.now_ns();
+    m.push(t, code(DISCARD, 0));
+}
+
+#[inline(always)]
 pub(super) fn attach(m: &impl Sink, phase: PhaseId, seconds: f64) {
     m.push(seconds.to_bits(), code(GPU, phase.0));
 }
@@ -142,6 +154,12 @@ impl ThreadMarkers {
     /// [`Session::event`].
     pub fn event(&self, name: &str) {
         self.0.event(name);
+    }
+
+    /// [`Session::step_discard`].
+    #[inline(always)]
+    pub fn step_discard(&self) {
+        step_discard(&self.0);
     }
 
     /// [`Session::attach_gpu_phase`].

@@ -18,6 +18,7 @@ mod handles;
 mod lanes;
 mod ring;
 mod threads;
+mod traces;
 
 pub use lanes::{MAX_EVENT_KINDS, MAX_LANES, MAX_NAME_BYTES, RINGS_BOUND_BYTES};
 pub use ring::{RING_BYTES, RING_SLOTS};
@@ -29,11 +30,11 @@ use crate::analysis::diagnose;
 use crate::collect::{Recorder, RecorderConfig, SamplerHook};
 use crate::compare::BaselineComparison;
 use crate::report::journal::JournalLine;
-use crate::report::{Event, Report, StepsData};
+use crate::report::{DataLoaderInfo, Event, Report, StepsData};
 use crate::steps::{PhaseId, BUILTIN_PHASES, EXACT_STEPS, MAX_PHASES, STEP_KEY};
 use crate::{Error, Result};
 use fold::Folder;
-use handles::{attach, enter, main_thread, step_begin, step_end};
+use handles::{attach, enter, main_thread, step_begin, step_discard, step_end};
 pub use handles::{MarkerHandle, ThreadMarkers};
 use lanes::Markers;
 
@@ -85,6 +86,14 @@ pub struct Session {
     recorder: Recorder,
     markers: Arc<Markers>,
     baseline: Option<PathBuf>,
+    extras: Mutex<Extras>,
+}
+
+/// What the caller tells the session besides markers, read at [`Session::finish`].
+#[derive(Debug, Default)]
+struct Extras {
+    data_loader: Option<DataLoaderInfo>,
+    traces: Vec<PathBuf>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -119,7 +128,23 @@ impl Session {
             recorder,
             markers,
             baseline,
+            extras: Mutex::default(),
         })
+    }
+
+    /// Records the loop's data loader settings into the report (`run.data_loader`); a later
+    /// call replaces them.
+    pub fn set_data_loader(&self, loader: DataLoaderInfo) {
+        lock(&self.extras).data_loader = Some(loader);
+    }
+
+    /// Has [`Session::finish`] read the profiler trace at `path` (a PyTorch/Kineto trace of
+    /// some of this run's steps, `.json` or `.json.gz`) and diagnose the samples and steps
+    /// with it, as `gpuwhy diagnose run.json --trace` does. The path goes into
+    /// `run.traces`; a trace that cannot be read then is an event in the report
+    /// (`trace_unreadable`), never a lost report.
+    pub fn add_trace(&self, path: impl Into<PathBuf>) {
+        lock(&self.extras).traces.push(path.into());
     }
 
     /// The recorder, for live GPU values ([`Recorder::live`]) and its clock.
@@ -171,6 +196,15 @@ impl Session {
     #[inline]
     pub fn step_end(&self) {
         step_end(&*self.markers);
+    }
+
+    /// Drops the calling thread's open step: nothing of it is recorded. For a loop that
+    /// learns only afterwards that the step it began will not happen (the wait for a batch
+    /// that turned out to be the end of the data, a framework's hook after the last step).
+    /// Without an open step it does nothing.
+    #[inline]
+    pub fn step_discard(&self) {
+        step_discard(&*self.markers);
     }
 
     /// Marks a one-off event now (`eval`, `checkpoint`, `log`, any name); it becomes a report
@@ -258,8 +292,14 @@ impl Session {
             rec.steps = Some(data(&self.markers, &f, &names));
         }
         drop(f);
+        let extras = std::mem::take(&mut *lock(&self.extras));
+        rec.run.data_loader = extras.data_loader;
+        let trace = traces::read(&extras.traces, &mut rec);
         let mut report = Report::from_recording(&rec);
-        diagnose(&mut report);
+        match trace {
+            Some(t) => crate::trace::diagnose(&mut report, &t),
+            None => diagnose(&mut report),
+        }
         if let Some(path) = &self.baseline {
             report.comparison = Some(BaselineComparison::of(&report, path));
         }

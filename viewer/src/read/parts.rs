@@ -64,6 +64,8 @@ pub fn run(s: &mut Scan) -> R<RunInfo> {
         rank: _,
         world_size: _,
         local_rank: _,
+        data_loader: _,
+        traces: _,
         source: _,
         complete: _,
         ended_by: _,

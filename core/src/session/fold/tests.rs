@@ -156,3 +156,33 @@ fn the_journal_starts_over_when_another_thread_becomes_the_loop() {
     assert_eq!(m.stats["data"].count, 2);
     assert!(f.journal_delta(&names()).is_none());
 }
+
+#[test]
+fn a_discarded_step_leaves_nothing_and_late_gpu_times_still_reach_the_last_step() {
+    let mut f = Folder::new(100, 1, 1.0);
+    run(
+        &mut f,
+        0,
+        &[
+            (0, phase(PhaseId::DATA)),
+            (MS, phase(PhaseId::FORWARD)),
+            (2 * MS, code(STEP_END, 0)),
+            // The next step's data wait turns out to be the end of the data.
+            (3 * MS, phase(PhaseId::DATA)),
+            (9 * MS, code(DISCARD, 0)),
+            (0.0004f64.to_bits(), code(GPU, 1)),
+            // A discard without an open step does nothing.
+            (10 * MS, code(DISCARD, 0)),
+        ],
+    );
+    f.finish();
+    let d = f.to_data(&names());
+    assert_eq!(d.count, 1);
+    assert_eq!(d.ignored_markers, 0);
+    assert!(
+        (d.stats["data"].sum_s - 0.001).abs() < 1e-12,
+        "{:?}",
+        d.stats["data"]
+    );
+    assert!((d.gpu_phase_durations["forward"].0[0] - 0.0004).abs() < 1e-8);
+}

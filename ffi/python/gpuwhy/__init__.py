@@ -1,8 +1,9 @@
 """gpuwhy for Python: why is my GPU not busy?
 
-A single-file ctypes binding of libgpuwhy (the C ABI, ffi/include/gpuwhy.h). No compiler,
-no dependencies: put this file and libgpuwhy.so side by side (or point $GPUWHY_LIB at the
-library) and::
+A ctypes binding of libgpuwhy (the C ABI, ffi/include/gpuwhy.h), standard library only.
+`pip install gpuwhy` brings it with libgpuwhy.so inside the package and the `gpuwhy`
+command; without pip, copy this package's folder and put libgpuwhy.so into it (or point
+$GPUWHY_LIB at the library). Then::
 
     import gpuwhy
 
@@ -69,6 +70,12 @@ class _Config(ctypes.Structure):  # struct gpuwhy_config
                 ("gpus", ctypes.c_char_p)]
 
 
+class _DataLoader(ctypes.Structure):  # struct gpuwhy_data_loader
+    _fields_ = [("struct_size", ctypes.c_uint32), ("num_workers", ctypes.c_int32),
+                ("prefetch_factor", ctypes.c_int32), ("pin_memory", ctypes.c_int32),
+                ("persistent_workers", ctypes.c_int32), ("batch_size", ctypes.c_int64)]
+
+
 class _Finding(ctypes.Structure):  # struct gpuwhy_finding
     _fields_ = [("id", ctypes.c_char_p), ("title", ctypes.c_char_p),
                 ("confidence", ctypes.c_double)]
@@ -92,6 +99,9 @@ def _declare(lib):
         "gpuwhy_session_report_json": ([P, c.c_char_p, c.c_size_t, c.POINTER(c.c_size_t)], S),
         "gpuwhy_session_top_finding": ([P, c.POINTER(_Finding)], S),
         "gpuwhy_session_free": ([P], S),
+        "gpuwhy_session_set_data_loader": ([P, c.POINTER(_DataLoader)], S),
+        "gpuwhy_session_add_trace": ([P, c.c_char_p], S),
+        "gpuwhy_step_discard": ([P], S),
     }
     if hasattr(lib, "gpuwhy_test_panic"):
         table["gpuwhy_test_panic"] = ([P], S)
@@ -119,7 +129,7 @@ def _candidates(path):
     here = os.path.dirname(os.path.abspath(__file__))
     for n in ("libgpuwhy.dylib" if sys.platform == "darwin" else "libgpuwhy.so", "libgpuwhy.so.0"):
         if os.path.exists(os.path.join(here, n)):
-            yield "next to gpuwhy.py", os.path.join(here, n)
+            yield "inside the gpuwhy package", os.path.join(here, n)
     yield "the loader's search path", "libgpuwhy.so.0"
     found = ctypes.util.find_library("gpuwhy")  # slow (it may run ldconfig): last
     if found:
@@ -149,7 +159,7 @@ def load(path=None):
             abi = lib.gpuwhy_abi_version()
             if abi != ABI_VERSION:
                 raise _load_error("GPUWHY_ABI", "libgpuwhy has another ABI version",
-                                  "%s has ABI %d, gpuwhy.py needs %d" % (p, abi, ABI_VERSION))
+                                  "%s has ABI %d, this gpuwhy package needs %d" % (p, abi, ABI_VERSION))
             lib._gpuwhy_path = os.path.abspath(p) if os.sep in p else p
             _lib = lib
             return lib
@@ -326,6 +336,13 @@ class Session:
         if status:
             self._fail(status, "gpuwhy_step_end")
 
+    def step_discard(self):
+        """Drops this thread's open step: nothing of it is recorded (a step begun for a
+        batch that turned out to be the end of the data). Without an open step: nothing."""
+        status = self._lib.gpuwhy_step_discard(self._h)
+        if status:
+            self._fail(status, "gpuwhy_step_discard")
+
     def step(self):
         """`with session.step(): ...` marks one step."""
         return _Step(self)
@@ -384,6 +401,27 @@ class Session:
         status = self._lib.gpuwhy_session_set_main_thread(self._h)
         if status:
             self._fail(status, "gpuwhy_session_set_main_thread")
+
+    def set_data_loader(self, num_workers=None, pin_memory=None, prefetch_factor=None,
+                        persistent_workers=None, batch_size=None):
+        """Records the loop's data loader settings into the report (`run.data_loader`), so
+        that a finding about input can name them ("num_workers=0"). None is "unknown".
+        gpuwhy.torch's Session.data() reads them from a DataLoader by itself."""
+        def num(v):
+            return -1 if v is None else int(v)
+        d = _DataLoader(ctypes.sizeof(_DataLoader), num(num_workers), num(prefetch_factor),
+                        num(pin_memory), num(persistent_workers), num(batch_size))
+        status = self._lib.gpuwhy_session_set_data_loader(self._h, ctypes.byref(d))
+        if status:
+            self._fail(status, "gpuwhy_session_set_data_loader")
+
+    def add_trace(self, path):
+        """Has stop() read the PyTorch profiler trace at `path` (.json or .json.gz, a few of
+        this run's steps; it may be written later) and diagnose the run with it, as `gpuwhy
+        diagnose run.json --trace PATH` does. gpuwhy.torch's Session.profile() calls it."""
+        status = self._lib.gpuwhy_session_add_trace(self._h, os.fsencode(path))
+        if status:
+            self._fail(status, "gpuwhy_session_add_trace")
 
     def data(self, iterable):
         """Yields the items of `iterable` (a DataLoader, any iterable), one step each: the step
