@@ -217,10 +217,7 @@ mod tests {
             architecture: Some("Hopper".into()),
             ..Default::default()
         };
-        let off = Capability {
-            available: false,
-            reason: Some("NOT_SUPPORTED".into()),
-        };
+        let off = Capability::unavailable("NOT_SUPPORTED");
         d.capabilities.insert("pcie_rx".into(), off);
         d
     }
@@ -248,6 +245,7 @@ mod tests {
             confidence: 0.9,
             summary: "s".into(),
             lost_share: None,
+            lost_share_basis: None,
             devices: vec![1, 2, 3],
             evidence: vec![ev(1, 0.3), ev(2, 0.3), ev(3, 0.3), ev(4, 0.5)],
             actions: Vec::new(),
