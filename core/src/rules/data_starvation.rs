@@ -1,7 +1,7 @@
 //! `data_starvation`: the GPU waits for input.
 
 use super::{confidence, evidence, gpus, round, Rule, RuleDoc, RuleMeta};
-use crate::report::{Action, Cost, Experiment, Finding, Severity};
+use crate::report::{Action, Cost, DataLoaderInfo, Experiment, Finding, Severity};
 use crate::signals::{Signals, NEAR_ZERO_UTIL};
 
 /// Share of samples near zero utilization at which waiting counts: one sample in ten.
@@ -253,19 +253,57 @@ impl Rule for DataStarvation {
             lost_share_basis: Some(basis),
             devices,
             evidence: ev,
-            actions: vec![
-                Action { text: "Raise DataLoader num_workers toward the number of physical cores; set persistent_workers=True and prefetch_factor=4–8".into(), cost: Cost::Low },
-                Action { text: "Use pin_memory=True and .to(device, non_blocking=True) for batches".into(), cost: Cost::Low },
-                Action { text: "Move decoding/augmentation to the GPU (e.g. DALI or torchvision v2 on CUDA tensors)".into(), cost: Cost::Medium },
-                Action { text: "Preprocess/tokenize offline into an mmap-friendly format (memory-mapped arrays, WebDataset shards); bucket by length".into(), cost: Cost::Medium },
-                Action { text: "Faster storage or a local cache of the dataset".into(), cost: Cost::High },
-            ],
+            actions: loader_actions(s.data_loader.as_ref()),
             experiment: Experiment {
-                change: "Double DataLoader num_workers (one variable), keep everything else fixed".into(),
+                change: match s.data_loader.as_ref().and_then(|l| l.num_workers) {
+                    Some(0) => "Set DataLoader num_workers to 4 (from 0; one variable), keep everything else fixed".into(),
+                    Some(n) => format!("Double DataLoader num_workers ({n} → {}; one variable), keep everything else fixed", n * 2),
+                    None => "Double DataLoader num_workers (one variable), keep everything else fixed".into(),
+                },
                 expect: "The share of near-zero utilization samples and the data phase p50 fall; step time p50 falls by up to the lost share".into(),
                 metric: "util_gpu near-zero share; step time p50".into(),
             },
             unseen,
         })
     }
+}
+
+/// The fixes, cheapest first, read against the loader's settings where the binding reported
+/// them (`run.data_loader`): the setting that is off is named first ("num_workers=0 → …").
+fn loader_actions(loader: Option<&DataLoaderInfo>) -> Vec<Action> {
+    let low = |t: String| Action {
+        text: t,
+        cost: Cost::Low,
+    };
+    let mut first = Vec::new();
+    let mut rest = Vec::new();
+    match loader.and_then(|l| l.num_workers) {
+        Some(0) => first.push(low("num_workers=0 → every batch is made in the training process while the GPU waits: set num_workers toward the number of physical cores, with persistent_workers=True and prefetch_factor=4–8".into())),
+        Some(n) => rest.push(low(format!("num_workers={n} → raise it toward the number of physical cores; set persistent_workers=True and prefetch_factor=4–8"))),
+        None => rest.push(low("Raise DataLoader num_workers toward the number of physical cores; set persistent_workers=True and prefetch_factor=4–8".into())),
+    }
+    let l = loader.cloned().unwrap_or_default();
+    if l.num_workers.is_some_and(|n| n > 0) && l.persistent_workers == Some(false) {
+        first.push(low(
+            "persistent_workers=False → workers restart every epoch: set persistent_workers=True"
+                .into(),
+        ));
+    }
+    if l.num_workers.is_some_and(|n| n > 0) && l.prefetch_factor.is_some_and(|p| p < 4) {
+        first.push(low(format!(
+            "prefetch_factor={} → raise it to 4–8 so workers stay ahead",
+            l.prefetch_factor.unwrap_or(0)
+        )));
+    }
+    rest.push(low(match l.pin_memory {
+        Some(false) => "pin_memory=False → set pin_memory=True and use .to(device, non_blocking=True) for batches".into(),
+        _ => "Use pin_memory=True and .to(device, non_blocking=True) for batches".into(),
+    }));
+    first.extend(rest);
+    first.extend([
+        Action { text: "Move decoding/augmentation to the GPU (e.g. DALI or torchvision v2 on CUDA tensors)".into(), cost: Cost::Medium },
+        Action { text: "Preprocess/tokenize offline into an mmap-friendly format (memory-mapped arrays, WebDataset shards); bucket by length".into(), cost: Cost::Medium },
+        Action { text: "Faster storage or a local cache of the dataset".into(), cost: Cost::High },
+    ]);
+    first
 }

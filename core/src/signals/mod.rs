@@ -165,6 +165,8 @@ pub struct Signals {
     /// Which GPUs are the job's and the other processes on them (`run.job_gpus`), when the
     /// report says.
     pub job_gpus: Option<crate::report::JobGpus>,
+    /// The loop's data loader settings (`run.data_loader`), when its binding reported them.
+    pub data_loader: Option<crate::report::DataLoaderInfo>,
 }
 
 impl Signals {
@@ -216,6 +218,7 @@ impl Signals {
             steps: steps::StepSignals::from_report(report).map(|st| StepView::from(&st)),
             trace: None,
             job_gpus: report.run.job_gpus.clone(),
+            data_loader: report.run.data_loader.clone(),
             devices,
         }
     }

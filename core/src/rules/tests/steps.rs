@@ -235,3 +235,42 @@ fn cuda_event_times_near_the_cpu_times_do_not_hide_a_launch_storm() {
     s.host_proc_cpu = Some(saturated(40.0));
     assert!(LaunchBound.evaluate(&s).is_none());
 }
+
+#[test]
+fn a_data_wait_names_the_loader_setting_that_is_off() {
+    let starved = StepView {
+        data_share_p50: Some(0.45),
+        data_share_p95: Some(0.5),
+        data_share_total: Some(0.45),
+        ..view()
+    };
+    let mut s = signals(starved.clone(), 50.0);
+    s.data_loader = Some(crate::report::DataLoaderInfo {
+        num_workers: Some(0),
+        pin_memory: Some(false),
+        batch_size: Some(32),
+        ..Default::default()
+    });
+    let f = DataStarvation.evaluate(&s).expect("fires");
+    assert!(
+        f.actions[0].text.starts_with("num_workers=0 →"),
+        "{:?}",
+        f.actions[0]
+    );
+    assert!(f
+        .actions
+        .iter()
+        .any(|a| a.text.starts_with("pin_memory=False →")));
+    assert!(
+        f.experiment.change.contains("from 0"),
+        "{}",
+        f.experiment.change
+    );
+    // Without the settings the advice stays general.
+    let f = DataStarvation
+        .evaluate(&signals(starved, 50.0))
+        .expect("fires");
+    assert!(f.actions[0]
+        .text
+        .starts_with("Raise DataLoader num_workers"));
+}
