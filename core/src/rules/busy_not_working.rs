@@ -74,7 +74,14 @@ impl Rule for BusyNotWorking {
                 hits.push((1.0, e.agrees));
                 local.push(e);
             }
-            if let Some(p) = d.power_over_limit {
+            // Without GPM, low power is the sign; a clock held far below its maximum (or
+            // below an identical peer's at equal utilization) explains low power by itself:
+            // that GPU is slowed, which `throttling` reports, not idle inside its kernels.
+            let held_down = d
+                .sm_clock_ratio_loaded
+                .or_else(|| super::throttling::peer_ratio(s, d.index))
+                .is_some_and(|r| r < super::throttling::PEER_CLOCK_RATIO);
+            if let Some(p) = d.power_over_limit.filter(|_| !held_down) {
                 let e = evidence(
                     "power p50 / enforced limit",
                     p,

@@ -186,16 +186,20 @@ fn fastest_peer(s: &Signals, index: u32) -> Option<(&GpuActivity, (&GpuActivity,
 }
 
 /// The clock ratio against the fastest peer, for a GPU throttled by its own reasons but
-/// without a maximum clock to measure the loss against.
-fn peer_ratio(s: &Signals, index: u32) -> Option<f64> {
+/// without a maximum clock to measure the loss against (also read by `busy_not_working`:
+/// a held-down clock explains low power).
+pub(super) fn peer_ratio(s: &Signals, index: u32) -> Option<f64> {
     let (me, (_, fastest)) = fastest_peer(s, index)?;
     Some((me.clock_loaded? / fastest.max(f64::EPSILON)).min(1.0))
 }
 
-/// GPUs of the job against the fastest of them at equal utilization, for GPUs that have no
-/// maximum clock or reasons to judge them by (those are judged by [`own_limits`]).
+/// GPUs of the job against the fastest of them at equal utilization, for GPUs without clock
+/// reasons to judge them by (those are judged by [`own_limits`]).
 fn against_peers(s: &Signals, d: &DeviceSignals) -> Option<Check> {
-    if d.throttled_share.is_some() || d.sm_clock_ratio_loaded.is_some() {
+    // The driver's reasons, where reported, are its word on why; a maximum clock alone is
+    // not: a clock held at a fraction of it with no heat or power cap in sight (a locked or
+    // application clock, a slowdown the log does not name) shows against identical peers.
+    if d.throttled_share.is_some() {
         return None;
     }
     let (me, fastest) = fastest_peer(s, d.index)?;

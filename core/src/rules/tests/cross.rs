@@ -360,3 +360,43 @@ fn two_gpus_in_lockstep_show_the_straggler_and_two_independent_ones_do_not() {
         apart.findings
     );
 }
+
+#[test]
+fn low_power_explained_by_a_held_down_clock_is_not_idle_compute() {
+    // Four H100s at 100 % utilization; three run at 40 % of their clock and so draw about a
+    // third of GPU 0's power. Low power is the clock's doing: throttling, not small kernels.
+    let gpus = (0..4)
+        .map(|g| {
+            let (pwr, clk) = if g == 0 {
+                (650.0, 1980.0)
+            } else {
+                (220.0, 790.0)
+            };
+            (
+                h100(g),
+                vec![
+                    (GpuMetric::UtilGpu, constant(100.0, N)),
+                    (GpuMetric::Power, constant(pwr, N)),
+                    (GpuMetric::SmClock, constant(clk, N)),
+                ],
+            )
+        })
+        .collect();
+    let r = diagnosed(report(gpus));
+    assert_eq!(r.verdict.id, "throttling", "{}", r.verdict.summary);
+    assert!(find(&r, "busy_not_working").is_none(), "{:?}", r.findings);
+    // The same low power at full clock is still read as compute units left idle.
+    let gpus = (0..4)
+        .map(|g| {
+            (
+                h100(g),
+                vec![
+                    (GpuMetric::UtilGpu, constant(100.0, N)),
+                    (GpuMetric::Power, constant(220.0, N)),
+                    (GpuMetric::SmClock, constant(1980.0, N)),
+                ],
+            )
+        })
+        .collect();
+    assert!(find(&diagnosed(report(gpus)), "busy_not_working").is_some());
+}
