@@ -37,6 +37,8 @@ class LoopMarks:
             self.session = _new_session(self._output, self._args)
         if self.session._state == "new":
             self.session.start()
+        # The framework calls its hooks on the training thread.
+        self.session.set_main_thread()
         if loader is not None:
             from gpuwhy.torch import loader_settings
             settings = loader_settings(loader)

@@ -232,11 +232,15 @@ class Session(gpuwhy.Session):
 
     def data(self, iterable: Iterable[T]) -> Iterator[T]:
         """gpuwhy.Session.data, which also records the loader's settings
-        (:func:`loader_settings`) into the report and, with GPU timing, closes each step's
-        last event pair when the loop asks for the next batch."""
+        (:func:`loader_settings`) into the report, names the calling thread the training loop
+        (``set_main_thread``) and, with GPU timing, closes each step's last event pair when
+        the loop asks for the next batch."""
         settings = loader_settings(iterable)
         if settings is not None:
             self.set_data_loader(**settings)
+        # The thread that iterates the loader is the training loop: helper threads that also
+        # mark steps (a framework's, or the profiler's) are then listed apart.
+        self.set_main_thread()
         inner = super().data(iterable)  # a generator: close() ends its open step
         try:
             for item in inner:

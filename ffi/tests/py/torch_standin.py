@@ -185,10 +185,42 @@ def main():
         s.close()
         events = [e for e in s.report().get("events", []) if e["kind"] == "trace_unreadable"]
         check(len(events) == 1 and "nowhere.json" in events[0]["detail"], "missing trace: %r" % events)
+        check_named_loop(tmp)
         check_callbacks(tmp)
         if merge:
             check_merge(tmp)
     print("torch stand-in: ok")
+
+
+def check_named_loop(tmp):
+    """A helper thread that marks its own data-then-work micro-steps beside the loop: the
+    loop that iterates gw.data() names itself, so the report's steps are the loop's."""
+    import threading
+    import time
+    import gpuwhy.torch as gwt
+    out = os.path.join(tmp, "threads.json")
+    with gwt.Session(output=out, no_gpu=True, gpu_timing=False) as gw:
+        stop = threading.Event()
+
+        def helper():
+            while not stop.is_set():
+                gw.phase("data")
+                gw.phase("forward")
+                gw.step_end()
+                time.sleep(0.0005)
+        t = threading.Thread(target=helper)
+        t.start()
+        time.sleep(0.01)
+        for _ in gw.data(Loader(8)):
+            gw.phase("forward")
+            time.sleep(0.002)
+        stop.set()
+        t.join()
+    with open(out) as f:
+        steps = json.load(f)["steps"]
+    main = [t for t in steps.get("threads", []) if t.get("main")]
+    check(steps["count"] == 8 and len(main) == 1 and main[0].get("chosen_by") == "named",
+          "the loop's steps: count %r, threads %r" % (steps["count"], steps.get("threads")))
 
 
 def check_callbacks(tmp):
