@@ -97,8 +97,18 @@ pub fn shares(data: &SeriesData, interval_s: f64) -> Option<BusyShares> {
         (Some(a), Some(b)) => (a, b),
         _ => (0, all.len() - 1),
     };
-    let span = &all[a..=b];
     let time = |part: &[(f64, f64, f64)]| part.iter().map(|x| x.2).sum::<f64>();
+    // Idling before the first work and after the last is start-up and shutdown only when it
+    // is longer than any idle stretch in between: a log that starts inside one of the job's
+    // own idle gaps (a data wait) keeps that gap.
+    let longest = longest_idle(&all[a..=b]);
+    let a = if time(&all[..a]) > longest { a } else { 0 };
+    let b = if time(&all[b + 1..]) > longest {
+        b
+    } else {
+        all.len() - 1
+    };
+    let span = &all[a..=b];
     let span_s = time(span);
     if span_s <= 0.0 {
         return None;
@@ -138,6 +148,16 @@ pub fn shares(data: &SeriesData, interval_s: f64) -> Option<BusyShares> {
     })
 }
 
+/// The longest run of near-zero samples in `part`, seconds.
+fn longest_idle(part: &[(f64, f64, f64)]) -> f64 {
+    let (mut run, mut longest) = (0.0f64, 0.0f64);
+    for x in part {
+        run = if x.1 < NEAR_ZERO_UTIL { run + x.2 } else { 0.0 };
+        longest = longest.max(run);
+    }
+    longest
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +184,18 @@ mod tests {
         assert_eq!(b.lead_idle_s, 5.0);
         assert_eq!(b.samples, 20);
         assert_eq!(b.swings, 19, "every sample crosses between low and high");
+    }
+
+    #[test]
+    fn a_log_that_starts_inside_a_data_wait_keeps_it() {
+        // Idle 4 s of every 10, the log starting with one of those waits: 40 % idle, not the
+        // 38 % left after taking the first wait for start-up.
+        let u: Vec<f32> = (0..120)
+            .map(|i| if i % 10 < 4 { 0.0 } else { 95.0 })
+            .collect();
+        let b = shares(&data(&u, 1.0), 1.0).expect("samples");
+        assert_eq!(b.lead_idle_s, 0.0);
+        assert!((b.near_zero_share - 0.4).abs() < 1e-9, "{b:?}");
     }
 
     #[test]
