@@ -144,7 +144,6 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
     let (mut devices, mut ev, mut actions, mut unseen) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut exp = Experiment::default();
-    let mut lost_share_basis = None;
     let required = [
         "id",
         "title",
@@ -163,7 +162,6 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
             "confidence" => confidence = s.f64_or_nan()?,
             "summary" => summary = s.string()?,
             "lost_share" => lost_share = s.opt_f64()?,
-            "lost_share_basis" => lost_share_basis = s.opt_string()?,
             "devices" => devices = s.list(&mut Scan::int)?,
             "evidence" => ev = s.list(&mut evidence)?,
             "actions" => actions = s.list(&mut action)?,
@@ -180,7 +178,8 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
         confidence,
         summary,
         lost_share,
-        lost_share_basis,
+        // How the lost share was estimated is not shown on the page: skipped.
+        lost_share_basis: None,
         devices,
         evidence: ev,
         actions,

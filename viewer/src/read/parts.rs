@@ -7,8 +7,8 @@
 //! does not compile here until it is read.
 
 use gpuwhy::report::{
-    Capability, DeviceInfo, Event, Fault, ForeignProcess, HostFacts, JobGpus, JobGpusMethod,
-    NvmlInfo, Overhead, PhaseStats, RunInfo, Tool,
+    Capability, DeviceInfo, Event, Fault, HostFacts, JobGpus, NvmlInfo, Overhead, PhaseStats,
+    RunInfo, Tool,
 };
 
 use super::scan::{ReadError, Scan};
@@ -82,16 +82,9 @@ fn job_gpus(s: &mut Scan) -> R<JobGpus> {
         match k {
             "indices" => j.indices = s.list(&mut Scan::int)?,
             "others" => j.others = s.list(&mut Scan::int)?,
-            "method" => {
-                j.method = match s.string()?.as_str() {
-                    "override" => JobGpusMethod::Override,
-                    "processes" => JobGpusMethod::Processes,
-                    "cuda_visible_devices" => JobGpusMethod::CudaVisibleDevices,
-                    _ => JobGpusMethod::All,
-                }
-            }
             "reason" => j.reason = s.string()?,
-            "shared" => j.shared = s.list(&mut foreign_process)?,
+            // `method` and `shared` (other users' processes) are skipped: the page shows
+            // which GPUs and why, nothing else.
             _ => s.skip()?,
         }
         Ok(())
@@ -99,39 +92,11 @@ fn job_gpus(s: &mut Scan) -> R<JobGpus> {
     let JobGpus {
         indices: _,
         others: _,
-        method: _,
+        method: _skipped,
         reason: _,
-        shared: _,
+        shared: _skipped_too,
     } = &j;
     Ok(j)
-}
-
-/// One of `run.job_gpus.shared`.
-fn foreign_process(s: &mut Scan) -> R<ForeignProcess> {
-    let mut p = ForeignProcess::default();
-    s.fields(&[], &mut |s, k| {
-        match k {
-            "device" => p.device = s.int()?,
-            "pid" => p.pid = s.int()?,
-            "name" => p.name = s.opt_string()?,
-            "used_mib" => p.used_mib = s.opt_f64()?,
-            "memory_share" => p.memory_share = s.opt_f64()?,
-            "first_s" => p.first_s = s.f64()?,
-            "last_s" => p.last_s = s.f64()?,
-            _ => s.skip()?,
-        }
-        Ok(())
-    })?;
-    let ForeignProcess {
-        device: _,
-        pid: _,
-        name: _,
-        used_mib: _,
-        memory_share: _,
-        first_s: _,
-        last_s: _,
-    } = &p;
-    Ok(p)
 }
 
 /// `nvml`.
@@ -161,12 +126,12 @@ pub fn nvml(s: &mut Scan) -> R<NvmlInfo> {
 }
 
 fn capability(s: &mut Scan) -> R<Capability> {
-    let (mut available, mut reason, mut via) = (false, None, None);
+    let (mut available, mut reason) = (false, None);
+    // `via` (the NVML function that answered) is skipped: the page does not show it.
     s.fields(&["available"], &mut |s, k| {
         match k {
             "available" => available = s.bool()?,
             "reason" => reason = s.opt_string()?,
-            "via" => via = s.opt_string()?,
             _ => s.skip()?,
         }
         Ok(())
@@ -174,7 +139,7 @@ fn capability(s: &mut Scan) -> R<Capability> {
     Ok(Capability {
         available,
         reason,
-        via,
+        via: None,
     })
 }
 
@@ -191,7 +156,6 @@ pub fn device(s: &mut Scan) -> R<DeviceInfo> {
             "architecture" => d.architecture = s.opt_string()?,
             "compute_capability" => d.compute_capability = s.opt_string()?,
             "memory_total_mib" => d.memory_total_mib = s.opt_f64()?,
-            "memory_reserved_mib" => d.memory_reserved_mib = s.opt_f64()?,
             "power_limit_w" => d.power_limit_w = s.opt_f64()?,
             "max_sm_clock_mhz" => d.max_sm_clock_mhz = s.opt_f64()?,
             "max_mem_clock_mhz" => d.max_mem_clock_mhz = s.opt_f64()?,
@@ -216,7 +180,7 @@ pub fn device(s: &mut Scan) -> R<DeviceInfo> {
         architecture: _,
         compute_capability: _,
         memory_total_mib: _,
-        memory_reserved_mib: _,
+        memory_reserved_mib: _skipped,
         power_limit_w: _,
         max_sm_clock_mhz: _,
         max_mem_clock_mhz: _,

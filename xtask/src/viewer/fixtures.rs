@@ -177,7 +177,12 @@ pub const PAYLOAD: &str =
 /// experiment's `outcome` among them).
 fn poison(v: &mut Value, key: Option<&str>) {
     match v {
-        Value::String(s) if !matches!(key, Some("schema" | "severity" | "cost" | "outcome")) => {
+        Value::String(s)
+            if !matches!(
+                key,
+                Some("schema" | "severity" | "cost" | "outcome" | "method")
+            ) =>
+        {
             *s = format!("{PAYLOAD} {s}");
         }
         Value::Array(a) => a.iter_mut().for_each(|x| poison(x, key)),
