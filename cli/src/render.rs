@@ -29,6 +29,9 @@ fn finding(out: &mut String, n: usize, f: &Finding) {
         f.confidence
     );
     let _ = writeln!(out, "   {}", f.summary);
+    if let Some(b) = &f.lost_share_basis {
+        let _ = writeln!(out, "   Time lost: {b}");
+    }
     if !f.evidence.is_empty() {
         let _ = writeln!(out, "   Evidence:");
         // The same measurement on several GPUs is one line naming them all.

@@ -100,8 +100,9 @@ describe('analysis on the static page', () => {
     assert.match(await page.textContent('#message h2'), /not a file gpuwhy reads/);
     assert.match(await message(page), /photo\.png: byte 0 is not UTF-8 text[\s\S]*nvidia-smi dmon/);
 
+    // One damaged row is read past with a note; three of five make it no log gpuwhy reads.
     const bad = dmonLog(5, 1).split('\n');
-    bad[4] = '    0    abc    51      -     97';
+    for (const i of [4, 5, 6]) bad[i] = '    0    abc    51      -     97';
     assert.equal(await drop(page, 'bad.log', bad.join('\n')), 'error');
     assert.match(await page.textContent('#message h2'), /dmon log cannot be read/);
     assert.match(await message(page), /bad\.log: line 5/);
