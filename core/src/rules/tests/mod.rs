@@ -2,6 +2,7 @@
 //! its near miss. Helpers here; the tests by theme below.
 
 mod cross;
+mod cross_logs;
 mod foundation;
 mod idle;
 mod samples;
