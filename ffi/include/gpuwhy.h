@@ -186,25 +186,6 @@ typedef struct gpuwhy_config {
 } gpuwhy_config;
 
 /**
- * The top finding of a stopped session (gpuwhy_session_top_finding()).
- */
-typedef struct gpuwhy_finding {
-  /**
-   * The rule id, e.g. "data_starvation"; "none" when nothing was found. Owned by the
-   * session: valid until gpuwhy_session_free().
-   */
-  const char *id;
-  /**
-   * One line for a log, e.g. "The GPU waits for input data"; owned like `id`.
-   */
-  const char *title;
-  /**
-   * 0 to 1 (0 when nothing was found).
-   */
-  double confidence;
-} gpuwhy_finding;
-
-/**
  * The settings of the training loop's data loader (PyTorch's `DataLoader` or a framework's
  * own), for gpuwhy_session_set_data_loader(). Initialise every field: a negative number is
  * "unknown", and so is any field past `struct_size`.
@@ -240,6 +221,25 @@ typedef struct gpuwhy_data_loader {
  * Ids of the built-in phases; custom phases get ids from gpuwhy_session_register_phase().
  */
 typedef uint32_t gpuwhy_phase_id;
+
+/**
+ * The top finding of a stopped session (gpuwhy_session_top_finding()).
+ */
+typedef struct gpuwhy_finding {
+  /**
+   * The rule id, e.g. "data_starvation"; "none" when nothing was found. Owned by the
+   * session: valid until gpuwhy_session_free().
+   */
+  const char *id;
+  /**
+   * One line for a log, e.g. "The GPU waits for input data"; owned like `id`.
+   */
+  const char *title;
+  /**
+   * 0 to 1 (0 when nothing was found).
+   */
+  double confidence;
+} gpuwhy_finding;
 
 /**
  * Waiting for the next batch (the data loader).
@@ -400,48 +400,6 @@ gpuwhy_status gpuwhy_session_gpu_count(struct gpuwhy_session *session, uint32_t 
 gpuwhy_status gpuwhy_session_stop(struct gpuwhy_session *session);
 
 /**
- * Writes the stopped session's report (JSON, the format of docs/report-format.md) to `path`
- * atomically: a reader sees the old file or the new one, never half of one.
- *
- * Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_INVALID_ARGUMENT (not UTF-8),
- * GPUWHY_NOT_STOPPED, GPUWHY_IO (nothing is lost; try another path). Thread-safe.
- *
- * # Safety
- * `path` must be NULL or NUL-terminated.
- */
-gpuwhy_status gpuwhy_session_write_report(struct gpuwhy_session *session, const char *path);
-
-/**
- * Copies the stopped session's report (JSON) into `buf` as a NUL-terminated string and its
- * length (without the NUL) into `*len_out`.
- *
- * Ask for the size first: with `buf` NULL (and any `capacity`) only `*len_out` is written and
- * GPUWHY_OK returned. With `capacity` < length + 1, GPUWHY_BUFFER_TOO_SMALL is returned, the
- * length is still written to `*len_out` and `buf` is left untouched. Other errors:
- * GPUWHY_NULL_ARGUMENT (`len_out`), GPUWHY_INVALID_HANDLE, GPUWHY_NOT_STOPPED. Thread-safe.
- *
- * # Safety
- * `buf` must be NULL or point to `capacity` writable bytes; `len_out` NULL or writable.
- */
-gpuwhy_status gpuwhy_session_report_json(struct gpuwhy_session *session,
-                                         char *buf,
-                                         size_t capacity,
-                                         size_t *len_out);
-
-/**
- * Writes the stopped session's top finding to `*finding_out`: its rule id, title and
- * confidence, or id "none" when nothing holds the GPU back. The strings belong to the
- * session and stay valid until gpuwhy_session_free().
- *
- * Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_NOT_STOPPED. Thread-safe.
- *
- * # Safety
- * `finding_out` must be NULL or writable.
- */
-gpuwhy_status gpuwhy_session_top_finding(struct gpuwhy_session *session,
-                                         struct gpuwhy_finding *finding_out);
-
-/**
  * Frees a session. A session still recording is stopped first, and its report written to
  * the configured `output_path` (if any). NULL is a no-op returning GPUWHY_OK.
  *
@@ -551,6 +509,48 @@ gpuwhy_status gpuwhy_session_set_main_thread(struct gpuwhy_session *session);
  * step it does nothing. Same cost and errors as gpuwhy_step_begin().
  */
 gpuwhy_status gpuwhy_step_discard(struct gpuwhy_session *session);
+
+/**
+ * Writes the stopped session's report (JSON, the format of docs/report-format.md) to `path`
+ * atomically: a reader sees the old file or the new one, never half of one.
+ *
+ * Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_INVALID_ARGUMENT (not UTF-8),
+ * GPUWHY_NOT_STOPPED, GPUWHY_IO (nothing is lost; try another path). Thread-safe.
+ *
+ * # Safety
+ * `path` must be NULL or NUL-terminated.
+ */
+gpuwhy_status gpuwhy_session_write_report(struct gpuwhy_session *session, const char *path);
+
+/**
+ * Copies the stopped session's report (JSON) into `buf` as a NUL-terminated string and its
+ * length (without the NUL) into `*len_out`.
+ *
+ * Ask for the size first: with `buf` NULL (and any `capacity`) only `*len_out` is written and
+ * GPUWHY_OK returned. With `capacity` < length + 1, GPUWHY_BUFFER_TOO_SMALL is returned, the
+ * length is still written to `*len_out` and `buf` is left untouched. Other errors:
+ * GPUWHY_NULL_ARGUMENT (`len_out`), GPUWHY_INVALID_HANDLE, GPUWHY_NOT_STOPPED. Thread-safe.
+ *
+ * # Safety
+ * `buf` must be NULL or point to `capacity` writable bytes; `len_out` NULL or writable.
+ */
+gpuwhy_status gpuwhy_session_report_json(struct gpuwhy_session *session,
+                                         char *buf,
+                                         size_t capacity,
+                                         size_t *len_out);
+
+/**
+ * Writes the stopped session's top finding to `*finding_out`: its rule id, title and
+ * confidence, or id "none" when nothing holds the GPU back. The strings belong to the
+ * session and stay valid until gpuwhy_session_free().
+ *
+ * Errors: GPUWHY_NULL_ARGUMENT, GPUWHY_INVALID_HANDLE, GPUWHY_NOT_STOPPED. Thread-safe.
+ *
+ * # Safety
+ * `finding_out` must be NULL or writable.
+ */
+gpuwhy_status gpuwhy_session_top_finding(struct gpuwhy_session *session,
+                                         struct gpuwhy_finding *finding_out);
 
 #ifdef __cplusplus
 }  // extern "C"

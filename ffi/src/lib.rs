@@ -23,12 +23,14 @@ mod exports;
 mod extras;
 mod handle;
 mod markers;
+mod report_calls;
 mod state;
 
 pub use config::{gpuwhy_config, gpuwhy_flags};
 pub use exports::*;
 pub use extras::*;
 pub use markers::*;
+pub use report_calls::*;
 
 use std::ffi::{c_char, CStr};
 
