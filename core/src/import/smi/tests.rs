@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::import::{detect, diagnose_any, Input, Kind};
+use crate::metric::reasons;
 use crate::recording::Recording;
 
 fn fixture(name: &str) -> String {
