@@ -1,0 +1,108 @@
+//! One row of a `--query-gpu` CSV log: its cells read by their columns into a sample of one
+//! GPU, with the GPU's static facts beside it.
+
+use super::*;
+
+pub(super) struct Row {
+    pub(super) index: Option<u32>,
+    pub(super) identity: Option<String>,
+    pub(super) time: Option<f64>,
+    pub(super) row: [f32; GpuMetric::COUNT],
+    pub(super) info: DeviceInfo,
+}
+
+pub(super) fn parse_row(cells: &[&str], cols: &[Col], names: &[String]) -> Result<Row, String> {
+    if cells.len() != cols.len() {
+        return Err(format!(
+            "expected {} comma-separated values ({}), found {}",
+            cols.len(),
+            names.join(", "),
+            cells.len()
+        ));
+    }
+    let mut out = Row {
+        index: None,
+        identity: None,
+        time: None,
+        row: empty_row(),
+        info: DeviceInfo::default(),
+    };
+    let mut mask: Option<u64> = None;
+    for ((cell, col), name) in cells.iter().zip(cols).zip(names) {
+        let missing = is_missing(cell);
+        let num = || {
+            number(cell)
+                .ok_or_else(|| format!("expected a number in column `{name}`, found `{cell}`"))
+        };
+        match col {
+            Col::Time if !missing => {
+                out.time = Some(timestamp(cell).ok_or_else(|| {
+                    format!("expected a timestamp (YYYY/MM/DD HH:MM:SS.fff) in column `{name}`, found `{cell}`")
+                })?)
+            }
+            Col::Index if !missing => {
+                out.index = Some(cell.parse().map_err(|_| {
+                    format!("expected a GPU index in column `{name}`, found `{cell}`")
+                })?)
+            }
+            Col::Name if !missing => out.info.name = Some(cell.to_string()),
+            Col::Uuid if !missing => {
+                out.info.uuid = Some(cell.to_string());
+                out.identity = Some(cell.to_string());
+            }
+            Col::BusId if !missing => {
+                out.info.pci_bus_id = Some(cell.to_string());
+                out.identity.get_or_insert_with(|| cell.to_string());
+            }
+            Col::Metric(m) if !missing => out.row[m.index()] = num()?,
+            Col::Fact(f) if !missing => {
+                let v = f64::from(num()?);
+                let i = &mut out.info;
+                match f {
+                    Fact::MemTotal => i.memory_total_mib = Some(v),
+                    Fact::PowerLimit => i.power_limit_w = Some(v),
+                    Fact::MaxSm => i.max_sm_clock_mhz = Some(v),
+                    Fact::MaxGraphics => i.max_graphics_clock_mhz = Some(v),
+                    Fact::MaxMem => i.max_mem_clock_mhz = Some(v),
+                    Fact::PcieMaxGen => i.pcie_max_gen = Some(v as u32),
+                    Fact::PcieMaxWidth => i.pcie_max_width = Some(v as u32),
+                }
+            }
+            Col::ReasonBit(bit) if !missing => {
+                let active = match cell.to_ascii_lowercase().as_str() {
+                    "active" => true,
+                    "not active" => false,
+                    _ => return Err(format!("expected `Active` or `Not Active` in column `{name}`, found `{cell}`")),
+                };
+                let m = mask.get_or_insert(0);
+                if active {
+                    *m |= bit;
+                }
+            }
+            _ => {}
+        }
+    }
+    let ci = GpuMetric::ClockReasons.index();
+    if let (Some(m), true) = (mask, out.row[ci].is_nan()) {
+        out.row[ci] = m as f32;
+    }
+    Ok(out)
+}
+
+pub(super) fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
+    macro_rules! first {
+        ($($f:ident),*) => { $( if into.$f.is_none() { into.$f = from.$f.clone(); } )* };
+    }
+    first!(
+        name,
+        uuid,
+        pci_bus_id,
+        memory_total_mib,
+        power_limit_w,
+        max_sm_clock_mhz,
+        max_graphics_clock_mhz,
+        max_mem_clock_mhz,
+        pcie_max_gen,
+        pcie_max_width
+    );
+}
