@@ -58,20 +58,7 @@ fn demo_leaves_the_page_beside_its_report_with_the_embedded_viewer() {
 
 #[test]
 fn view_with_analysis_carries_the_analysis_module() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let report = dir.path().join("run.json");
-    let o = run(gpuwhy()
-        .args([
-            "demo",
-            "healthy",
-            "--duration",
-            "1s",
-            "--quiet",
-            "--no-html",
-            "-o",
-        ])
-        .arg(&report));
-    assert!(o.status.success(), "{}", text(&o));
+    let (dir, report) = healthy_report();
     let page = |extra: &[&str], out: &Path| {
         let o = run(gpuwhy()
             .arg("view")
@@ -95,20 +82,7 @@ fn view_with_analysis_carries_the_analysis_module() {
 
 #[test]
 fn view_open_without_a_browser_says_how_to_open_the_page() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let report = dir.path().join("run.json");
-    let o = run(gpuwhy()
-        .args([
-            "demo",
-            "healthy",
-            "--duration",
-            "1s",
-            "--quiet",
-            "--no-html",
-            "-o",
-        ])
-        .arg(&report));
-    assert!(o.status.success(), "{}", text(&o));
+    let (dir, report) = healthy_report();
     // An empty PATH: no xdg-open (nor open) to start.
     let empty = dir.path().join("bin");
     std::fs::create_dir(&empty).expect("dir");
@@ -131,20 +105,7 @@ fn view_open_without_a_browser_says_how_to_open_the_page() {
 #[test]
 fn view_open_starts_the_system_opener_with_the_page() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let report = dir.path().join("run.json");
-    let o = run(gpuwhy()
-        .args([
-            "demo",
-            "healthy",
-            "--duration",
-            "1s",
-            "--quiet",
-            "--no-html",
-            "-o",
-        ])
-        .arg(&report));
-    assert!(o.status.success(), "{}", text(&o));
+    let (dir, report) = healthy_report();
     // A stand-in opener that writes down what it was asked to open.
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).expect("dir");
@@ -172,4 +133,23 @@ fn view_open_starts_the_system_opener_with_the_page() {
         asked.trim(),
         dir.path().join("run.html").display().to_string()
     );
+}
+
+/// A 1 s report of the healthy scenario (`run.json`) in a new temporary directory.
+fn healthy_report() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("run.json");
+    let o = run(gpuwhy()
+        .args([
+            "demo",
+            "healthy",
+            "--duration",
+            "1s",
+            "--quiet",
+            "--no-html",
+            "-o",
+        ])
+        .arg(&report));
+    assert!(o.status.success(), "{}", text(&o));
+    (dir, report)
 }
