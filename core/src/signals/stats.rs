@@ -24,6 +24,14 @@ pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.min(sorted.len() - 1)]
 }
 
+/// The median of the finite values by [`percentile_sorted`]'s definition, `None` when there
+/// are none.
+pub fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.retain(|x| x.is_finite());
+    values.sort_by(f64::total_cmp);
+    (!values.is_empty()).then(|| percentile_sorted(&values, 0.5))
+}
+
 /// Distribution of the present (non-NaN) values, `None` when there are none.
 pub fn dist(values: impl IntoIterator<Item = f64>) -> Option<Dist> {
     let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();

@@ -12,7 +12,7 @@ mod ways;
 use super::{evidence, round, Rule, RuleDoc, RuleMeta};
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::cross::GpuActivity;
-use crate::signals::stats::percentile_sorted;
+use crate::signals::stats::median;
 use crate::signals::Signals;
 
 /// Spread of per-GPU median utilization (points) above which GPUs are out of balance.
@@ -99,13 +99,6 @@ fn waits_coincide(s: &Signals, own_wait: f64) -> (bool, Option<Evidence>) {
         None,
     );
     (e.agrees, Some(e))
-}
-
-/// The median of the finite values (the crate's one percentile definition).
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    v.sort_by(f64::total_cmp);
-    (!v.is_empty()).then(|| percentile_sorted(&v, 0.5))
 }
 
 /// The median of `f` over every GPU but `skip`.
