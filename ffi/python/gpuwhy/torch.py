@@ -80,18 +80,20 @@ class CudaPhaseTimer:
     duration of each phase to ``attach(phase_id, seconds)``: in a steady loop every step
     gets one value per phase, that of the step the GPU finished last. At most
     ``max_pending`` pairs wait; past that the oldest is dropped unmeasured (counted in
-    ``dropped``) rather than waited for. Events are reused once resolved.
+    ``dropped``) rather than waited for. One event marks each boundary: a phase's end is the
+    next phase's start. Events are reused once no pair in flight needs them.
     """
 
     def __init__(self, attach: Any, stream: Any = None, max_pending: int = 64) -> None:
         self._attach = attach
         self._stream = stream
         self._max = max(1, int(max_pending))
-        self._pending: Deque[Tuple[int, Any, Any]] = collections.deque()
+        # (phase, start, end, whether end is also the next phase's start)
+        self._pending: Deque[Tuple[int, Any, Any, bool]] = collections.deque()
         self._ready: Dict[int, Deque[float]] = {}
         self._free: List[Any] = []
         self._open: Optional[Tuple[int, Any]] = None
-        #: Events recorded (two per timed phase).
+        #: Events recorded (one per phase boundary).
         self.recorded = 0
         #: Pairs measured.
         self.resolved = 0
@@ -114,26 +116,37 @@ class CudaPhaseTimer:
 
     def boundary(self, phase_id: Optional[int]) -> None:
         """Ends the open phase on the GPU's timeline and starts ``phase_id`` (None: none)."""
-        if self._open is not None:
-            pid, start = self._open
-            self._open = None
-            self._pending.append((pid, start, self._event()))
-            if len(self._pending) > self._max:
-                _, s, e = self._pending.popleft()
-                self._free += (s, e)
-                self.dropped += 1
-        if phase_id is not None:
-            self._open = (phase_id, self._event())
+        if self._open is None:
+            if phase_id is not None:
+                self._open = (phase_id, self._event())
+            return
+        pid, start = self._open
+        end = self._event()
+        self._pending.append((pid, start, end, phase_id is not None))
+        self._open = None if phase_id is None else (phase_id, end)
+        if len(self._pending) > self._max:
+            self._release(self._pending.popleft())
+            self.dropped += 1
+
+    def _release(self, pair: Tuple[int, Any, Any, bool]) -> None:
+        """Returns a pair's events for reuse once it has left the queue: its start (the
+        previous pair, which shared it, left before it) and its end unless the next phase
+        started there."""
+        _, start, end, shared = pair
+        self._free.append(start)
+        if not shared:
+            self._free.append(end)
 
     def poll(self) -> int:
         """Measures every finished pair, oldest first, without waiting; returns how many."""
         n = 0
         pending = self._pending
         while pending and pending[0][2].query():
-            pid, start, end = pending.popleft()
+            pair = pending.popleft()
+            pid, start, end, _ = pair
             self._ready.setdefault(pid, collections.deque()).append(
                 start.elapsed_time(end) / 1000.0)
-            self._free += (start, end)
+            self._release(pair)
             n += 1
         self.resolved += n
         return n
