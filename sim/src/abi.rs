@@ -111,6 +111,8 @@ pub const FI_NVLINK_LINK_COUNT: c_uint = 91;
 pub const FI_NVLINK_THROUGHPUT_DATA_TX: c_uint = 138;
 /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`: cumulative KiB received.
 pub const FI_NVLINK_THROUGHPUT_DATA_RX: c_uint = 139;
+/// `NVML_FI_DEV_POWER_INSTANT`: current power, mW.
+pub const FI_POWER_INSTANT: c_uint = 186;
 /// `NVML_FI_DEV_PCIE_COUNT_TX_BYTES`: cumulative PCIe bytes sent (may wrap).
 pub const FI_PCIE_COUNT_TX_BYTES: c_uint = 197;
 /// `NVML_FI_DEV_PCIE_COUNT_RX_BYTES`: cumulative PCIe bytes received (may wrap).

@@ -1,5 +1,5 @@
-//! `nvmlDeviceGetFieldValues`: the NVLink link count, cumulative NVLink data counters and
-//! the T.Limit temperature thresholds.
+//! `nvmlDeviceGetFieldValues`: the NVLink link count, cumulative NVLink data counters, the
+//! T.Limit temperature thresholds, power, GPU temperature and the PCIe byte counters.
 
 use std::ffi::{c_int, c_uint};
 
@@ -20,9 +20,11 @@ const LATENCY_USEC: i64 = 25;
 /// `nvlink_tx_kibs`/`nvlink_rx_kibs` (`scopeId` = UINT_MAX for all links, a link index for
 /// an even share, NOT_SUPPORTED without NVLink); fields 193–196 are the T.Limit
 /// thresholds (signed int, °C) on Ada and later; 197/198 the cumulative PCIe bytes sent and
-/// received (integrated from `pcie_tx_kbs`/`pcie_rx_kbs` with 1 KB = 1024 bytes); 308 the
-/// GPU temperature (double, `temp_c`). Every other id is NOT_SUPPORTED in its
-/// element; the call itself succeeds.
+/// received (integrated from `pcie_tx_kbs`/`pcie_rx_kbs` with 1 KB = 1024 bytes); 186 the
+/// power (unsigned int, mW, as `nvmlDeviceGetPowerUsage`); 308 the GPU temperature (double,
+/// `temp_c`). A field whose single call the device lists as `unsupported` (power, PCIe
+/// throughput, temperature) is NOT_SUPPORTED too, as a GPU without that sensor answers both
+/// ways alike. Every other id is NOT_SUPPORTED in its element; the call itself succeeds.
 ///
 /// # Safety
 /// `values` must be NULL or valid for reading and writing `values_count` elements whose
@@ -76,6 +78,9 @@ fn field(
 ) -> (NvmlReturn, c_uint, NvmlValue) {
     let links = d.facts.nvlink_links;
     let none = NvmlValue { ull_val: 0 };
+    if single_call_unsupported(d, field_id) {
+        return (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none);
+    }
     match field_id {
         FI_NVLINK_LINK_COUNT => (
             SUCCESS,
@@ -119,6 +124,13 @@ fn field(
             }
             Err(code) => (code, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
         },
+        FI_POWER_INSTANT => (
+            SUCCESS,
+            VALUE_TYPE_UNSIGNED_INT,
+            NvmlValue {
+                ui_val: super::usage::milliwatts(d.value(Metric::PowerW, call.t)),
+            },
+        ),
         FI_GPU_TEMP => (
             SUCCESS,
             VALUE_TYPE_DOUBLE,
@@ -132,6 +144,17 @@ fn field(
             }),
         _ => (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
     }
+}
+
+/// Whether the device lists as unsupported the single call that reads what `field_id` reads.
+fn single_call_unsupported(d: &Device, field_id: c_uint) -> bool {
+    let function = match field_id {
+        FI_POWER_INSTANT => "nvmlDeviceGetPowerUsage",
+        FI_PCIE_COUNT_TX_BYTES | FI_PCIE_COUNT_RX_BYTES => "nvmlDeviceGetPcieThroughput",
+        FI_GPU_TEMP => "nvmlDeviceGetTemperature",
+        _ => return false,
+    };
+    d.unsupported.iter().any(|f| f == function)
 }
 
 /// The link counters at this call's time, integrated once per call however many fields ask.

@@ -14,6 +14,7 @@ use crate::scenario::Device;
 use crate::state::{self, Call};
 
 pub mod clocks;
+pub mod cost;
 pub mod events;
 pub mod fields;
 #[cfg(not(feature = "old-driver"))]
@@ -103,7 +104,10 @@ pub const OLD_DRIVER_OMITS: &[&str] = &[
 
 /// Runs an export's body, turning `Err(code)` into `code` and a panic into
 /// `NVML_ERROR_UNKNOWN`, so no unwind ever reaches the C caller.
+///
+/// Every call also spends the simulated driver cost ([`cost::spend`]).
 fn boundary(body: impl FnOnce() -> Result<(), NvmlReturn>) -> NvmlReturn {
+    cost::spend();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => SUCCESS,
         Ok(Err(code)) => code,

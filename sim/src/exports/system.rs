@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_int, c_uint, CStr};
 
-use super::{boundary, put, put_str};
+use super::{boundary, cost, put, put_str};
 use crate::abi::*;
 use crate::scenario::{self, Scenario};
 use crate::state;
@@ -13,12 +13,14 @@ use crate::state;
 #[cfg(not(feature = "old-driver"))]
 #[no_mangle]
 pub extern "C" fn nvmlInit_v2() -> NvmlReturn {
+    cost::configure();
     boundary(|| code(state::init()))
 }
 
 /// `nvmlInit`: the pre-5.319 entry point; the same as `nvmlInit_v2` here.
 #[no_mangle]
 pub extern "C" fn nvmlInit() -> NvmlReturn {
+    cost::configure();
     boundary(|| code(state::init()))
 }
 
@@ -26,6 +28,7 @@ pub extern "C" fn nvmlInit() -> NvmlReturn {
 /// FORCE_INIT) change nothing for simulated devices.
 #[no_mangle]
 pub extern "C" fn nvmlInitWithFlags(_flags: c_uint) -> NvmlReturn {
+    cost::configure();
     boundary(|| code(state::init()))
 }
 

@@ -132,6 +132,6 @@ pub unsafe extern "C" fn nvmlDeviceGetEnforcedPowerLimit(
     }
 }
 
-fn milliwatts(watts: f64) -> c_uint {
+pub(super) fn milliwatts(watts: f64) -> c_uint {
     (watts * 1000.0).round().clamp(0.0, f64::from(c_uint::MAX)) as c_uint
 }

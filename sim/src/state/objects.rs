@@ -13,8 +13,10 @@ use crate::scenario::Device;
 const TOKEN_BASE: usize = 0x5EED_0000;
 const TOKEN_STEP: usize = 16;
 
-/// Longest simulated step when integrating NVLink rates into counters, seconds.
-const INTEGRATION_STEP_S: f64 = 0.05;
+/// Longest simulated step when integrating link rates into counters, seconds: shorter than
+/// the shortest phase of a bundled scenario's step (6 ms), so a burst is not stepped over and
+/// the counters' rate over a tick is the scenario's throughput.
+const INTEGRATION_STEP_S: f64 = 0.005;
 /// Most integration steps one call may take (bounds the cost of long gaps at high speed).
 const MAX_INTEGRATION_STEPS: f64 = 4000.0;
 

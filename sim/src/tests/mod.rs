@@ -13,6 +13,7 @@ use crate::state;
 
 mod device;
 mod faults;
+mod fields;
 #[cfg(not(feature = "old-driver"))]
 mod gpm;
 #[cfg(all(
