@@ -1,9 +1,12 @@
 //! Static facts: the library's (driver and NVML versions, which symbols it exports) and
 //! the calls for a GPU's, which [`Gpu::open`](super::gpu::Gpu::open) makes once.
 
+use crate::nvml::field_ids::NVLINK_LINK_COUNT;
 pub use crate::nvml::{architecture_name, ARCHITECTURES};
-use crate::nvml::{Nvml, NvmlError};
-use crate::report::NvmlInfo;
+use crate::nvml::{ClockType, Device, FieldValue, Nvml, NvmlError, TemperatureThreshold};
+use crate::report::{DeviceInfo, NvmlInfo};
+
+use super::gpu::MIB;
 
 /// NVML facts about the library, for the report.
 pub fn nvml_info(nvml: &Nvml) -> NvmlInfo {
@@ -40,6 +43,54 @@ impl Facts {
         })
         .ok()
     }
+}
+
+/// A GPU's static facts, read once when it is opened, with the calls that failed other than
+/// with "not supported here". `gpm` says whether GPM is wanted and supported (its support is
+/// not asked for when it is not wanted).
+pub(super) fn device_info(
+    nvml: &Nvml,
+    handle: Device,
+    index: u32,
+    want_gpm: bool,
+) -> (DeviceInfo, Facts) {
+    let mut info = DeviceInfo {
+        index,
+        ..Default::default()
+    };
+    let mut f = Facts::default();
+    info.name = f.get(nvml.name(handle));
+    info.uuid = f.get(nvml.uuid(handle));
+    if let Some(pci) = f.get(nvml.pci_info(handle)) {
+        info.pci_bus_id = Some(pci.bus_id);
+        info.pci_device_id = Some(pci.pci_device_id);
+    }
+    info.architecture = f.get(nvml.architecture(handle)).map(architecture_name);
+    info.compute_capability = f
+        .get(nvml.cuda_compute_capability(handle))
+        .map(|(a, b)| format!("{a}.{b}"));
+    if let Some(m) = f.get(nvml.memory_info(handle)) {
+        info.memory_total_mib = Some(m.total as f64 / MIB);
+        info.memory_reserved_mib = m.reserved.map(|r| r as f64 / MIB);
+    }
+    info.power_limit_w = f
+        .get(nvml.enforced_power_limit_mw(handle))
+        .map(|mw| f64::from(mw) / 1000.0);
+    let mut max_clock = |t| f.get(nvml.max_clock_mhz(handle, t)).map(f64::from);
+    info.max_sm_clock_mhz = max_clock(ClockType::Sm);
+    info.max_mem_clock_mhz = max_clock(ClockType::Mem);
+    info.max_graphics_clock_mhz = max_clock(ClockType::Graphics);
+    info.pcie_max_gen = f.get(nvml.max_pcie_link_gen(handle));
+    info.pcie_max_width = f.get(nvml.max_pcie_link_width(handle));
+    info.temp_slowdown_c = f
+        .get(nvml.temperature_threshold_c(handle, TemperatureThreshold::Slowdown))
+        .map(f64::from);
+    let mut links = [FieldValue::new(NVLINK_LINK_COUNT)];
+    if f.get(nvml.field_values(handle, &mut links)).is_some() {
+        info.nvlink_links = links[0].result.as_ref().ok().map(|v| *v as u32);
+    }
+    info.gpm = want_gpm && f.get(nvml.gpm_supported(handle)).unwrap_or(false);
+    (info, f)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! Reading GPUs through NVML: static facts, the capability probe, and one sample row.
+//! Reading GPUs through NVML: opening a device, its capabilities, and one sample row.
 //!
-//! Each metric is read by its own NVML call and fails on its own: a metric whose call says
+//! Metrics with an `NVML_FI_*` field id share one `nvmlDeviceGetFieldValues` call per tick
+//! (`collect::fields`); the others are read by their own call. Each metric fails on its own: a metric whose call says
 //! NOT_SUPPORTED, NO_PERMISSION or "symbol absent" is marked unavailable once, with the
 //! reason, and never asked again; a transient error leaves a gap and is counted; GPU_IS_LOST
 //! stops that device's series with an event while the others go on.
@@ -8,23 +9,23 @@
 use std::collections::BTreeMap;
 
 use crate::metric::GpuMetric;
-use crate::nvml::{ClockType, Device, Nvml, NvmlError, TemperatureThreshold};
+use crate::nvml::{ClockType, Device, Nvml, NvmlError};
 use crate::report::{Capability, DeviceInfo};
 
 use super::cost::CallStats;
-use super::facts::Facts;
+use super::facts::device_info;
 pub use super::facts::{architecture_name, nvml_info, ARCHITECTURES};
 
-/// Seconds between reads of the slow metrics (temperature, PCIe link and throughput, NVLink, GPM).
-/// `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more than 100 ms
-/// between samples, and temperature moves slowly (docs/nvml-facts.md, "Sampling periods and call
-/// cost").
+/// Seconds between reads of the slow metrics: memory and graphics clocks, PCIe link state, GPM,
+/// and the single-call fallbacks of temperature and PCIe throughput when their fields are not
+/// answered. `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more
+/// than 100 ms between samples, temperature moves slowly, the memory clock moves only with the
+/// P-state and the graphics clock is the SM clock's domain (docs/nvml-facts.md, "Sampling
+/// periods and call cost"; docs/nvml-loading.md, "Calls per tick").
 pub const SLOW_PERIOD_S: f64 = 1.0;
 
-use crate::nvml::field_ids::NVLINK_LINK_COUNT as FI_NVLINK_LINK_COUNT;
-
 /// Bytes in a MiB, the unit of the memory columns.
-const MIB: f64 = 1_048_576.0;
+pub(super) const MIB: f64 = 1_048_576.0;
 
 /// GPM metric ids in the order of [`GPM_METRICS`].
 const GPM_IDS: [u32; 8] = [2, 3, 5, 10, 21, 20, 60, 61];
@@ -74,6 +75,8 @@ pub struct Gpu {
     pub lost: bool,
     /// The last NVLink counters (µs, rx KiB, tx KiB), for rates.
     pub(super) nvlink_prev: super::slow::Counters,
+    /// The last PCIe byte counters (µs, rx bytes, tx bytes), for rates.
+    pub(super) pcie_prev: super::slow::Counters,
     /// The function that last answered each metric, for the report.
     via: [Option<&'static str>; GpuMetric::COUNT],
     /// Metrics whose field was refused for good: read through their single call.
@@ -95,50 +98,8 @@ impl Gpu {
         stats: &mut CallStats,
     ) -> Result<(Gpu, DeviceInfo), NvmlError> {
         let handle = stats.time("nvmlDeviceGetHandleByIndex", || nvml.device_by_index(index))?;
-        let mut info = DeviceInfo {
-            index,
-            ..Default::default()
-        };
-        // A fact this GPU or driver does not have is left out; any other failure is kept
-        // for the report's faults ([`Gpu::take_open_errors`]).
-        let mut f = Facts::default();
-        info.name = f.get(nvml.name(handle));
-        info.uuid = f.get(nvml.uuid(handle));
-        if let Some(pci) = f.get(nvml.pci_info(handle)) {
-            info.pci_bus_id = Some(pci.bus_id);
-            info.pci_device_id = Some(pci.pci_device_id);
-        }
-        info.architecture = f.get(nvml.architecture(handle)).map(architecture_name);
-        info.compute_capability = f
-            .get(nvml.cuda_compute_capability(handle))
-            .map(|(a, b)| format!("{a}.{b}"));
-        if let Some(m) = f.get(nvml.memory_info(handle)) {
-            info.memory_total_mib = Some(m.total as f64 / MIB);
-            info.memory_reserved_mib = m.reserved.map(|r| r as f64 / MIB);
-        }
-        info.power_limit_w = f
-            .get(nvml.enforced_power_limit_mw(handle))
-            .map(|mw| f64::from(mw) / 1000.0);
-        info.max_sm_clock_mhz = f
-            .get(nvml.max_clock_mhz(handle, ClockType::Sm))
-            .map(f64::from);
-        info.max_mem_clock_mhz = f
-            .get(nvml.max_clock_mhz(handle, ClockType::Mem))
-            .map(f64::from);
-        info.max_graphics_clock_mhz = f
-            .get(nvml.max_clock_mhz(handle, ClockType::Graphics))
-            .map(f64::from);
-        info.pcie_max_gen = f.get(nvml.max_pcie_link_gen(handle));
-        info.pcie_max_width = f.get(nvml.max_pcie_link_width(handle));
-        info.temp_slowdown_c = f
-            .get(nvml.temperature_threshold_c(handle, TemperatureThreshold::Slowdown))
-            .map(f64::from);
-        let mut links = [crate::nvml::FieldValue::new(FI_NVLINK_LINK_COUNT)];
-        if f.get(nvml.field_values(handle, &mut links)).is_some() {
-            info.nvlink_links = links[0].result.as_ref().ok().map(|v| *v as u32);
-        }
-        let gpm = want_gpm && f.get(nvml.gpm_supported(handle)).unwrap_or(false);
-        info.gpm = gpm;
+        let (info, f) = device_info(nvml, handle, index, want_gpm);
+        let gpm = info.gpm;
         let mut gpu = Gpu {
             pos,
             index,
@@ -147,11 +108,17 @@ impl Gpu {
             seen: [false; GpuMetric::COUNT],
             lost: false,
             nvlink_prev: None,
+            pcie_prev: None,
             via: [None; GpuMetric::COUNT],
             no_field: [false; GpuMetric::COUNT],
             gpm,
             open_errors: f.errors,
         };
+        if !super::fields::batching_enabled() {
+            for m in super::fields::BATCHED {
+                gpu.no_field[m.index()] = true;
+            }
+        }
         if !gpm {
             let why = if want_gpm {
                 "GPM is not supported on this GPU (Hopper and newer only)"
@@ -262,7 +229,34 @@ impl Gpu {
         }
     }
 
+    /// Makes one NVML call for `metrics` (unless they are all off or the GPU is lost) and
+    /// handles its result; `Some` with the value when it answered.
+    pub(super) fn call<T>(
+        &mut self,
+        metrics: &[GpuMetric],
+        function: &'static str,
+        stats: &mut CallStats,
+        out: &mut Vec<Outcome>,
+        f: impl FnOnce() -> Result<T, NvmlError>,
+    ) -> Option<T> {
+        if self.lost || !metrics.iter().any(|m| self.is_on(*m)) {
+            return None;
+        }
+        let r = stats.time(function, f);
+        let v = self.take(metrics, r, out);
+        if v.is_some() {
+            self.answered(metrics, function);
+        }
+        v
+    }
+
     /// Reads one row. `slow` also reads the slow metrics. Returns what went wrong.
+    ///
+    /// Every tick: utilization, memory, SM clock, P-state and clock-event reasons through their
+    /// own calls (nvml.h has no field ids for them), and one `nvmlDeviceGetFieldValues` call for
+    /// power, temperature and the PCIe and NVLink byte counters (`collect::fields`). The slow
+    /// tick adds the memory and graphics clocks, the PCIe link state and the single-call
+    /// fallbacks of fields the driver does not answer (`collect::slow`).
     pub fn sample(
         &mut self,
         nvml: &Nvml,
@@ -273,95 +267,46 @@ impl Gpu {
         use GpuMetric as M;
         let h = self.handle;
         let mut out = Vec::new();
-        macro_rules! read {
-            ($metrics:expr, $f:literal, $call:expr) => {{
-                let metrics: &[GpuMetric] = &$metrics;
-                if !self.lost && metrics.iter().any(|m| self.is_on(*m)) {
-                    let r = stats.time($f, || $call);
-                    let v = self.take(metrics, r, &mut out);
-                    if v.is_some() {
-                        self.answered(metrics, $f);
-                    }
-                    v
-                } else {
-                    None
-                }
-            }};
-        }
-        if let Some(u) = read!(
-            [M::UtilGpu, M::UtilMem],
+        let o = &mut out;
+        if let Some(u) = self.call(
+            &[M::UtilGpu, M::UtilMem],
             "nvmlDeviceGetUtilizationRates",
-            nvml.utilization(h)
+            stats,
+            o,
+            || nvml.utilization(h),
         ) {
             row[M::UtilGpu.index()] = u.gpu as f32;
             row[M::UtilMem.index()] = u.memory as f32;
         }
-        if let Some(m) = read!([M::MemUsed], "nvmlDeviceGetMemoryInfo", nvml.memory_info(h)) {
+        let mem = self.call(&[M::MemUsed], "nvmlDeviceGetMemoryInfo", stats, o, || {
+            nvml.memory_info(h)
+        });
+        if let Some(m) = mem {
             row[M::MemUsed.index()] = (m.in_use() as f64 / MIB) as f32;
         }
-        if let Some(p) = read!(
-            [M::Power],
-            "nvmlDeviceGetPowerUsage",
-            nvml.power_usage_mw(h)
-        ) {
-            row[M::Power.index()] = p as f32 / 1000.0;
-        }
-        if let Some(c) = read!(
-            [M::SmClock],
-            "nvmlDeviceGetClockInfo",
+        self.sample_fields(nvml, slow, row, stats, o);
+        let clock = "nvmlDeviceGetClockInfo";
+        if let Some(c) = self.call(&[M::SmClock], clock, stats, o, || {
             nvml.clock_mhz(h, ClockType::Sm)
-        ) {
+        }) {
             row[M::SmClock.index()] = c as f32;
         }
-        if let Some(c) = read!(
-            [M::MemClock],
-            "nvmlDeviceGetClockInfo",
-            nvml.clock_mhz(h, ClockType::Mem)
-        ) {
-            row[M::MemClock.index()] = c as f32;
-        }
-        if let Some(c) = read!(
-            [M::GraphicsClock],
-            "nvmlDeviceGetClockInfo",
-            nvml.clock_mhz(h, ClockType::Graphics)
-        ) {
-            row[M::GraphicsClock.index()] = c as f32;
-        }
-        if let Some(p) = read!(
-            [M::Pstate],
-            "nvmlDeviceGetPerformanceState",
-            nvml.performance_state(h)
-        ) {
+        let pstate = "nvmlDeviceGetPerformanceState";
+        if let Some(p) = self.call(&[M::Pstate], pstate, stats, o, || nvml.performance_state(h)) {
             // P-state 32 is "unknown": a gap, not a value.
             if p <= 15 {
                 row[M::Pstate.index()] = p as f32;
             }
         }
-        if let Some(r) = read!(
-            [M::ClockReasons],
-            "nvmlDeviceGetCurrentClocksEventReasons",
+        let reasons = "nvmlDeviceGetCurrentClocksEventReasons";
+        if let Some(r) = self.call(&[M::ClockReasons], reasons, stats, o, || {
             nvml.clock_event_reasons(h)
-        ) {
+        }) {
             row[M::ClockReasons.index()] = r as f32;
         }
-        if !slow {
-            return out;
+        if slow {
+            self.sample_slow(nvml, row, stats, o);
         }
-        if let Some(g) = read!(
-            [M::PcieGen],
-            "nvmlDeviceGetCurrPcieLinkGeneration",
-            nvml.pcie_link_gen(h)
-        ) {
-            row[M::PcieGen.index()] = g as f32;
-        }
-        if let Some(w) = read!(
-            [M::PcieWidth],
-            "nvmlDeviceGetCurrPcieLinkWidth",
-            nvml.pcie_link_width(h)
-        ) {
-            row[M::PcieWidth.index()] = w as f32;
-        }
-        self.sample_slow(nvml, row, stats, &mut out);
         out
     }
 

@@ -8,6 +8,7 @@
 mod clock;
 mod cost;
 mod facts;
+mod fields;
 mod gpu;
 mod hook;
 mod host_rows;
@@ -22,6 +23,7 @@ mod slow;
 
 pub use clock::{ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};
+pub use fields::ENV_FIELDS;
 pub use gpu::{architecture_name, nvml_info, ARCHITECTURES, SLOW_PERIOD_S};
 pub use hook::SamplerHook;
 pub use init::SLOW_INIT_S;

@@ -16,6 +16,8 @@ pub mod ids {
     pub const NVLINK_DATA_TX: u32 = 138;
     /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`: payload received, cumulative KiB.
     pub const NVLINK_DATA_RX: u32 = 139;
+    /// `NVML_FI_DEV_POWER_INSTANT`: current power draw, mW ("supported on all architectures").
+    pub const POWER_INSTANT: u32 = 186;
     /// `NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT`: °C at which the GPU may shut down.
     pub const TEMPERATURE_SHUTDOWN_TLIMIT: u32 = 193;
     /// `NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT`: °C at which hardware slowdown may begin.
@@ -25,6 +27,11 @@ pub mod ids {
     pub const TEMPERATURE_MEM_MAX_TLIMIT: u32 = 195;
     /// `NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT`: °C above which clocks may drop below base.
     pub const TEMPERATURE_GPU_MAX_TLIMIT: u32 = 196;
+    /// `NVML_FI_DEV_PCIE_COUNT_TX_BYTES`: PCIe bytes sent, cumulative ("value can be wrapped").
+    pub const PCIE_COUNT_TX_BYTES: u32 = 197;
+    /// `NVML_FI_DEV_PCIE_COUNT_RX_BYTES`: PCIe bytes received, cumulative ("value can be
+    /// wrapped").
+    pub const PCIE_COUNT_RX_BYTES: u32 = 198;
     /// `NVML_FI_DEV_GPU_TEMP`: GPU temperature, °C with sub-degree precision (13.5 header;
     /// new ids are not subject to the 199–273 renumbering, older drivers answer
     /// NOT_SUPPORTED).
@@ -33,7 +40,7 @@ pub mod ids {
     pub const ALL_LINKS: u32 = u32::MAX;
 
     /// Every id above with its name in `nvml.h`.
-    pub const ALL: [(&str, u32); 8] = [
+    pub const ALL: [(&str, u32); 11] = [
         ("NVML_FI_DEV_NVLINK_LINK_COUNT", NVLINK_LINK_COUNT),
         ("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", NVLINK_DATA_TX),
         ("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX", NVLINK_DATA_RX),
@@ -54,6 +61,9 @@ pub mod ids {
             TEMPERATURE_GPU_MAX_TLIMIT,
         ),
         ("NVML_FI_DEV_GPU_TEMP", GPU_TEMP),
+        ("NVML_FI_DEV_POWER_INSTANT", POWER_INSTANT),
+        ("NVML_FI_DEV_PCIE_COUNT_TX_BYTES", PCIE_COUNT_TX_BYTES),
+        ("NVML_FI_DEV_PCIE_COUNT_RX_BYTES", PCIE_COUNT_RX_BYTES),
     ];
 }
 
