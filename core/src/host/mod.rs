@@ -19,13 +19,15 @@
 //! ([`MemProc`]); the process-tree tracker; and the stateful sampler on top.
 
 mod facts;
+mod open;
 mod parse;
 mod process;
 mod sampler;
 mod source;
 
 pub use facts::{cpu_count_logical, host_facts, host_facts_from, HostFacts};
+pub use open::OpenProcFs;
 pub use process::TREE_RESCAN_EVERY;
 pub(crate) use process::{parse_pid_stat, tree_of};
-pub use sampler::{HostSample, HostSampler};
+pub use sampler::{HostSample, HostSampler, SLOW_EVERY};
 pub use source::{MemProc, ProcFs, ProcSource};

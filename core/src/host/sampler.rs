@@ -3,85 +3,22 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use super::open::OpenProcFs;
 use super::parse::{parse_diskstats, parse_meminfo, parse_proc_stat, parse_psi, ProcStat};
 use super::process::TreeTracker;
 use super::source::{ProcFs, ProcSource};
 
-/// One host sample. Every value that could not be measured is NaN, never 0.
-///
-/// Rates cover the interval since the previous call of [`HostSampler::sample`]; on the first
-/// call there is no interval yet, so every rate is NaN. Instantaneous values (memory, pressure,
-/// process count) are valid from the first call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HostSample {
-    /// Busy percentage (0–100) of each logical CPU over the interval, indexed by the kernel's
-    /// CPU number (`cpuN` of `/proc/stat`); an offline CPU is NaN. Busy is everything but idle
-    /// and iowait, so it includes steal time taken by a hypervisor.
-    pub cpu_core_util: Vec<f32>,
-    /// Busy percentage (0–100) of all CPUs together over the interval.
-    pub cpu_total_util: f32,
-    /// Percentage (0–100) of all CPU time over the interval spent idle waiting for I/O.
-    pub cpu_iowait: f32,
-    /// CPU used by the target process and all its descendants over the interval, in percent of
-    /// one core (so 250 means two and a half cores). NaN without a target process.
-    pub proc_tree_cpu: f32,
-    /// Number of processes in the target's tree, the target included. NaN without a target.
-    pub proc_tree_count: f32,
-    /// Bytes per second read from whole physical disks (partitions and virtual devices are not
-    /// counted, so nothing is counted twice).
-    pub disk_read_bps: f32,
-    /// Bytes per second written to whole physical disks.
-    pub disk_write_bps: f32,
-    /// Memory available for new work without swapping (`MemAvailable`), in bytes.
-    pub mem_available_bytes: f32,
-    /// Percentage of the last 10 s in which some runnable task waited for a CPU (PSI `cpu`).
-    pub psi_cpu_some: f32,
-    /// Percentage of the last 10 s in which some task was stalled on I/O (PSI `io`).
-    pub psi_io_some: f32,
-    /// Percentage of the last 10 s in which all non-idle tasks were stalled on I/O at once.
-    pub psi_io_full: f32,
-    /// Percentage of the last 10 s in which some task was stalled on memory (reclaim, swap-in).
-    pub psi_mem_some: f32,
-    /// Percentage of the last 10 s in which all non-idle tasks were stalled on memory at once.
-    pub psi_mem_full: f32,
-}
+mod sample;
 
-impl HostSample {
-    fn missing() -> Self {
-        Self {
-            cpu_core_util: Vec::new(),
-            cpu_total_util: f32::NAN,
-            cpu_iowait: f32::NAN,
-            proc_tree_cpu: f32::NAN,
-            proc_tree_count: f32::NAN,
-            disk_read_bps: f32::NAN,
-            disk_write_bps: f32::NAN,
-            mem_available_bytes: f32::NAN,
-            psi_cpu_some: f32::NAN,
-            psi_io_some: f32::NAN,
-            psi_io_full: f32::NAN,
-            psi_mem_some: f32::NAN,
-            psi_mem_full: f32::NAN,
-        }
-    }
-}
+pub use sample::HostSample;
+use sample::{PsiMetric, METRICS};
 
-/// Every metric name [`HostSampler::unavailable`] may report: the field names of [`HostSample`].
-const METRICS: [&str; 13] = [
-    "cpu_core_util",
-    "cpu_total_util",
-    "cpu_iowait",
-    "proc_tree_cpu",
-    "proc_tree_count",
-    "disk_read_bps",
-    "disk_write_bps",
-    "mem_available_bytes",
-    "psi_cpu_some",
-    "psi_io_some",
-    "psi_io_full",
-    "psi_mem_some",
-    "psi_mem_full",
-];
+/// The slow-moving host data — disk throughput, pressure and the process tree — is read on
+/// every `SLOW_EVERY`-th sample, and its last values are repeated in the samples between
+/// (CPU and memory are read every sample). Pressure is already a 10 s average (`avg10`), disk
+/// rates then cover the samples since the last read, and the tree's CPU likewise; at the
+/// sampler's 0.5 s host period this is every 2 s (docs/architecture.md, "The sampler").
+pub const SLOW_EVERY: u32 = 4;
 
 /// Why a missing PSI file is missing, in words a user can act on.
 const PSI_HINT: &str = "pressure stall information needs Linux 4.20+ built with CONFIG_PSI \
@@ -103,13 +40,33 @@ pub struct HostSampler {
     /// Disk name → cumulative (bytes read, bytes written).
     prev_disks: Option<HashMap<String, (u64, u64)>>,
     unavailable: Vec<(&'static str, String)>,
+    /// Read the slow-moving data on every this many samples ([`SLOW_EVERY`]).
+    slow_every: u32,
+    /// Samples taken so far.
+    calls: u64,
+    /// Time since the slow-moving data was last read, for its rates.
+    slow_elapsed: Duration,
+    /// The slow-moving values last read, repeated until the next read.
+    held: HostSample,
+    /// The real `/proc`, its host-wide files kept open (`None`: opened per read).
+    files: Option<OpenProcFs>,
 }
 
 impl HostSampler {
     /// A sampler of the whole host and, when `target_pid` is given, of that process and all its
     /// descendants (the training job and its data-loader workers).
     pub fn new(target_pid: Option<u32>) -> Self {
-        Self::with_ticks_per_second(target_pid, clock_ticks_per_second())
+        Self::with_cadence(target_pid, SLOW_EVERY, true)
+    }
+
+    /// [`HostSampler::new`] reading the slow-moving data every `slow_every` samples (at least
+    /// 1) and keeping the host-wide `/proc` files open or not. `(1, false)` is how the host was
+    /// sampled before either saving, the baseline of `cargo xtask bench`.
+    pub fn with_cadence(target_pid: Option<u32>, slow_every: u32, keep_open: bool) -> Self {
+        let mut s = Self::with_ticks_per_second(target_pid, clock_ticks_per_second());
+        s.slow_every = slow_every.max(1);
+        s.files = keep_open.then(OpenProcFs::default);
+        s
     }
 
     fn with_ticks_per_second(target_pid: Option<u32>, ticks_per_second: f64) -> Self {
@@ -120,6 +77,11 @@ impl HostSampler {
             prev_cpu: None,
             prev_disks: None,
             unavailable: Vec::new(),
+            slow_every: 1,
+            calls: 0,
+            slow_elapsed: Duration::ZERO,
+            held: HostSample::missing(),
+            files: None,
         }
     }
 
@@ -138,20 +100,59 @@ impl HostSampler {
             .last_instant
             .map_or(Duration::ZERO, |last| now.saturating_duration_since(last));
         self.last_instant = Some(now);
-        self.sample_with(&ProcFs, elapsed)
+        match self.files.take() {
+            Some(files) => {
+                let s = self.sample_with(&files, elapsed);
+                self.files = Some(files);
+                s
+            }
+            None => self.sample_with(&ProcFs, elapsed),
+        }
     }
 
     /// Samples `fs`, taking `elapsed` as the time since the previous call (tests inject both).
     /// A zero `elapsed` makes the per-second rates NaN.
+    ///
+    /// The slow-moving data is read on the first call and every [`SLOW_EVERY`]-th after it
+    /// (as configured), its rates over the time since its last read; the calls between repeat
+    /// its last values.
     pub fn sample_with(&mut self, fs: &dyn ProcSource, elapsed: Duration) -> HostSample {
-        let seconds = elapsed.as_secs_f64();
         let mut out = HostSample::missing();
+        self.slow_elapsed += elapsed;
+        let slow = self.calls % u64::from(self.slow_every) == 0;
+        self.calls += 1;
+        let seconds = if slow {
+            std::mem::take(&mut self.slow_elapsed).as_secs_f64()
+        } else {
+            0.0
+        };
         self.sample_cpu(fs, &mut out);
-        self.sample_disks(fs, seconds, &mut out);
+        if slow {
+            self.sample_disks(fs, seconds, &mut out);
+        }
         self.sample_memory(fs, &mut out);
-        self.sample_pressure(fs, &mut out);
-        self.sample_tree(fs, seconds, &mut out);
+        if slow {
+            self.sample_pressure(fs, &mut out);
+            self.sample_tree(fs, seconds, &mut out);
+            self.held = out.clone();
+        } else {
+            self.hold(&mut out);
+        }
         out
+    }
+
+    /// Copies the slow-moving values last read into `out`.
+    fn hold(&self, out: &mut HostSample) {
+        let h = &self.held;
+        out.disk_read_bps = h.disk_read_bps;
+        out.disk_write_bps = h.disk_write_bps;
+        out.psi_cpu_some = h.psi_cpu_some;
+        out.psi_io_some = h.psi_io_some;
+        out.psi_io_full = h.psi_io_full;
+        out.psi_mem_some = h.psi_mem_some;
+        out.psi_mem_full = h.psi_mem_full;
+        out.proc_tree_cpu = h.proc_tree_cpu;
+        out.proc_tree_count = h.proc_tree_count;
     }
 
     /// Metrics that were missing at least once, each with the first reason, in the order they
@@ -317,32 +318,6 @@ impl HostSampler {
                 }
             }
             Err(why) => self.mark(&["proc_tree_cpu", "proc_tree_count"], why),
-        }
-    }
-}
-
-/// One PSI value of a [`HostSample`]: its metric name, which line of its file it comes from,
-/// and the field it goes to.
-struct PsiMetric {
-    name: &'static str,
-    full: bool,
-    field: fn(&mut HostSample) -> &mut f32,
-}
-
-impl PsiMetric {
-    const fn some(name: &'static str, field: fn(&mut HostSample) -> &mut f32) -> Self {
-        Self {
-            name,
-            full: false,
-            field,
-        }
-    }
-
-    const fn full(name: &'static str, field: fn(&mut HostSample) -> &mut f32) -> Self {
-        Self {
-            name,
-            full: true,
-            field,
         }
     }
 }

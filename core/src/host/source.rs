@@ -1,6 +1,6 @@
 //! Where the host sampler reads from: the real `/proc`, or an in-memory copy for tests.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io;
 
@@ -43,11 +43,13 @@ impl ProcSource for ProcFs {
 /// An in-memory `/proc` for tests: a map from path to file text.
 ///
 /// [`ProcSource::list_pids`] lists every `N` for which a `/proc/N/stat` file is present, and
-/// counts how often it was called so tests can check how often the sampler scans all of `/proc`.
+/// counts how often it was called so tests can check how often the sampler scans all of `/proc`;
+/// reads are counted per path too ([`MemProc::reads_of`]).
 #[derive(Debug, Clone, Default)]
 pub struct MemProc {
     files: BTreeMap<String, String>,
     list_calls: Cell<usize>,
+    reads: RefCell<BTreeMap<String, usize>>,
 }
 
 impl MemProc {
@@ -77,10 +79,16 @@ impl MemProc {
     pub fn list_pids_calls(&self) -> usize {
         self.list_calls.get()
     }
+
+    /// How many times `path` has been read (found or not).
+    pub fn reads_of(&self, path: &str) -> usize {
+        self.reads.borrow().get(path).copied().unwrap_or(0)
+    }
 }
 
 impl ProcSource for MemProc {
     fn read(&self, path: &str) -> io::Result<String> {
+        *self.reads.borrow_mut().entry(path.to_owned()).or_default() += 1;
         self.files.get(path).cloned().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotFound,

@@ -197,7 +197,8 @@ fn every_field_is_nan_off_linux() {
 #[cfg(target_os = "linux")]
 #[test]
 fn smoke_test_against_this_machines_proc() {
-    let mut sampler = HostSampler::new(Some(std::process::id()));
+    // Every file on every sample, the host-wide ones kept open.
+    let mut sampler = HostSampler::with_cadence(Some(std::process::id()), 1, true);
     sampler.sample();
     // Burn a little CPU so the interval is not empty, without a timed assertion.
     let deadline = Instant::now() + Duration::from_millis(50);
@@ -232,4 +233,62 @@ fn smoke_test_against_this_machines_proc() {
     {
         assert!(s.disk_read_bps.is_finite() && s.disk_write_bps.is_finite());
     }
+}
+
+#[test]
+fn slow_moving_data_is_read_every_nth_sample_and_held_between() {
+    let mut sampler = HostSampler::with_ticks_per_second(Some(100), 100.0);
+    sampler.slow_every = 3;
+    // Disk counters grow by 1 MB per sample, the tree by 10 ticks; CPU moves every sample.
+    let mut readings = Vec::new();
+    let mut fs = host([[0; 5]; 2], (0, 0), [0; 4]);
+    for i in 0..7u64 {
+        let busy = 10 * (i + 1);
+        let sectors = 2048 * i;
+        let next = host(
+            [[busy, 0, 100, 0, 0]; 2],
+            (sectors, sectors),
+            [10 * i, 0, 0, 0],
+        );
+        for path in ["/proc/stat", "/proc/diskstats", "/proc/100/stat"] {
+            fs.set(path, next.read(path).unwrap());
+        }
+        readings.push(sampler.sample_with(&fs, second()));
+    }
+    // Read on samples 0, 3 and 6 only; CPU and memory on all seven.
+    assert_eq!(fs.reads_of("/proc/stat"), 7);
+    assert_eq!(fs.reads_of("/proc/meminfo"), 7);
+    assert_eq!(fs.reads_of("/proc/diskstats"), 3);
+    assert_eq!(fs.reads_of("/proc/pressure/io"), 3);
+    // The rate read at sample 3 covers the three seconds since sample 0 (3 × 1 MiB of
+    // 512-byte sectors over 3 s), and samples 4 and 5 repeat it.
+    let mib = 1_048_576.0;
+    for s in &readings[3..6] {
+        assert_eq!(s.disk_read_bps, mib as f32);
+        assert_eq!(s.psi_io_some, 1.5);
+    }
+    assert!(
+        readings[1].disk_read_bps.is_nan(),
+        "held from the first read: no rate yet"
+    );
+    assert!(
+        readings[1].psi_io_some == 1.5,
+        "instant values are held too"
+    );
+    // The tree's CPU over those three seconds: 30 ticks at 100 per second = 10% of a core.
+    assert_eq!(readings[3].proc_tree_cpu, 10.0);
+    assert_eq!(readings[5].proc_tree_cpu, 10.0);
+    // CPU is fresh on every sample: the busy counters grew by 10 of 110 ticks each time.
+    assert!(readings[1..].iter().all(|s| s.cpu_total_util.is_finite()));
+}
+
+#[test]
+fn the_default_cadence_reads_slow_data_every_slow_every_samples() {
+    let fs = host([[0; 5]; 2], (0, 0), [0; 4]);
+    let mut sampler = HostSampler::with_cadence(None, SLOW_EVERY, false);
+    for _ in 0..2 * SLOW_EVERY {
+        sampler.sample_with(&fs, second());
+    }
+    assert_eq!(fs.reads_of("/proc/diskstats"), 2);
+    assert_eq!(fs.reads_of("/proc/stat"), 2 * SLOW_EVERY as usize);
 }
