@@ -17,8 +17,10 @@ const TOKEN_STEP: usize = 16;
 /// the shortest phase of a bundled scenario's step (6 ms), so a burst is not stepped over and
 /// the counters' rate over a tick is the scenario's throughput.
 const INTEGRATION_STEP_S: f64 = 0.005;
-/// Most integration steps one call may take (bounds the cost of long gaps at high speed).
-const MAX_INTEGRATION_STEPS: f64 = 4000.0;
+/// Most integration steps one call may take (bounds the cost of long gaps at high speed:
+/// past 2 s between calls the steps grow longer, and a long window then averages over many
+/// steps of the scenario's workload instead of resolving each burst).
+const MAX_INTEGRATION_STEPS: f64 = 400.0;
 
 #[derive(Default)]
 pub(super) struct EventSet {
