@@ -1,6 +1,6 @@
-//! The slow tick's temperature and NVLink through one `nvmlDeviceGetFieldValues` call,
-//! temperature falling back to its own call when the field is not answered; the report says
-//! which path each metric took.
+//! Power, temperature and the PCIe and NVLink byte counters through one
+//! `nvmlDeviceGetFieldValues` call per tick, each falling back to its own call when its field
+//! is not answered; the report says which path each metric took.
 
 use gpuwhy::report::Report;
 use gpuwhy_tests::{patched, record, Run};
@@ -31,18 +31,20 @@ fn median(r: &Report, metric: &str) -> f32 {
 }
 
 #[test]
-fn temperature_comes_from_the_field_call_and_each_metric_names_its_function() {
+fn batched_metrics_come_from_the_field_call_and_each_metric_names_its_function() {
     let r = record(&steady_pcie(json!([])), &Run::default()).expect("records");
-    assert_eq!(via(&r, "temp").as_deref(), Some("nvmlDeviceGetFieldValues"));
-    assert_eq!(
-        via(&r, "pcie_rx").as_deref(),
-        Some("nvmlDeviceGetPcieThroughput")
-    );
+    for m in ["temp", "power", "pcie_rx", "pcie_tx"] {
+        assert_eq!(
+            via(&r, m).as_deref(),
+            Some("nvmlDeviceGetFieldValues"),
+            "{m}"
+        );
+    }
     assert_eq!(
         via(&r, "util_gpu").as_deref(),
         Some("nvmlDeviceGetUtilizationRates")
     );
-    // 2,000,000 KB/s × 1024 bytes = 2048 MB/s; 500,000 KB/s = 512 MB/s.
+    // The byte counters' rate: 2,000,000 KB/s × 1024 bytes = 2048 MB/s; 500,000 KB/s = 512 MB/s.
     assert!(
         (median(&r, "pcie_rx") - 2048.0).abs() < 2.0,
         "{}",
@@ -53,6 +55,10 @@ fn temperature_comes_from_the_field_call_and_each_metric_names_its_function() {
         "{}",
         median(&r, "pcie_tx")
     );
+    // Counters give a rate on every tick after the first, not only on the slow ones.
+    let rates = r.series[0].data.metrics["pcie_rx"].present().count();
+    let ticks = r.series[0].data.metrics["util_gpu"].present().count();
+    assert!(rates + 1 >= ticks, "{rates} rates in {ticks} ticks");
 }
 
 #[test]
@@ -60,6 +66,7 @@ fn without_field_values_each_metric_falls_back_to_its_own_call() {
     let refused = json!([{"kind": "error", "function": "nvmlDeviceGetFieldValues", "code": 3}]);
     let r = record(&steady_pcie(refused), &Run::default()).expect("records");
     assert_eq!(via(&r, "temp").as_deref(), Some("nvmlDeviceGetTemperature"));
+    assert_eq!(via(&r, "power").as_deref(), Some("nvmlDeviceGetPowerUsage"));
     assert_eq!(
         via(&r, "pcie_rx").as_deref(),
         Some("nvmlDeviceGetPcieThroughput")
@@ -69,4 +76,34 @@ fn without_field_values_each_metric_falls_back_to_its_own_call() {
         "{}",
         median(&r, "pcie_rx")
     );
+    // The refusal is remembered: the field call is not repeated every tick.
+    let fields_first = record(&steady_pcie(json!([])), &Run::default()).expect("records");
+    let per_tick = |r: &Report| r.overhead.nvml_calls as f64 / r.overhead.ticks.max(1) as f64;
+    assert!(
+        per_tick(&r) > per_tick(&fields_first),
+        "refused {} vs batched {} calls per tick",
+        per_tick(&r),
+        per_tick(&fields_first)
+    );
+}
+
+#[test]
+fn a_gpu_that_refuses_one_field_reads_only_that_metric_by_its_own_call() {
+    // A device whose power call is unsupported refuses field 186 too (the simulator keeps
+    // them alike): power is unavailable, the other fields still come batched.
+    let base = json!({
+        "devices": [{"unsupported": ["nvmlDeviceGetPowerUsage"], "metrics": {"util_gpu": {"constant": 90}}}],
+        "demo": {"duration_s": 3}
+    });
+    let r = record(&base.to_string(), &Run::default()).expect("records");
+    let cap = &r.devices[0].capabilities["power"];
+    assert!(!cap.available, "{cap:?}");
+    assert!(
+        cap.reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("nvmlDeviceGetPowerUsage"),
+        "the single call's refusal is the reason: {cap:?}"
+    );
+    assert_eq!(via(&r, "temp").as_deref(), Some("nvmlDeviceGetFieldValues"));
 }
