@@ -63,7 +63,12 @@ const GROUPS: [&Group; 4] = [&POWER, &TEMP, &PCIE, &NVLINK];
 
 /// Whether the batch is on: anything but `GPUWHY_NVML_FIELDS=0`.
 pub(super) fn batching_enabled() -> bool {
-    std::env::var_os(ENV_FIELDS).is_none_or(|v| v != "0")
+    enabled(std::env::var_os(ENV_FIELDS).as_deref())
+}
+
+/// Whether a value of [`ENV_FIELDS`] leaves the batch on.
+fn enabled(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_none_or(|v| v.to_str().map(str::trim) != Some("0"))
 }
 
 /// A group's answer: its values with the first one's timestamp, or the first field error.
@@ -224,6 +229,16 @@ mod tests {
             None,
             "scope 0 is link 0, not all links"
         );
+    }
+
+    #[test]
+    fn only_zero_turns_the_batch_off() {
+        use std::ffi::OsStr;
+        assert!(enabled(None));
+        assert!(enabled(Some(OsStr::new("1"))));
+        assert!(enabled(Some(OsStr::new(""))));
+        assert!(!enabled(Some(OsStr::new("0"))));
+        assert!(!enabled(Some(OsStr::new(" 0 "))));
     }
 
     #[test]

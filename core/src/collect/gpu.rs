@@ -16,11 +16,12 @@ use super::cost::CallStats;
 use super::facts::device_info;
 pub use super::facts::{architecture_name, nvml_info, ARCHITECTURES};
 
-/// Seconds between reads of the slow metrics: memory and graphics clocks, PCIe link state, GPM,
+/// Seconds between reads of the slow metrics: P-state, memory and graphics clocks, PCIe link
+/// state, GPM,
 /// and the single-call fallbacks of temperature and PCIe throughput when their fields are not
 /// answered. `nvmlDeviceGetPcieThroughput` measures over a 20 ms window per call, GPM needs more
-/// than 100 ms between samples, temperature moves slowly, the memory clock moves only with the
-/// P-state and the graphics clock is the SM clock's domain (docs/nvml-facts.md, "Sampling
+/// than 100 ms between samples, temperature moves slowly, the P-state (and the memory clock with
+/// it) changes with load over seconds and the graphics clock is the SM clock's domain (docs/nvml-facts.md, "Sampling
 /// periods and call cost"; docs/nvml-loading.md, "Calls per tick").
 pub const SLOW_PERIOD_S: f64 = 1.0;
 
@@ -252,10 +253,10 @@ impl Gpu {
 
     /// Reads one row. `slow` also reads the slow metrics. Returns what went wrong.
     ///
-    /// Every tick: utilization, memory, SM clock, P-state and clock-event reasons through their
-    /// own calls (nvml.h has no field ids for them), and one `nvmlDeviceGetFieldValues` call for
-    /// power, temperature and the PCIe and NVLink byte counters (`collect::fields`). The slow
-    /// tick adds the memory and graphics clocks, the PCIe link state and the single-call
+    /// Every tick: utilization, memory, SM clock and clock-event reasons through their own calls
+    /// (nvml.h has no field ids for them), and one `nvmlDeviceGetFieldValues` call for power,
+    /// temperature and the PCIe and NVLink byte counters (`collect::fields`). The slow tick adds
+    /// the P-state, the memory and graphics clocks, the PCIe link state and the single-call
     /// fallbacks of fields the driver does not answer (`collect::slow`).
     pub fn sample(
         &mut self,
@@ -290,13 +291,6 @@ impl Gpu {
             nvml.clock_mhz(h, ClockType::Sm)
         }) {
             row[M::SmClock.index()] = c as f32;
-        }
-        let pstate = "nvmlDeviceGetPerformanceState";
-        if let Some(p) = self.call(&[M::Pstate], pstate, stats, o, || nvml.performance_state(h)) {
-            // P-state 32 is "unknown": a gap, not a value.
-            if p <= 15 {
-                row[M::Pstate.index()] = p as f32;
-            }
         }
         let reasons = "nvmlDeviceGetCurrentClocksEventReasons";
         if let Some(r) = self.call(&[M::ClockReasons], reasons, stats, o, || {

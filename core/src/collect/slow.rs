@@ -1,4 +1,5 @@
-//! The slow tick's reads (once a second per GPU): the memory and graphics clocks, the PCIe
+//! The slow tick's reads (once a second per GPU): the P-state, the memory and graphics
+//! clocks, the PCIe
 //! link state, and the single calls of the batched metrics whose field the driver does not
 //! answer (temperature and PCIe throughput; power falls back every tick, in
 //! `collect::fields`).
@@ -47,6 +48,15 @@ impl Gpu {
         ] {
             if let Some(c) = self.call(&[m], clock, stats, out, || nvml.clock_mhz(h, t)) {
                 row[m.index()] = c as f32;
+            }
+        }
+        let pstate = "nvmlDeviceGetPerformanceState";
+        if let Some(p) = self.call(&[M::Pstate], pstate, stats, out, || {
+            nvml.performance_state(h)
+        }) {
+            // P-state 32 is "unknown": a gap, not a value.
+            if p <= 15 {
+                row[M::Pstate.index()] = p as f32;
             }
         }
         let gen = "nvmlDeviceGetCurrPcieLinkGeneration";
