@@ -81,6 +81,14 @@ fn layouts(c: &mut Check) {
 }
 
 fn constants(c: &mut Check) {
+    sizes_and_versions(c);
+    value_types_and_codes(c);
+    enums(c);
+    ids_and_bits(c);
+}
+
+/// Struct versions and buffer sizes.
+fn sizes_and_versions(c: &mut Check) {
     c.constant("nvmlMemory_v2", NVML_MEMORY_V2);
     c.constant("nvmlTemperature_v1", NVML_TEMPERATURE_V1);
     c.constant("NVML_GPM_SUPPORT_VERSION", NVML_GPM_SUPPORT_VERSION);
@@ -107,6 +115,10 @@ fn constants(c: &mut Check) {
         NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE as u64,
     );
     c.constant("NVML_TEMPERATURE_GPU", sys::NVML_TEMPERATURE_GPU);
+}
+
+/// Field value types and return codes.
+fn value_types_and_codes(c: &mut Check) {
     for (name, v) in [
         ("DOUBLE", value_type::DOUBLE),
         ("UNSIGNED_INT", value_type::UNSIGNED_INT),
@@ -125,6 +137,10 @@ fn constants(c: &mut Check) {
         };
         c.constant(&c_name, *v);
     }
+}
+
+/// Clock types, temperature thresholds and PCIe counters.
+fn enums(c: &mut Check) {
     for (name, v) in [
         ("GRAPHICS", ClockType::Graphics),
         ("SM", ClockType::Sm),
@@ -143,6 +159,10 @@ fn constants(c: &mut Check) {
     }
     c.constant("NVML_PCIE_UTIL_TX_BYTES", PcieCounter::Tx as u32);
     c.constant("NVML_PCIE_UTIL_RX_BYTES", PcieCounter::Rx as u32);
+}
+
+/// Event types, GPM metric ids, field ids, clock-event reason bits and architecture ids.
+fn ids_and_bits(c: &mut Check) {
     c.constant("nvmlEventTypeXidCriticalError", super::EVENT_XID_CRITICAL);
     for (c_name, v) in [
         ("GRAPHICS_UTIL", gpm::GPM_GRAPHICS_UTIL),
