@@ -59,9 +59,10 @@ impl HostSampler {
         Self::with_cadence(target_pid, SLOW_EVERY, true)
     }
 
-    /// [`HostSampler::new`] reading the slow-moving data every `slow_every` samples (at least
-    /// 1) and keeping the host-wide `/proc` files open or not. `(1, false)` is how the host was
-    /// sampled before either saving, the baseline of `cargo xtask bench`.
+    /// [`HostSampler::new`] reading the slow-moving data every `slow_every` samples (at
+    /// least one) and keeping the host-wide `/proc` files open or not. Every sample with no
+    /// file kept open is how the host was sampled before either saving, the baseline of
+    /// `cargo xtask bench`.
     pub fn with_cadence(target_pid: Option<u32>, slow_every: u32, keep_open: bool) -> Self {
         let mut s = Self::with_ticks_per_second(target_pid, clock_ticks_per_second());
         s.slow_every = slow_every.max(1);
