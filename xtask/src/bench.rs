@@ -1,7 +1,9 @@
 //! `cargo xtask bench`: benchmarks printed as ratios against baselines measured in the same run.
 //!
-//! - sampler: gpuwhy's library-side CPU time per GPU per tick against `pynvml` polling the
-//!   same metrics through the same simulated library (goal: ≥ 20× cheaper).
+//! - sampler: NVML calls per GPU per tick with and without the field batch, the sampler
+//!   thread's CPU per GPU per tick against `pynvml` polling the same metrics through the same
+//!   simulated library with a real driver's per-call cost, and the host sample's cost before
+//!   and after its cadence and open files (`bench_sampler`; alone: `cargo xtask bench sampler`).
 //! - memory: the recording's heap bytes for days of simulated time against its documented bound.
 //! - report size: a simulated week's report file against a simulated hour's.
 //! - markers: ns per step marker against ns per bare `Instant::now()` in the same process
@@ -15,8 +17,6 @@
 //! - merge: `gpuwhy merge` on 1 000 rank reports against diagnosing them one by one
 //!   (`bench_merge`; alone: `cargo xtask bench merge`).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -24,15 +24,13 @@ use gpuwhy::collect::{Recorder, RecorderConfig};
 use gpuwhy_tests::{install_sim, patched, scenario};
 use serde_json::Value;
 
-use crate::{root, run_cmd};
+use crate::root;
 
-/// Sampling interval for the sampler comparison, seconds.
-const INTERVAL_S: f64 = 0.01;
-/// Wall seconds each side polls.
-const DURATION_S: f64 = 4.0;
-
-pub fn run(_args: &[String]) -> Result<()> {
-    sampler()?;
+pub fn run(args: &[String]) -> Result<()> {
+    if args.first().map(String::as_str) == Some("sampler") {
+        return crate::bench_sampler::sampler();
+    }
+    crate::bench_sampler::sampler()?;
     memory()?;
     week_report()?;
     markers()?;
@@ -41,120 +39,6 @@ pub fn run(_args: &[String]) -> Result<()> {
     viewer()?;
     crate::bench_trace::trace()?;
     crate::bench_merge::merge()?;
-    Ok(())
-}
-
-/// A Python virtual environment with nvidia-ml-py, created once under target/.
-fn python_with_pynvml() -> Result<PathBuf> {
-    let venv = root().join("target").join("bench-venv");
-    let py = venv.join("bin").join("python");
-    let has = |py: &Path| {
-        Command::new(py)
-            .args(["-c", "import pynvml"])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    if !has(&py) {
-        run_cmd(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        run_cmd(Command::new(&py).args(["-m", "pip", "install", "--quiet", "nvidia-ml-py"]))?;
-    }
-    if !has(&py) {
-        bail!("pynvml is not importable from {}", py.display());
-    }
-    Ok(py)
-}
-
-fn sampler() -> Result<()> {
-    let text = scenario("straggler_8gpu").context("bundled scenario straggler_8gpu")?;
-    let text = patched(text, &[("speed", Value::from(1.0))]);
-    let sim = install_sim(&text, false)?;
-
-    // gpuwhy: the sampler thread's own CPU time, GPU metrics only.
-    let cfg = RecorderConfig {
-        interval_s: INTERVAL_S,
-        nvml_path: Some(sim.lib().to_path_buf()),
-        host: false,
-        ..RecorderConfig::default()
-    };
-    let rec = Recorder::start(cfg)?;
-    std::thread::sleep(Duration::from_secs_f64(DURATION_S));
-    let r = rec.stop();
-    let gpus = r.devices.len().max(1) as f64;
-    let ticks = r.overhead.ticks.max(1) as f64;
-    let ours = r
-        .overhead
-        .cpu_per_gpu_tick_us
-        .context("the OS gave no thread CPU time")?;
-    let ours_total = r.overhead.sampler_cpu_s.unwrap_or(f64::NAN) / (ticks * gpus) * 1e6;
-
-    // pynvml: the same calls from Python, same interval, same library.
-    let py = python_with_pynvml()?;
-    let out = Command::new(&py)
-        .arg(root().join("xtask").join("bench").join("pynvml_poll.py"))
-        .arg(INTERVAL_S.to_string())
-        .arg(DURATION_S.to_string())
-        .env("LD_LIBRARY_PATH", sim.dir())
-        .output()
-        .context("cannot run the pynvml baseline")?;
-    if !out.status.success() {
-        bail!(
-            "pynvml baseline failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).context("pynvml baseline output")?;
-    let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-    let per = num("ticks").max(1.0) * num("gpus").max(1.0);
-    let theirs = num("work_s") / per * 1e6;
-    let theirs_total = num("cpu_s") / per * 1e6;
-    println!(
-        "sampler: {} GPUs, interval {} ms, {} s each, same simulated libnvidia-ml.so.1",
-        r.devices.len(),
-        INTERVAL_S * 1e3,
-        DURATION_S
-    );
-    // Every NVML call is a trip into the kernel driver on real hardware, so the count is
-    // what a user pays. The every-tick metrics (utilization, memory, power, three clocks,
-    // P-state, clock-event reasons) have no field ids in nvml.h, so they stay single calls;
-    // the slow tick's temperature, PCIe and NVLink counters share one field call.
-    println!(
-        "  NVML calls per GPU per tick: {:.2} (goal ≤ 3 where fields are supported; 8 of them \
-         every tick have no field id, the slow tick adds its field call and link state)",
-        r.overhead.nvml_calls as f64 / (ticks * gpus)
-    );
-    println!("  per GPU per tick, CPU of the polling work (wake-ups excluded):");
-    println!(
-        "    gpuwhy sampler : {ours:8.2} µs  ({} ticks, {} NVML calls, mean call {:.2} µs wall)",
-        r.overhead.ticks, r.overhead.nvml_calls, r.overhead.nvml_call_mean_us
-    );
-    println!(
-        "    pynvml polling : {theirs:8.2} µs  ({} ticks)",
-        num("ticks")
-    );
-    println!(
-        "    ratio          : {:8.1}× cheaper (goal ≥ 20×)",
-        theirs / ours
-    );
-    // Time inside libnvidia-ml itself is the same library doing the same calls for both;
-    // gpuwhy measured it (wall time of each call), so subtracting it from both leaves what
-    // each binding adds on top of NVML.
-    let in_nvml = r.overhead.nvml_call_mean_us * r.overhead.nvml_calls as f64 / (ticks * gpus);
-    println!(
-        "  per GPU per tick, excluding the {in_nvml:.2} µs spent inside the simulated NVML itself:"
-    );
-    println!(
-        "    gpuwhy {:.2} µs, pynvml {:.2} µs, ratio {:.1}×",
-        ours - in_nvml,
-        theirs - in_nvml,
-        (theirs - in_nvml) / (ours - in_nvml)
-    );
-    println!(
-        "  per GPU per tick, whole thread/process CPU (timer wake-ups included, same for both):"
-    );
-    println!(
-        "    gpuwhy {ours_total:.2} µs, pynvml {theirs_total:.2} µs, ratio {:.1}×",
-        theirs_total / ours_total
-    );
     Ok(())
 }
 

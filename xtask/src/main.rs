@@ -8,6 +8,7 @@ mod accuracy;
 mod bench;
 mod bench_ffi;
 mod bench_merge;
+mod bench_sampler;
 mod bench_trace;
 mod fuzz;
 mod install_ffi;

@@ -1,0 +1,196 @@
+//! `cargo xtask bench sampler`: what watching GPUs and the host costs, against baselines
+//! measured in the same run.
+//!
+//! - NVML calls per GPU per tick, with the field batch and without it
+//!   (`GPUWHY_NVML_FIELDS=0`), goal ≤ 3 where fields are supported.
+//! - The sampler thread's CPU per GPU per tick against `pynvml` polling the same metrics at
+//!   the same cadence through the same simulated library, every simulated call costing what a
+//!   real driver call costs (`GPUWHY_SIM_CALL_US`), goal ≥ 3× cheaper.
+//! - The host sample's CPU per sample, as it is now (slow-moving data every
+//!   `gpuwhy::host::SLOW_EVERY` samples, host-wide `/proc` files kept open) against every file
+//!   read every sample.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use gpuwhy::collect::{thread_cpu_seconds, Recorder, RecorderConfig, ENV_FIELDS};
+use gpuwhy::host::{HostSampler, SLOW_EVERY};
+use gpuwhy::report::Report;
+use gpuwhy_tests::{install_sim, patched, scenario};
+use serde_json::Value;
+
+use crate::{root, run_cmd};
+
+/// Sampling interval for the sampler comparison, seconds.
+const INTERVAL_S: f64 = 0.01;
+/// Wall seconds each side polls.
+const DURATION_S: f64 = 4.0;
+/// Microseconds each simulated NVML call costs: a real driver's figure (docs/scenarios.md,
+/// "Call cost").
+const SIM_CALL_US: &str = "20";
+/// The simulator's per-call cost variable.
+const ENV_CALL_US: &str = "GPUWHY_SIM_CALL_US";
+/// Host samples per side and round, and rounds (the sides alternate to share the noise).
+const HOST_SAMPLES: usize = 40;
+const HOST_ROUNDS: usize = 5;
+
+/// A Python virtual environment with nvidia-ml-py, created once under target/.
+fn python_with_pynvml() -> Result<PathBuf> {
+    let venv = root().join("target").join("bench-venv");
+    let py = venv.join("bin").join("python");
+    let has = |py: &Path| {
+        Command::new(py)
+            .args(["-c", "import pynvml"])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !has(&py) {
+        run_cmd(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+        run_cmd(Command::new(&py).args(["-m", "pip", "install", "--quiet", "nvidia-ml-py"]))?;
+    }
+    if !has(&py) {
+        bail!("pynvml is not importable from {}", py.display());
+    }
+    Ok(py)
+}
+
+/// One recording of the GPUs alone, batched or not.
+fn record(lib: &Path, batched: bool) -> Result<Report> {
+    // The bench is single-threaded here: no other thread reads the environment meanwhile.
+    if batched {
+        std::env::remove_var(ENV_FIELDS);
+    } else {
+        std::env::set_var(ENV_FIELDS, "0");
+    }
+    let cfg = RecorderConfig {
+        interval_s: INTERVAL_S,
+        nvml_path: Some(lib.to_path_buf()),
+        host: false,
+        ..RecorderConfig::default()
+    };
+    let rec = Recorder::start(cfg)?;
+    std::thread::sleep(Duration::from_secs_f64(DURATION_S));
+    let r = rec.stop();
+    std::env::remove_var(ENV_FIELDS);
+    Ok(Report::from_recording(&r))
+}
+
+/// (NVML calls, whole-thread CPU µs, polling-work CPU µs) per GPU per tick.
+fn per_gpu_tick(r: &Report) -> (f64, f64, f64) {
+    let per = r.overhead.ticks.max(1) as f64 * r.devices.len().max(1) as f64;
+    (
+        r.overhead.nvml_calls as f64 / per,
+        r.overhead.sampler_cpu_s.unwrap_or(f64::NAN) / per * 1e6,
+        r.overhead.cpu_per_gpu_tick_us.unwrap_or(f64::NAN),
+    )
+}
+
+/// pynvml's (whole-process CPU µs, polling-work CPU µs, NVML calls) per GPU per tick.
+fn pynvml(sim_dir: &Path) -> Result<(f64, f64, f64)> {
+    let py = python_with_pynvml()?;
+    let out = Command::new(&py)
+        .arg(root().join("xtask").join("bench").join("pynvml_poll.py"))
+        .arg(INTERVAL_S.to_string())
+        .arg(DURATION_S.to_string())
+        .env("LD_LIBRARY_PATH", sim_dir)
+        .env(ENV_CALL_US, SIM_CALL_US)
+        .output()
+        .context("cannot run the pynvml baseline")?;
+    if !out.status.success() {
+        bail!(
+            "pynvml baseline failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).context("pynvml baseline output")?;
+    let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let per = num("ticks").max(1.0) * num("gpus").max(1.0);
+    Ok((
+        num("cpu_s") / per * 1e6,
+        num("work_s") / per * 1e6,
+        num("calls") / per,
+    ))
+}
+
+pub fn sampler() -> Result<()> {
+    let text = scenario("straggler_8gpu").context("bundled scenario straggler_8gpu")?;
+    let text = patched(text, &[("speed", Value::from(1.0))]);
+    let sim = install_sim(&text, false)?;
+    std::env::set_var(ENV_CALL_US, SIM_CALL_US);
+    let batched = record(sim.lib(), true)?;
+    let single = record(sim.lib(), false)?;
+    let theirs = pynvml(sim.dir())?;
+    std::env::remove_var(ENV_CALL_US);
+    let (calls, ours_total, ours_work) = per_gpu_tick(&batched);
+    let (calls_single, single_total, single_work) = per_gpu_tick(&single);
+    println!(
+        "sampler: {} GPUs, interval {} ms, {} s each, same simulated libnvidia-ml.so.1, {SIM_CALL_US} µs per NVML call (a real driver's cost)",
+        batched.devices.len(),
+        INTERVAL_S * 1e3,
+        DURATION_S
+    );
+    // Every NVML call is a trip into the kernel driver on real hardware, so the count is what
+    // a user pays. Utilization, memory, the SM clock and clock-event reasons have no field id
+    // in nvml.h (13.5), so those four stay single calls every tick.
+    println!("  NVML calls per GPU per tick (goal ≤ 3 where fields are supported):");
+    println!(
+        "    field batch        : {calls:6.2}  (4 of them every tick have no field id in nvml.h)"
+    );
+    println!("    batch off (baseline): {calls_single:6.2}  ({ENV_FIELDS}=0)");
+    println!("    pynvml polling     : {:6.2}", theirs.2);
+    println!("  per GPU per tick, whole sampler thread / process CPU, wake-ups included (goal ≥ 3× cheaper than pynvml):");
+    println!(
+        "    gpuwhy, field batch : {ours_total:8.2} µs  (polling work alone {ours_work:.2} µs)"
+    );
+    println!(
+        "    gpuwhy, batch off   : {single_total:8.2} µs  (polling work alone {single_work:.2} µs)"
+    );
+    println!(
+        "    pynvml polling      : {:8.2} µs  (polling work alone {:.2} µs)",
+        theirs.0, theirs.1
+    );
+    println!(
+        "    ratio               : {:8.1}× cheaper than pynvml (batch off: {:.1}×); polling work alone {:.1}×",
+        theirs.0 / ours_total,
+        theirs.0 / single_total,
+        theirs.1 / ours_work
+    );
+    host()
+}
+
+/// CPU seconds of this thread spent on `n` samples of `s`.
+fn host_cpu(s: &mut HostSampler, n: usize) -> Result<f64> {
+    let a = thread_cpu_seconds().context("the OS gave no thread CPU time")?;
+    for _ in 0..n {
+        std::hint::black_box(s.sample());
+    }
+    let b = thread_cpu_seconds().context("the OS gave no thread CPU time")?;
+    Ok(b - a)
+}
+
+/// The host sample before and after, watching this process's tree.
+fn host() -> Result<()> {
+    let pid = Some(std::process::id());
+    let mut now = HostSampler::new(pid);
+    let mut before = HostSampler::with_cadence(pid, 1, false);
+    let (mut t_now, mut t_before) = (0.0, 0.0);
+    for _ in 0..HOST_ROUNDS {
+        t_before += host_cpu(&mut before, HOST_SAMPLES)?;
+        t_now += host_cpu(&mut now, HOST_SAMPLES)?;
+    }
+    let n = (HOST_SAMPLES * HOST_ROUNDS) as f64;
+    let (us_now, us_before) = (t_now / n * 1e6, t_before / n * 1e6);
+    println!(
+        "host sample: CPU per sample ({} samples each, alternating; one sample per {} s)",
+        HOST_SAMPLES * HOST_ROUNDS,
+        gpuwhy::collect::HOST_PERIOD_S
+    );
+    println!("    every file every sample, opened each time (before): {us_before:8.1} µs");
+    println!(
+        "    disk, pressure, tree every {SLOW_EVERY}th, /proc kept open : {us_now:8.1} µs  ({:.1}× cheaper)",
+        us_before / us_now
+    );
+    Ok(())
+}
