@@ -77,8 +77,9 @@ fn single(call: impl FnOnce(*mut c_uint) -> NvmlReturn) -> (NvmlReturn, f64) {
 fn compare(name: &str, i: u32, h: NvmlDevice, s: &Session) -> Vec<String> {
     let mut wrong = Vec::new();
     let f = fields(h, &[FI_POWER_INSTANT, FI_GPU_TEMP]);
-    // SAFETY (both): valid out pointers.
+    // SAFETY: `p` is a valid out pointer.
     let power = single(|p| unsafe { nvmlDeviceGetPowerUsage(h, p) });
+    // SAFETY: as above.
     let temp = single(|p| unsafe { nvmlDeviceGetTemperature(h, TEMPERATURE_GPU, p) });
     for (what, field, call, tolerance) in [("power", f[0], power, 0.0), ("temp", f[1], temp, 1.0)] {
         let agree = match call.0 {
