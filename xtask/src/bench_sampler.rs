@@ -23,10 +23,11 @@ use serde_json::Value;
 
 use crate::{root, run_cmd};
 
-/// Sampling interval for the sampler comparison, seconds.
-const INTERVAL_S: f64 = 0.01;
+/// Sampling interval for the sampler comparison, seconds: the default, so the slow tick's
+/// share of the calls is what a user pays.
+const INTERVAL_S: f64 = gpuwhy::collect::DEFAULT_INTERVAL_S;
 /// Wall seconds each side polls.
-const DURATION_S: f64 = 4.0;
+const DURATION_S: f64 = 6.0;
 /// Microseconds each simulated NVML call costs: a real driver's figure (docs/scenarios.md,
 /// "Call cost").
 const SIM_CALL_US: &str = "20";
