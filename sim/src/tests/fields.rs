@@ -8,7 +8,7 @@ use super::*;
 use crate::exports::clocks::nvmlDeviceGetTemperature;
 use crate::exports::fields::nvmlDeviceGetFieldValues;
 use crate::exports::pcie::nvmlDeviceGetPcieThroughput;
-use crate::exports::system::nvmlDeviceGetCount_v2;
+use crate::exports::system::nvmlDeviceGetCount;
 use crate::exports::usage::nvmlDeviceGetPowerUsage;
 
 /// Every scenario file shipped with the simulator, by name.
@@ -143,7 +143,7 @@ fn fields_agree_with_the_single_calls_in_every_bundled_scenario() {
         s.advance(1.0);
         let mut count: c_uint = 0;
         // SAFETY: valid out pointer.
-        assert_eq!(unsafe { nvmlDeviceGetCount_v2(&mut count) }, SUCCESS);
+        assert_eq!(unsafe { nvmlDeviceGetCount(&mut count) }, SUCCESS);
         for i in 0..count {
             wrong.extend(compare(&name, i, s.handle(i), &s));
             devices += 1;
