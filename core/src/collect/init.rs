@@ -166,7 +166,6 @@ mod tests {
         let l = Load::default();
         std::thread::scope(|s| {
             s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(20));
                 assert!(l.finish(Instant::now()));
             });
             assert!(l.finish_or_abandon(Duration::from_secs(10)));
