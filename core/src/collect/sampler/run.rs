@@ -91,9 +91,8 @@ pub(super) fn run_sampler(
         if let Some(h) = hook {
             h.tick(&mut reading.events);
         }
-        let rows = reading.rows.clone();
+        update_live(&shared.live, &src.gpus, &reading.rows);
         commit(shared, cfg, &mut journal, &src.gpus, reading, pace.counts);
-        update_live(&shared.live, &src.gpus, &rows);
         let stopping = shared.stop.is_stopped();
         let since_flush = clock.elapsed().as_secs_f64() - pace.flushed_at;
         if journal.writer.is_some() && (stopping || since_flush >= cfg.flush_s) {
