@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use gpuwhy::analysis::diagnose;
-use gpuwhy::compare::{compare, Change, Comparison, Outcome};
+use gpuwhy::compare::{compare, Change, Comparison, GpuChange, Outcome, StepChange};
 use gpuwhy::report::Report;
 
 /// Arguments of `gpuwhy compare`.
@@ -37,80 +37,96 @@ fn text(c: &Comparison) -> String {
     }
     let _ = writeln!(o, "\n{}", c.summary);
     if let Some(s) = &c.steps {
-        let _ = writeln!(o, "\nStep time:");
-        for (n, ch) in [("p50", &s.p50_s), ("p95", &s.p95_s), ("p99", &s.p99_s)] {
-            let _ = writeln!(
-                o,
-                "  {n}: {:.4} s → {:.4} s ({})",
-                ch.baseline,
-                ch.candidate,
-                pct(ch)
-            );
-        }
-        let _ = writeln!(
-            o,
-            "  throughput: {:.2} → {:.2} steps/s ({})",
-            s.throughput.baseline,
-            s.throughput.candidate,
-            pct(&s.throughput)
-        );
-        match s.test {
-            Some(t) => {
-                let _ = writeln!(
-                    o,
-                    "  Mann–Whitney U: z = {:.2}, p = {:.3e} → {}",
-                    t.z,
-                    t.p,
-                    if t.significant {
-                        "significant"
-                    } else {
-                        "not significant"
-                    }
-                );
-            }
-            None => {
-                let _ = writeln!(o, "  too few steps for a test");
-            }
-        }
-        for (name, ch) in &s.phases {
-            let _ = writeln!(
-                o,
-                "  phase {name} p50: {:.4} s → {:.4} s ({})",
-                ch.baseline,
-                ch.candidate,
-                pct(ch)
-            );
-        }
+        steps_text(&mut o, s);
     }
     for g in &c.gpus {
-        let mut parts = Vec::new();
-        if let Some(u) = &g.util_p50 {
-            let sig = g.util_test.map_or("", |t| {
-                if t.significant {
-                    ", significant"
-                } else {
-                    ", not significant"
-                }
-            });
-            parts.push(format!(
-                "util p50 {:.0}% → {:.0}%{sig}",
-                u.baseline, u.candidate
-            ));
-        }
-        if let Some(p) = &g.power_p50 {
-            parts.push(format!(
-                "power p50 {:.0} W → {:.0} W",
-                p.baseline, p.candidate
-            ));
-        }
-        if let Some(s) = &g.sm_clock_p50 {
-            parts.push(format!(
-                "SM clock p50 under load {:.0} → {:.0} MHz",
-                s.baseline, s.candidate
-            ));
-        }
-        let _ = writeln!(o, "GPU {}: {}", g.index, parts.join(", "));
+        let _ = writeln!(o, "{}", gpu_line(g));
     }
+    findings_text(&mut o, c);
+    o
+}
+
+/// Step time, throughput, the significance test and each phase, before → after.
+fn steps_text(o: &mut String, s: &StepChange) {
+    let _ = writeln!(o, "\nStep time:");
+    for (n, ch) in [("p50", &s.p50_s), ("p95", &s.p95_s), ("p99", &s.p99_s)] {
+        let _ = writeln!(
+            o,
+            "  {n}: {:.4} s → {:.4} s ({})",
+            ch.baseline,
+            ch.candidate,
+            pct(ch)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  throughput: {:.2} → {:.2} steps/s ({})",
+        s.throughput.baseline,
+        s.throughput.candidate,
+        pct(&s.throughput)
+    );
+    match s.test {
+        Some(t) => {
+            let _ = writeln!(
+                o,
+                "  Mann–Whitney U: z = {:.2}, p = {:.3e} → {}",
+                t.z,
+                t.p,
+                if t.significant {
+                    "significant"
+                } else {
+                    "not significant"
+                }
+            );
+        }
+        None => {
+            let _ = writeln!(o, "  too few steps for a test");
+        }
+    }
+    for (name, ch) in &s.phases {
+        let _ = writeln!(
+            o,
+            "  phase {name} p50: {:.4} s → {:.4} s ({})",
+            ch.baseline,
+            ch.candidate,
+            pct(ch)
+        );
+    }
+}
+
+/// One GPU's utilization, power and clock, before → after.
+fn gpu_line(g: &GpuChange) -> String {
+    let mut parts = Vec::new();
+    if let Some(u) = &g.util_p50 {
+        let sig = g.util_test.map_or("", |t| {
+            if t.significant {
+                ", significant"
+            } else {
+                ", not significant"
+            }
+        });
+        parts.push(format!(
+            "util p50 {:.0}% → {:.0}%{sig}",
+            u.baseline, u.candidate
+        ));
+    }
+    if let Some(p) = &g.power_p50 {
+        parts.push(format!(
+            "power p50 {:.0} W → {:.0} W",
+            p.baseline, p.candidate
+        ));
+    }
+    if let Some(s) = &g.sm_clock_p50 {
+        parts.push(format!(
+            "SM clock p50 under load {:.0} → {:.0} MHz",
+            s.baseline, s.candidate
+        ));
+    }
+    format!("GPU {}: {}", g.index, parts.join(", "))
+}
+
+/// Findings resolved, new and still there, and whether each experiment held.
+fn findings_text(o: &mut String, c: &Comparison) {
     let v = &c.verdict;
     let _ = writeln!(
         o,
@@ -141,7 +157,6 @@ fn text(c: &Comparison) -> String {
             );
         }
     }
-    o
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {

@@ -6,7 +6,7 @@
 //! very same loading path as a real driver. `--install-sim DIR` only writes the two files, so
 //! that another program (scripts/gpu-check.sh's dry run) can record on the simulated GPU.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -14,6 +14,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gpuwhy::collect::RecorderConfig;
+use gpuwhy::report::Report;
 use gpuwhy::session::{Session, SessionConfig};
 use serde_json::Value;
 
@@ -140,6 +141,23 @@ pub fn run(a: Args) -> Result<ExitCode> {
     eprintln!("gpuwhy: demo '{name}' on the simulated GPU for {duration:.0} s of simulated time (speed ×{speed})…");
     let schedule = nvml_sim_bundle::trainer::schedule(&text, duration).map_err(|e| anyhow!(e))?;
     let session = Session::start(SessionConfig::from(cfg))?;
+    play(&session, schedule.as_ref(), speed, duration, a.quiet)?;
+    let mut report = session.finish();
+    report.run.complete = true;
+    report.run.ended_by = Some("duration reached".into());
+    crate::record::save(&report, &output)?;
+    show(&a, &report, &output, expect.as_deref())
+}
+
+/// Replays the scenario's training loop (if it has one) against the session for
+/// `duration` simulated seconds, with the live status line.
+fn play(
+    session: &Session,
+    schedule: Option<&nvml_sim_bundle::trainer::Schedule>,
+    speed: f64,
+    duration: f64,
+    quiet: bool,
+) -> Result<()> {
     // The sampler thread loads the simulated GPU; on a loaded machine that can take longer
     // than Session::start waits. Its time 0 is the end of that first nvmlInit, and the
     // trainer's schedule counts from there.
@@ -152,12 +170,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         bail!("the simulated GPU did not load: {why}");
     }
     let wall = Duration::from_secs_f64(duration / speed);
-    let mut live = Live::new(a.quiet);
+    let mut live = Live::new(quiet);
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         // The scenario's training loop, replayed with its step markers going to the session.
-        let trainer = schedule.as_ref().map(|sch| {
-            s.spawn(|| nvml_sim_bundle::trainer::run(sch, speed, origin, &stop, &session))
+        let trainer = schedule.map(|sch| {
+            s.spawn(|| nvml_sim_bundle::trainer::run(sch, speed, origin, &stop, session))
         });
         while origin.elapsed() < wall {
             std::thread::sleep(
@@ -170,19 +188,21 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let _ = t.join();
         }
     });
-    let mut report = session.finish();
-    report.run.complete = true;
-    report.run.ended_by = Some("duration reached".into());
-    crate::record::save(&report, &output)?;
-    print!("{}", crate::render::text(&report));
-    if let Some(l) = crate::jobgpus::line(&report) {
+    Ok(())
+}
+
+/// Prints the report's text, where it was written, the HTML page beside it and whether
+/// the scenario's expected top finding came out.
+fn show(a: &Args, report: &Report, output: &Path, expect: Option<&str>) -> Result<ExitCode> {
+    print!("{}", crate::render::text(report));
+    if let Some(l) = crate::jobgpus::line(report) {
         println!("\n{l}");
     }
     println!("\nReport written to {}", output.display());
     // The page beside the report (gpuwhy-demo-SCENARIO.html): every binary carries the
     // viewer, so a first run ends with something to open.
     if !a.no_html {
-        crate::view::write_beside(&report, &output)?;
+        crate::view::write_beside(report, output)?;
     }
     if let Some(e) = expect {
         let ok = e == report.verdict.id;

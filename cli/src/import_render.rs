@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use gpuwhy::trace::TraceSummary;
+use gpuwhy::trace::{RankSummary, TraceSummary};
 
 fn ms(us: f64) -> String {
     if us >= 1e6 {
@@ -58,81 +58,7 @@ pub fn trace_text(t: &TraceSummary) -> String {
         t.choices_text.join("; ")
     );
     for r in &t.ranks {
-        if r.streams.is_empty() {
-            let _ = writeln!(
-                out,
-                "  rank {} ({}): no GPU operations in the trace ({} events)",
-                r.rank, r.source, r.events
-            );
-            if r.step_stats.count > 0 {
-                let _ = writeln!(
-                    out,
-                    "    {} steps: CPU p50 {}",
-                    r.step_stats.count,
-                    ms(r.step_stats.cpu_us.p50)
-                );
-            }
-            continue;
-        }
-        let i = &r.main_stream_idle;
-        let total = i.total_us().max(f64::MIN_POSITIVE);
-        let _ = writeln!(
-            out,
-            "  rank {} ({}): GPU busy {} of {} traced, idle {} (main stream idle: host wait {}, kernel wait {}, other {})",
-            r.rank,
-            r.source,
-            pct(1.0 - r.idle_share),
-            ms(r.span_us),
-            pct(r.idle_share),
-            pct(i.host_wait_us / total),
-            pct(i.kernel_wait_us / total),
-            pct(i.other_us / total)
-        );
-        let _ = writeln!(out, "{}", idle_causes(&r.gap_causes));
-        let overlap = r
-            .comm_overlap_share
-            .map(|o| format!(" ({} under compute)", pct(o)))
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "    compute {}, NCCL {}{overlap}, memcpy/memset {}",
-            ms(r.compute_us),
-            ms(r.comm_us),
-            ms(r.memory_us)
-        );
-        let _ = writeln!(
-            out,
-            "    {} kernels (p50 {:.1} µs, {} under {} µs); launch call p50 {:.1} µs, launch delay p50 {:.1} µs; {} synchronizing calls",
-            r.kernels.count,
-            r.kernels.duration_us.p50,
-            pct(r.kernels.short_share),
-            gpuwhy::trace::SHORT_KERNEL_US,
-            r.launch.runtime_us.p50,
-            r.launch.delay_us.p50,
-            r.syncs.total
-        );
-        let st = &r.step_stats;
-        if st.count > 0 {
-            let _ = writeln!(
-                out,
-                "    {} steps: CPU p50 {}, GPU busy / CPU p50 {:.2}, kernels per step p50 {:.0}, syncs per step p50 {:.0}",
-                st.count,
-                ms(st.cpu_us.p50),
-                st.gpu_cpu_ratio.p50,
-                st.kernels.p50,
-                st.syncs.p50
-            );
-        }
-        for k in r.top_kernels.iter().take(3) {
-            let _ = writeln!(
-                out,
-                "    {} of kernel time: {} (×{}, mean {:.1} µs)",
-                pct(k.share),
-                k.name,
-                k.count,
-                k.mean_us
-            );
-        }
+        rank_text(&mut out, r);
     }
     if let Some(s) = &t.skew {
         if let Some(r) = s.straggler {
@@ -147,4 +73,83 @@ pub fn trace_text(t: &TraceSummary) -> String {
         }
     }
     out
+}
+
+/// One rank's GPU busy and idle time, the idle causes, kernels, launches and steps.
+fn rank_text(out: &mut String, r: &RankSummary) {
+    if r.streams.is_empty() {
+        let _ = writeln!(
+            out,
+            "  rank {} ({}): no GPU operations in the trace ({} events)",
+            r.rank, r.source, r.events
+        );
+        if r.step_stats.count > 0 {
+            let _ = writeln!(
+                out,
+                "    {} steps: CPU p50 {}",
+                r.step_stats.count,
+                ms(r.step_stats.cpu_us.p50)
+            );
+        }
+        return;
+    }
+    let i = &r.main_stream_idle;
+    let total = i.total_us().max(f64::MIN_POSITIVE);
+    let _ = writeln!(
+        out,
+        "  rank {} ({}): GPU busy {} of {} traced, idle {} (main stream idle: host wait {}, kernel wait {}, other {})",
+        r.rank,
+        r.source,
+        pct(1.0 - r.idle_share),
+        ms(r.span_us),
+        pct(r.idle_share),
+        pct(i.host_wait_us / total),
+        pct(i.kernel_wait_us / total),
+        pct(i.other_us / total)
+    );
+    let _ = writeln!(out, "{}", idle_causes(&r.gap_causes));
+    let overlap = r
+        .comm_overlap_share
+        .map(|o| format!(" ({} under compute)", pct(o)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "    compute {}, NCCL {}{overlap}, memcpy/memset {}",
+        ms(r.compute_us),
+        ms(r.comm_us),
+        ms(r.memory_us)
+    );
+    let _ = writeln!(
+        out,
+        "    {} kernels (p50 {:.1} µs, {} under {} µs); launch call p50 {:.1} µs, launch delay p50 {:.1} µs; {} synchronizing calls",
+        r.kernels.count,
+        r.kernels.duration_us.p50,
+        pct(r.kernels.short_share),
+        gpuwhy::trace::SHORT_KERNEL_US,
+        r.launch.runtime_us.p50,
+        r.launch.delay_us.p50,
+        r.syncs.total
+    );
+    let st = &r.step_stats;
+    if st.count > 0 {
+        let _ = writeln!(
+            out,
+            "    {} steps: CPU p50 {}, GPU busy / CPU p50 {:.2}, kernels per step p50 {:.0}, syncs per step p50 {:.0}",
+            st.count,
+            ms(st.cpu_us.p50),
+            st.gpu_cpu_ratio.p50,
+            st.kernels.p50,
+            st.syncs.p50
+        );
+    }
+    for k in r.top_kernels.iter().take(3) {
+        let _ = writeln!(
+            out,
+            "    {} of kernel time: {} (×{}, mean {:.1} µs)",
+            pct(k.share),
+            k.name,
+            k.count,
+            k.mean_us
+        );
+    }
 }

@@ -139,6 +139,28 @@ fn text(report: &Report, out_path: &Path) -> String {
         let _ = writeln!(o, "missing: {}", rank_list(&r.missing));
     }
     let _ = writeln!(o, "\nVerdict: {}", report.verdict.summary);
+    spread_text(&mut o, r);
+    nodes_text(&mut o, r);
+    if r.ranks.len() <= MAX_RANK_ROWS {
+        ranks_table(&mut o, r);
+    }
+    if report.findings.len() > 1 {
+        let _ = writeln!(o, "\nAll findings:");
+        for f in &report.findings {
+            let _ = writeln!(o, "  {} [{:.2}]: {}", f.id, f.confidence, f.summary);
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\nJob report written to {} (details: gpuwhy diagnose {})",
+        out_path.display(),
+        out_path.display()
+    );
+    o
+}
+
+/// The stragglers, and the GPUs out of step with the others.
+fn spread_text(o: &mut String, r: &RanksData) {
     if !r.stragglers.is_empty() {
         let _ = writeln!(o, "\nStragglers:");
         for s in r.stragglers.iter().take(MAX_RANK_ROWS) {
@@ -164,6 +186,10 @@ fn text(report: &Report, out_path: &Path) -> String {
             );
         }
     }
+}
+
+/// One line per node.
+fn nodes_text(o: &mut String, r: &RanksData) {
     let _ = writeln!(o, "\nNodes:");
     for n in r.nodes.iter().take(MAX_RANK_ROWS) {
         let num = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or_else(|| "-".into(), f);
@@ -177,54 +203,43 @@ fn text(report: &Report, out_path: &Path) -> String {
             num(n.step_p50_s, &|s| format!("{s:.3} s"))
         );
     }
-    if r.ranks.len() <= MAX_RANK_ROWS {
-        let phases = phase_cols(r);
-        let mut head = format!(
-            "\n  {:>4} {:<16} {:>5} {:>9}",
-            "rank", "host", "local", "step p50"
+}
+
+/// One line per rank: step and phase p50s, utilization and the top finding.
+fn ranks_table(o: &mut String, r: &RanksData) {
+    let phases = phase_cols(r);
+    let mut head = format!(
+        "\n  {:>4} {:<16} {:>5} {:>9}",
+        "rank", "host", "local", "step p50"
+    );
+    for p in &phases {
+        let _ = write!(head, " {:>10}", format!("{p} p50"));
+    }
+    let _ = writeln!(o, "{head} {:>8}  top finding", "util p50");
+    for x in &r.ranks {
+        let t = |v: Option<f64>| v.map_or_else(|| "-".into(), |s| format!("{s:.3} s"));
+        let local = x.local_rank.map_or_else(|| "-".into(), |l| l.to_string());
+        let mut line = format!(
+            "  {:>4} {:<16} {:>5} {:>9}",
+            x.rank,
+            x.host,
+            local,
+            t(x.steps.as_ref().map(|s| s.step.p50_s))
         );
         for p in &phases {
-            let _ = write!(head, " {:>10}", format!("{p} p50"));
+            let v = x
+                .steps
+                .as_ref()
+                .and_then(|s| s.phases.get(p))
+                .map(|t| t.p50_s);
+            let _ = write!(line, " {:>10}", t(v));
         }
-        let _ = writeln!(o, "{head} {:>8}  top finding", "util p50");
-        for x in &r.ranks {
-            let t = |v: Option<f64>| v.map_or_else(|| "-".into(), |s| format!("{s:.3} s"));
-            let local = x.local_rank.map_or_else(|| "-".into(), |l| l.to_string());
-            let mut line = format!(
-                "  {:>4} {:<16} {:>5} {:>9}",
-                x.rank,
-                x.host,
-                local,
-                t(x.steps.as_ref().map(|s| s.step.p50_s))
-            );
-            for p in &phases {
-                let v = x
-                    .steps
-                    .as_ref()
-                    .and_then(|s| s.phases.get(p))
-                    .map(|t| t.p50_s);
-                let _ = write!(line, " {:>10}", t(v));
-            }
-            let util = x
-                .util_p50
-                .map_or_else(|| "-".into(), |u| format!("{u:.0}%"));
-            let top = x.findings.first().map_or("none", |f| f.id.as_str());
-            let _ = writeln!(o, "{line} {util:>8}  {top}");
-        }
+        let util = x
+            .util_p50
+            .map_or_else(|| "-".into(), |u| format!("{u:.0}%"));
+        let top = x.findings.first().map_or("none", |f| f.id.as_str());
+        let _ = writeln!(o, "{line} {util:>8}  {top}");
     }
-    if report.findings.len() > 1 {
-        let _ = writeln!(o, "\nAll findings:");
-        for f in &report.findings {
-            let _ = writeln!(o, "  {} [{:.2}]: {}", f.id, f.confidence, f.summary);
-        }
-    }
-    let _ = writeln!(
-        o,
-        "\nJob report written to {} (details: gpuwhy diagnose {})",
-        out_path.display(),
-        out_path.display()
-    );
-    o
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {

@@ -116,78 +116,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let s2 = Arc::clone(&stop);
     ctrlc::set_handler(move || s2.store(true, Ordering::SeqCst))
         .context("cannot install the Ctrl-C handler")?;
-
-    let mut child = if a.command.is_empty() {
-        None
-    } else {
-        let c = std::process::Command::new(&a.command[0])
-            .args(&a.command[1..])
-            .spawn()
-            .with_context(|| {
-                format!(
-                    "cannot start `{}`: is it installed and on PATH?",
-                    a.command[0]
-                )
-            })?;
-        Some(c)
-    };
-    let mut cfg = RecorderConfig {
-        interval_s: a.interval,
-        nvml_path: a.nvml.clone(),
-        gpm: !a.no_gpm,
-        target_pid: child.as_ref().map(|c| c.id()),
-        journal: Some(journal_path(&a.output)),
-        ..RecorderConfig::default()
-    };
-    cfg.job.gpus = a.gpus.clone();
-    cfg.run.label = a.label.clone();
-    cfg.run.command = (!a.command.is_empty()).then(|| a.command.clone());
-    if let Some(place) = JobPlace::from_env() {
-        place.apply(&mut cfg.run);
-    }
-    let recorder = Recorder::start(cfg)?;
-    // NVML loads on the sampler thread, and a slow driver can take seconds: whether there
-    // are GPU metrics is said as soon as it is known, at start or later in the loop.
-    let mut gpus_told = false;
-    tell_gpus(&recorder, &mut gpus_told, a.verbose);
-    let started = Instant::now();
-    let mut live = Live::new(a.quiet);
-    let mut exit: Option<std::process::ExitStatus> = None;
-    let mut interrupted_at: Option<Instant> = None;
-    let mut last_prom: Option<Instant> = None;
-    let ended_by = loop {
-        std::thread::sleep(Duration::from_millis(50));
-        tell_gpus(&recorder, &mut gpus_told, a.verbose);
-        live.tick(&recorder);
-        if let Some(p) = &a.prometheus_textfile {
-            if last_prom.is_none_or(|t| t.elapsed() >= PROMETHEUS_EVERY) {
-                last_prom = Some(Instant::now());
-                write_prometheus(&recorder, p);
-            }
-        }
-        if let Some(c) = child.as_mut() {
-            if let Some(st) = c
-                .try_wait()
-                .context("cannot wait for the recorded command")?
-            {
-                exit = Some(st);
-                break "command exited";
-            }
-        }
-        if a.duration
-            .is_some_and(|d| started.elapsed().as_secs_f64() >= d)
-        {
-            break "duration reached";
-        }
-        if stop.load(Ordering::SeqCst) {
-            // The terminal sent Ctrl-C to the command too; give it a moment to exit so its
-            // status can be passed on, but never hang on a command that ignores it.
-            let t = *interrupted_at.get_or_insert_with(Instant::now);
-            if child.is_none() || t.elapsed() > Duration::from_secs(5) {
-                break "interrupted";
-            }
-        }
-    };
+    let mut child = spawn(&a.command)?;
+    let recorder = Recorder::start(config(&a, child.as_ref()))?;
+    let (ended_by, exit, gpus_told) = watch(&a, &recorder, child.as_mut(), &stop)?;
     if let Some(e) = recorder.journal_error() {
         eprintln!("gpuwhy: warning: the crash journal could not be written ({e}); the report is still written at the end");
     }
@@ -205,9 +136,102 @@ pub fn run(a: Args) -> Result<ExitCode> {
     rec.run.ended_by = Some(ended_by.into());
     rec.run.exit_code = exit.and_then(|s| s.code());
     let report = finish(&rec, &a.output, a.baseline.as_deref())?;
+    tell_end(&a, &report, no_gpu_told)?;
+    let code = match exit {
+        Some(st) => exit_code_of(st),
+        None => 0,
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// Starts the recorded command, if there is one.
+fn spawn(command: &[String]) -> Result<Option<std::process::Child>> {
+    let Some((exe, args)) = command.split_first() else {
+        return Ok(None);
+    };
+    let c = std::process::Command::new(exe)
+        .args(args)
+        .spawn()
+        .with_context(|| format!("cannot start `{exe}`: is it installed and on PATH?"))?;
+    Ok(Some(c))
+}
+
+/// The recorder's configuration from the command line and the job's environment.
+fn config(a: &Args, child: Option<&std::process::Child>) -> RecorderConfig {
+    let mut cfg = RecorderConfig {
+        interval_s: a.interval,
+        nvml_path: a.nvml.clone(),
+        gpm: !a.no_gpm,
+        target_pid: child.map(std::process::Child::id),
+        journal: Some(journal_path(&a.output)),
+        ..RecorderConfig::default()
+    };
+    cfg.job.gpus = a.gpus.clone();
+    cfg.run.label = a.label.clone();
+    cfg.run.command = (!a.command.is_empty()).then(|| a.command.clone());
+    if let Some(place) = JobPlace::from_env() {
+        place.apply(&mut cfg.run);
+    }
+    cfg
+}
+
+/// Shows the live status until the command exits, the duration is reached or Ctrl-C;
+/// returns why the recording ended, the command's exit status, and whether the absence of
+/// GPU metrics was already said.
+fn watch(
+    a: &Args,
+    recorder: &Recorder,
+    mut child: Option<&mut std::process::Child>,
+    stop: &AtomicBool,
+) -> Result<(&'static str, Option<std::process::ExitStatus>, bool)> {
+    // NVML loads on the sampler thread, and a slow driver can take seconds: whether there
+    // are GPU metrics is said as soon as it is known, at start or later in the loop.
+    let mut gpus_told = false;
+    tell_gpus(recorder, &mut gpus_told, a.verbose);
+    let started = Instant::now();
+    let mut live = Live::new(a.quiet);
+    let mut interrupted_at: Option<Instant> = None;
+    let mut last_prom: Option<Instant> = None;
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        tell_gpus(recorder, &mut gpus_told, a.verbose);
+        live.tick(recorder);
+        if let Some(p) = &a.prometheus_textfile {
+            if last_prom.is_none_or(|t| t.elapsed() >= PROMETHEUS_EVERY) {
+                last_prom = Some(Instant::now());
+                write_prometheus(recorder, p);
+            }
+        }
+        if let Some(c) = child.as_mut() {
+            if let Some(st) = c
+                .try_wait()
+                .context("cannot wait for the recorded command")?
+            {
+                return Ok(("command exited", Some(st), gpus_told));
+            }
+        }
+        if a.duration
+            .is_some_and(|d| started.elapsed().as_secs_f64() >= d)
+        {
+            return Ok(("duration reached", None, gpus_told));
+        }
+        if stop.load(Ordering::SeqCst) {
+            // The terminal sent Ctrl-C to the command too; give it a moment to exit so its
+            // status can be passed on, but never hang on a command that ignores it.
+            let t = *interrupted_at.get_or_insert_with(Instant::now);
+            if child.is_none() || t.elapsed() > Duration::from_secs(5) {
+                return Ok(("interrupted", None, gpus_told));
+            }
+        }
+    }
+}
+
+/// The last lines: the Prometheus file, the verdict, the job's GPUs, the comparison, where
+/// the report is, and the HTML page beside it with `--html`.
+fn tell_end(a: &Args, report: &gpuwhy::report::Report, no_gpu_told: bool) -> Result<()> {
     if let Some(p) = &a.prometheus_textfile {
         if let Err(e) =
-            gpuwhy::report::write_atomic(p, gpuwhy::export::prometheus_text(&report).as_bytes())
+            gpuwhy::report::write_atomic(p, gpuwhy::export::prometheus_text(report).as_bytes())
         {
             eprintln!("gpuwhy: warning: cannot update {}: {e}", p.display());
         }
@@ -216,7 +240,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if !(no_gpu_told && report.findings.is_empty()) {
         eprintln!("gpuwhy: {}", report.verdict.summary);
     }
-    if let Some(l) = crate::jobgpus::line(&report) {
+    if let Some(l) = crate::jobgpus::line(report) {
         eprintln!("gpuwhy: {l}");
     }
     if let Some(c) = &report.comparison {
@@ -232,13 +256,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         a.output.display()
     );
     if a.html {
-        crate::view::write_beside(&report, &a.output)?;
+        crate::view::write_beside(report, &a.output)?;
     }
-    let code = match exit {
-        Some(st) => exit_code_of(st),
-        None => 0,
-    };
-    Ok(ExitCode::from(code))
+    Ok(())
 }
 
 /// Says once, when the GPUs have been probed, that there are no GPU metrics and why, in one

@@ -107,6 +107,29 @@ fn device_lines(d: &DeviceInfo) -> (String, Option<String>) {
 /// The whole diagnosis of `r` as text.
 pub fn text(r: &Report) -> String {
     let mut out = String::new();
+    header(&mut out, r);
+    let conf = if r.verdict.id == "none" {
+        String::new()
+    } else {
+        format!(" [confidence {:.2}]", r.verdict.confidence)
+    };
+    let _ = writeln!(out, "\nVerdict: {}{conf}", r.verdict.summary);
+    for (i, f) in r.findings.iter().enumerate() {
+        finding(&mut out, i + 1, f);
+    }
+    if let Some(c) = &r.comparison {
+        out.push_str(&comparison::text(c));
+    }
+    if let Some(ranks) = &r.ranks {
+        out.push_str(&ranks::table(ranks));
+    }
+    steps(&mut out, r);
+    machine(&mut out, r);
+    out
+}
+
+/// The run in one line, why it ended early, and why there are no GPU metrics.
+fn header(out: &mut String, r: &Report) {
     let label = r.run.label.clone().unwrap_or_else(|| "run".into());
     let partial = if r.run.complete { "" } else { ", PARTIAL" };
     let _ = writeln!(
@@ -132,21 +155,10 @@ pub fn text(r: &Report) -> String {
             let _ = writeln!(out, "no GPU metrics: {why}");
         }
     }
-    let conf = if r.verdict.id == "none" {
-        String::new()
-    } else {
-        format!(" [confidence {:.2}]", r.verdict.confidence)
-    };
-    let _ = writeln!(out, "\nVerdict: {}{conf}", r.verdict.summary);
-    for (i, f) in r.findings.iter().enumerate() {
-        finding(&mut out, i + 1, f);
-    }
-    if let Some(c) = &r.comparison {
-        out.push_str(&comparison::text(c));
-    }
-    if let Some(ranks) = &r.ranks {
-        out.push_str(&ranks::table(ranks));
-    }
+}
+
+/// Step time quantiles and each phase's share.
+fn steps(out: &mut String, r: &Report) {
     if let Some(st) = r.steps.as_ref().filter(|st| st.count > 0) {
         if let Some(step) = st.stats.get("step") {
             let _ = writeln!(
@@ -169,6 +181,10 @@ pub fn text(r: &Report) -> String {
             }
         }
     }
+}
+
+/// Devices, NVML errors and the recorder's own cost.
+fn machine(out: &mut String, r: &Report) {
     if !r.devices.is_empty() {
         let _ = writeln!(out, "\nDevices:");
         // GPUs whose lines would be identical but for their index share one entry.
@@ -205,7 +221,6 @@ pub fn text(r: &Report) -> String {
             o.nvml_call_mean_us
         );
     }
-    out
 }
 
 #[cfg(test)]

@@ -140,6 +140,19 @@ pub(crate) struct Settings {
 /// `ptr` must point to an initialised gpuwhy_config of `struct_size` readable bytes, and
 /// its string fields must be NULL or point to NUL-terminated strings.
 pub(crate) unsafe fn read(ptr: *const gpuwhy_config) -> Result<Settings, Fail> {
+    // SAFETY: the caller's promise about `ptr`, passed on.
+    let cfg = unsafe { copy(ptr) }?;
+    // SAFETY: the string fields were copied from the caller's struct, which promises them
+    // NULL or NUL-terminated.
+    unsafe { settings(&cfg) }
+}
+
+/// This library's view of the caller's config: its bytes up to `struct_size`, defaults
+/// past them.
+///
+/// # Safety
+/// As [`read`]: `ptr` points to an initialised gpuwhy_config of `struct_size` readable bytes.
+unsafe fn copy(ptr: *const gpuwhy_config) -> Result<gpuwhy_config, Fail> {
     // SAFETY: the caller promises an initialised struct at `ptr`, which starts with
     // `struct_size` (a u32, aligned as the struct is).
     let size = unsafe { ptr.cast::<u32>().read() } as usize;
@@ -186,7 +199,14 @@ pub(crate) unsafe fn read(ptr: *const gpuwhy_config) -> Result<Settings, Fail> {
     ) {
         cfg.gpus = std::ptr::null();
     }
-    let cfg = &cfg;
+    Ok(cfg)
+}
+
+/// The recorder's settings from a config: flags, interval, paths, the job's place.
+///
+/// # Safety
+/// The string fields of `cfg` must be NULL or point to NUL-terminated strings.
+unsafe fn settings(cfg: &gpuwhy_config) -> Result<Settings, Fail> {
     if cfg.flags & !KNOWN_FLAGS != 0 {
         return Err(invalid(format!(
             "unknown flags 0x{:x} in gpuwhy_config.flags",

@@ -1,6 +1,8 @@
 //! A days-long simulated run stays within the recording's documented memory bound.
 
-use gpuwhy::collect::{Recorder, RecorderConfig};
+use std::time::Duration;
+
+use gpuwhy::collect::{Clock, ManualClock, Recorder, RecorderConfig};
 use gpuwhy_tests::{install_sim, patched, scenario};
 use serde_json::Value;
 
@@ -22,19 +24,26 @@ fn two_simulated_days_stay_within_the_documented_bound() {
         coarse_buckets: 128,
         ..RecorderConfig::default()
     };
-    let rec = Recorder::start(cfg).expect("starts");
-    std::thread::sleep(std::time::Duration::from_secs_f64(2.0 * 86_400.0 / speed));
+    // Two simulated days, tick by tick on the test's clock: every one of the 17,280 ticks
+    // is taken, however loaded the machine.
+    let clock = ManualClock::new(speed);
+    let rec = Recorder::start_with_clock(cfg, None, Clock::Manual(clock.clone())).expect("starts");
+    let ticks = 17_280;
+    let tick = Duration::from_secs_f64(10.0 / speed);
+    for _ in 0..ticks {
+        // The timeout only guards against a hang.
+        assert!(clock.advance_and_settle(tick, Duration::from_secs(120)));
+    }
     let r = rec.stop();
     let d = &r.devices[0];
     assert!(
-        r.run.duration_s > 1.5 * 86_400.0,
+        (r.run.duration_s - 2.0 * 86_400.0).abs() < 1.0,
         "simulated {} s",
         r.run.duration_s
     );
-    // 17,280 ticks at most; a loaded machine misses some of the 0.25 ms real-time ticks
-    // (9,362 rows were seen with load average 8), which the bound does not depend on.
+    // A row at 0, one per tick, and the last at the stop.
     assert!(
-        d.series.total_rows() > 6_000,
+        d.series.total_rows() > ticks,
         "{} rows",
         d.series.total_rows()
     );

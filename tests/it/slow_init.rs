@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use gpuwhy::collect::RecorderConfig;
+use gpuwhy::collect::{Clock, ManualClock, RecorderConfig};
 use gpuwhy::session::Session;
 use gpuwhy::steps::PhaseId;
 use gpuwhy_tests::{install_sim, patched, scenario, SimDir};
@@ -14,8 +14,12 @@ use serde_json::{json, Value};
 /// Simulation speed, and so the recorder's clock scale.
 const SPEED: f64 = 4.0;
 
-/// A session on two simulated H100s whose first `nvmlInit` takes `delay_ms`.
-fn slow_session(delay_ms: u64) -> (SimDir, Session) {
+/// Guards a wait for the sampler against a hang only; a passing test never waits this long.
+const HANG: Duration = Duration::from_secs(120);
+
+/// A session on two simulated H100s whose first `nvmlInit` takes `delay_ms` (of real
+/// time: the simulator sleeps), with samples and markers timed by a manual clock.
+fn slow_session(delay_ms: u64) -> (SimDir, Session, ManualClock) {
     let base = scenario("healthy").expect("bundled");
     let v: Value = serde_json::from_str(base).expect("json");
     let dev = v["devices"][0].clone();
@@ -34,12 +38,15 @@ fn slow_session(delay_ms: u64) -> (SimDir, Session) {
         host: false,
         ..RecorderConfig::default()
     };
-    let session = Session::start(cfg.into()).expect("session starts");
-    (sim, session)
+    let clock = ManualClock::new(SPEED);
+    let session = Session::start_with_clock(cfg.into(), Clock::Manual(clock.clone()))
+        .expect("session starts");
+    (sim, session, clock)
 }
 
-/// One step of four phases, `ms` of sleep each.
-fn step(s: &Session, ms: u64) {
+/// One step of four phases, each `ms` on the clock. With `settle`, the sampler takes every
+/// tick that falls due before the step goes on.
+fn step(s: &Session, clock: &ManualClock, ms: u64, settle: bool) {
     s.step_begin();
     for p in [
         PhaseId::DATA,
@@ -48,7 +55,10 @@ fn step(s: &Session, ms: u64) {
         PhaseId::OPTIMIZER,
     ] {
         s.phase(p);
-        std::thread::sleep(Duration::from_millis(ms));
+        clock.advance(Duration::from_millis(ms));
+        if settle {
+            assert!(clock.settle(HANG));
+        }
     }
     s.step_end();
 }
@@ -56,23 +66,26 @@ fn step(s: &Session, ms: u64) {
 #[test]
 fn markers_are_taken_while_nvml_initialises_and_the_late_start_is_reported() {
     // 1.5 s of init: far longer than the 200 ms `Session::start` waits for it.
-    let (_sim, session) = slow_session(1500);
+    let (_sim, session, clock) = slow_session(1500);
     assert!(
         !session.recorder().wait_probed(Duration::ZERO),
         "the session started before NVML finished initialising"
     );
     // Steps during the init: markers never wait for NVML.
     for _ in 0..5 {
-        step(&session, 10);
+        step(&session, &clock, 10, false);
     }
     assert!(
-        session.recorder().wait_probed(Duration::from_secs(30)),
+        session.recorder().wait_probed(HANG),
         "the GPUs are listed once init finishes"
     );
     for _ in 0..5 {
-        step(&session, 10);
+        step(&session, &clock, 10, true);
     }
-    std::thread::sleep(Duration::from_millis(500));
+    // Half a second more, one 0.1 s tick at a time (the clock's seconds are scaled).
+    for _ in 0..20 {
+        assert!(clock.advance_and_settle(Duration::from_millis(25), HANG));
+    }
     let report = session.finish();
 
     let steps = report.steps.as_ref().expect("steps recorded");
@@ -143,9 +156,9 @@ fn markers_are_taken_while_nvml_initialises_and_the_late_start_is_reported() {
 #[test]
 fn a_session_ending_during_the_init_does_not_wait_for_it_and_says_why() {
     // An init far longer than the session: finishing must not wait for it.
-    let (_sim, session) = slow_session(20_000);
+    let (_sim, session, clock) = slow_session(20_000);
     for _ in 0..3 {
-        step(&session, 5);
+        step(&session, &clock, 5, false);
     }
     let report = session.finish();
     let why = report
@@ -201,26 +214,29 @@ fn slow_calls_everywhere_never_hold_up_a_marker() {
         host: false,
         ..RecorderConfig::default()
     };
+    // The real clock: the sampler must fall behind real time for its late ticks to show.
     let session = Session::start(cfg.into()).expect("session starts");
-    let mut slowest = Duration::ZERO;
     let end = std::time::Instant::now() + Duration::from_secs(4);
     let mut steps = 0;
     while std::time::Instant::now() < end {
-        let t = std::time::Instant::now();
         session.step_begin();
         session.phase(PhaseId::FORWARD);
         session.step_end();
-        slowest = slowest.max(t.elapsed());
         steps += 1;
+        // Pacing the loop like a training step, not waiting for another thread.
         std::thread::sleep(Duration::from_millis(5));
     }
     let report = session.finish();
-    assert_eq!(report.steps.as_ref().map(|s| s.count), Some(steps));
-    // The longest slow call is 500 ms; a marker that waited for one would take that long.
-    assert!(
-        slowest < Duration::from_millis(250),
-        "the slowest marker took {slowest:?}"
-    );
+    let marked = report.steps.as_ref().expect("steps");
+    assert_eq!(marked.count, steps, "every marker was recorded");
+    // Markers went on inside every window of slow calls: the training thread was not held
+    // while the sampler waited on the driver. (Markers take no lock the sampler holds; how
+    // long one takes is measured by `cargo xtask bench`, not asserted here.)
+    for (i, f) in functions.iter().enumerate() {
+        let from = 0.5 + i as f64 * 0.4;
+        let inside = marked.t.iter().filter(|t| (from..from + 0.6).contains(*t));
+        assert!(inside.count() > 0, "no marker during the slow {f} calls");
+    }
     let o = &report.overhead;
     assert!(o.late_ticks > 0 && o.skipped_ticks > 0, "{o:?}");
     assert!(o.nvml_call_max_us >= 450_000.0, "{o:?}");

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use gpuwhy::collect::RecorderConfig;
+use gpuwhy::collect::{Clock, ManualClock, RecorderConfig};
 use gpuwhy::report::journal::journal_path;
 use gpuwhy::report::Report;
 use gpuwhy::session::{Session, RINGS_BOUND_BYTES};
@@ -20,13 +20,14 @@ const STEPS_DOC: &str = include_str!("../../docs/steps.md");
 const SPEED: f64 = 8.0;
 /// Steps the training thread marks.
 const STEPS: usize = 30;
-/// Milliseconds of real sleep in each phase: data, forward, backward, optimizer. Long
-/// enough that a loaded machine's oversleeping (a millisecond or two per sleep) barely
-/// moves the shares.
+/// Milliseconds of each phase on the test's clock: data, forward, backward, optimizer.
 const PHASE_MS: [u64; 4] = [12, 8, 16, 4];
+/// Guards a wait for the sampler against a hang only; a passing test never waits this long.
+const HANG: Duration = Duration::from_secs(120);
 
-/// A session on the simulated GPU with a journal flushed every 200 ms.
-fn sim_session(journal: &std::path::Path) -> (gpuwhy_tests::SimDir, Session) {
+/// A session on the simulated GPU with a journal flushed every 200 ms, timed by a manual
+/// clock that the test advances.
+fn sim_session(journal: &std::path::Path) -> (gpuwhy_tests::SimDir, Session, ManualClock) {
     let text = patched(
         scenario("healthy").expect("bundled scenario"),
         &[("speed", Value::from(SPEED))],
@@ -40,14 +41,20 @@ fn sim_session(journal: &std::path::Path) -> (gpuwhy_tests::SimDir, Session) {
         flush_s: 0.2,
         ..RecorderConfig::default()
     };
-    let session = Session::start(cfg.into()).expect("session starts");
+    let clock = ManualClock::new(SPEED);
+    let session = Session::start_with_clock(cfg.into(), Clock::Manual(clock.clone()))
+        .expect("session starts");
+    assert!(
+        session.recorder().wait_probed(HANG),
+        "the simulated GPU is opened"
+    );
     assert_eq!(session.recorder().gpu_absent_reason(), None);
-    (sim, session)
+    (sim, session, clock)
 }
 
-/// The training loop: phases of `PHASE_MS`, an `eval` every 10 steps, a GPU-measured
-/// forward time after each step, a checkpoint at the end.
-fn train(s: &Session) {
+/// The training loop: phases of `PHASE_MS` on `clock`, an `eval` every 10 steps, a
+/// GPU-measured forward time after each step, a checkpoint at the end.
+fn train(s: &Session, clock: &ManualClock) {
     let phases = [
         PhaseId::DATA,
         PhaseId::FORWARD,
@@ -58,7 +65,7 @@ fn train(s: &Session) {
         s.step_begin();
         for (p, ms) in phases.iter().zip(PHASE_MS) {
             s.phase(*p);
-            std::thread::sleep(Duration::from_millis(ms));
+            clock.advance(Duration::from_millis(ms));
         }
         s.step_end();
         s.attach_gpu_phase(PhaseId::FORWARD, 0.002);
@@ -73,12 +80,15 @@ fn train(s: &Session) {
 fn markers_from_a_training_thread_land_in_the_report_on_the_gpu_time_axis() {
     let dir = tempfile::tempdir().expect("tempdir");
     let jp = journal_path(&dir.path().join("run.json"));
-    let (_sim, session) = sim_session(&jp);
+    let (_sim, session, clock) = sim_session(&jp);
     std::thread::scope(|sc| {
-        sc.spawn(|| train(&session));
+        sc.spawn(|| train(&session, &clock));
     });
-    // Let a journal flush pass, then read the journal as if the run had been killed here.
-    std::thread::sleep(Duration::from_millis(1000));
+    // Let a journal flush pass (tick by tick), then read the journal as if the run had
+    // been killed here.
+    for _ in 0..10 {
+        assert!(clock.advance_and_settle(Duration::from_millis(100), HANG));
+    }
     let killed = Report::load(&jp).expect("the journal of a running session reads");
     let report = session.finish();
 
@@ -95,12 +105,12 @@ fn markers_from_a_training_thread_land_in_the_report_on_the_gpu_time_axis() {
     let want = total_ms as f64 / 1000.0 * SPEED;
     let p50 = steps.stats["step"].p50_s;
     assert!(
-        p50 >= want && p50 < want * 1.6,
-        "step p50 {p50} s, sleeps add up to {want} s"
+        (p50 - want).abs() < 1e-4 * want,
+        "step p50 {p50} s, phases add up to {want} s"
     );
     assert!(steps.t[0] >= 0.0 && steps.t[STEPS - 1] < report.run.duration_s);
     assert!(!report.series.is_empty() && !report.series[0].data.t.is_empty());
-    // Each phase's share of step time matches its share of the sleeps.
+    // Each phase's share of step time is its share of the clock's advances.
     let sig = StepSignals::from_report(&report).expect("step signals");
     for (name, ms) in ["data", "forward", "backward", "optimizer"]
         .iter()
@@ -113,7 +123,7 @@ fn markers_from_a_training_thread_land_in_the_report_on_the_gpu_time_axis() {
             .expect("phase share");
         let want = ms as f64 / total_ms as f64;
         assert!(
-            (share.p50 - want).abs() < 0.06,
+            (share.p50 - want).abs() < 1e-3,
             "{name}: share p50 {} vs {want}",
             share.p50
         );

@@ -162,7 +162,6 @@ pub fn merge() -> Result<()> {
     std::fs::create_dir_all(&ranks_dir)?;
     let one = write_ranks(&base, &ranks_dir, ranks)?;
     let job = dir.path().join("job.json");
-    let total_mb = one as f64 * f64::from(ranks) / 1e6;
 
     let merge_with = |extra: &[&str], out: &Path| -> Result<(Value, Timed)> {
         let o = out.to_string_lossy();
@@ -179,13 +178,27 @@ pub fn merge() -> Result<()> {
     let (v, fast) = merge_with(&[], &job)?;
     let (_, full) = merge_with(&["--rediagnose"], &dir.path().join("job-full.json"))?;
 
-    // Baseline: what a user would do without merge, diagnose each rank's report.
+    let (each, diagnosed) = diagnose_each(&gpuwhy, &ranks_dir, ranks)?;
+    let all = each * f64::from(ranks);
+    let sizes = Sizes {
+        ranks,
+        one,
+        gpus: base.devices.len(),
+        steps: base.steps.as_ref().map_or(0, |s| s.count),
+    };
+    print(&sizes, &fast, &full, (each, all, diagnosed), &v, &job);
+    Ok(())
+}
+
+/// Seconds per `gpuwhy diagnose` of one rank's report (what a user would do without
+/// merge), measured on a few of them, and how many.
+fn diagnose_each(gpuwhy: &Path, ranks_dir: &Path, ranks: u32) -> Result<(f64, usize)> {
     let some: Vec<PathBuf> = (0..BASELINE_FILES.min(ranks as usize))
         .map(|r| ranks_dir.join(format!("rank{r:04}.json")))
         .collect();
     let start = Instant::now();
     for f in &some {
-        let out = Command::new(&gpuwhy)
+        let out = Command::new(gpuwhy)
             .args(["diagnose", "--json"])
             .arg(f)
             .output()
@@ -198,20 +211,32 @@ pub fn merge() -> Result<()> {
         }
     }
     let each = start.elapsed().as_secs_f64() / some.len().max(1) as f64;
-    let all = each * f64::from(ranks);
+    Ok((each, some.len()))
+}
 
+/// What was merged: ranks, bytes per rank report, GPUs and steps per report.
+struct Sizes {
+    ranks: u32,
+    one: usize,
+    gpus: usize,
+    steps: u64,
+}
+
+/// The figures: both merges against diagnosing each rank, and the straggler found.
+fn print(s: &Sizes, fast: &Timed, full: &Timed, each: (f64, f64, usize), v: &Value, job: &Path) {
+    let (each, all, diagnosed) = each;
+    let ranks = s.ranks;
+    let one = s.one;
+    let total_mb = one as f64 * f64::from(ranks) / 1e6;
     println!(
         "\nmerge: {ranks} rank reports of {:.0} KB each ({total_mb:.0} MB, {} GPUs per report, {} steps), {} nodes, {} cores",
         one as f64 / 1e3,
-        base.devices.len(),
-        base.steps.as_ref().map_or(0, |s| s.count),
+        s.gpus,
+        s.steps,
         ranks.div_ceil(PER_NODE),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    for (name, t) in [
-        ("gpuwhy merge", &fast),
-        ("gpuwhy merge --rediagnose", &full),
-    ] {
+    for (name, t) in [("gpuwhy merge", fast), ("gpuwhy merge --rediagnose", full)] {
         println!(
             "  {name:<26}: {:6.2} s wall, {:6.2} s CPU  ({:.0} MB/s, peak RSS {:.0} MB)",
             t.wall_s,
@@ -224,7 +249,7 @@ pub fn merge() -> Result<()> {
         "  {:<26}: {all:6.2} s wall  ({:.0} ms per process, from {} of them)",
         "diagnose each rank",
         each * 1e3,
-        some.len()
+        diagnosed
     );
     println!(
         "  {:<26}: {:6.1}× faster than diagnosing each rank ({:.1}× with --rediagnose; goal: seconds)",
@@ -239,7 +264,6 @@ pub fn merge() -> Result<()> {
         top["rank"],
         top["phase"].as_str().unwrap_or("?"),
         top["ratio"].as_f64().unwrap_or(f64::NAN),
-        std::fs::metadata(&job).map_or(0.0, |m| m.len() as f64 / 1e3)
+        std::fs::metadata(job).map_or(0.0, |m| m.len() as f64 / 1e3)
     );
-    Ok(())
 }

@@ -54,11 +54,8 @@ fn hta_python() -> Result<PathBuf> {
     Ok(py)
 }
 
-pub fn trace() -> Result<()> {
-    let mb: u64 = std::env::var("GPUWHY_BENCH_TRACE_MB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(TRACE_MB);
+/// The synthetic trace of `mb` MB (made once, kept in `target/`): its folder and file.
+fn generated(mb: u64) -> Result<(PathBuf, PathBuf)> {
     let dir = root().join("target").join(format!("bench-trace-{mb}"));
     let file = dir.join("rank0.json");
     let big_enough = std::fs::metadata(&file).is_ok_and(|m| m.len() >= mb * 1_000_000);
@@ -72,6 +69,32 @@ pub fn trace() -> Result<()> {
                 .arg(mb.to_string()),
         )?;
     }
+    Ok((dir, file))
+}
+
+/// HTA's figures for the trace folder `dir` (the last line of its script's output).
+fn hta(dir: &Path) -> Result<Value> {
+    let py = hta_python()?;
+    let out = Command::new(&py)
+        .arg(root().join("xtask").join("bench").join("hta_trace.py"))
+        .arg(dir)
+        .output()
+        .context("run HTA")?;
+    if !out.status.success() {
+        bail!("HTA failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let h: Value =
+        serde_json::from_str(text.lines().last().unwrap_or("{}")).context("HTA's JSON")?;
+    Ok(h)
+}
+
+pub fn trace() -> Result<()> {
+    let mb: u64 = std::env::var("GPUWHY_BENCH_TRACE_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(TRACE_MB);
+    let (dir, file) = generated(mb)?;
     let size = std::fs::metadata(&file)?.len();
     run_cmd(cargo().args(["build", "--release", "-p", "gpuwhy-cli"]))?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -98,18 +121,7 @@ pub fn trace() -> Result<()> {
     let r = &v["trace"]["ranks"][0];
     let g_idle = r["idle_share"].as_f64().unwrap_or(f64::NAN) * 100.0;
 
-    let py = hta_python()?;
-    let out = Command::new(&py)
-        .arg(root().join("xtask").join("bench").join("hta_trace.py"))
-        .arg(&dir)
-        .output()
-        .context("run HTA")?;
-    if !out.status.success() {
-        bail!("HTA failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let h: Value =
-        serde_json::from_str(text.lines().last().unwrap_or("{}")).context("HTA's JSON")?;
+    let h = hta(&dir)?;
     let h_s = h["seconds"].as_f64().unwrap_or(f64::NAN);
     let h_cpu = h["cpu_seconds"].as_f64().unwrap_or(f64::NAN);
     let h_rss_kb = h["peak_rss_kb"].as_f64().unwrap_or(f64::NAN);

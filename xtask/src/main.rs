@@ -11,6 +11,7 @@ mod bench_merge;
 mod bench_sampler;
 mod bench_trace;
 mod fuzz;
+mod hygiene;
 mod install_ffi;
 mod layers;
 mod layers_report;
@@ -38,10 +39,11 @@ fn main() -> ExitCode {
         Some("install-ffi") => install_ffi::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("layers") => layers::run(&args[1..]),
+        Some("hygiene") => hygiene::run(&args[1..]),
         Some("wheel") => wheel::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|bench|scenarios|accuracy|viewer|install-ffi|fuzz|layers|wheel>"
+                "usage: cargo xtask <test|bench|scenarios|accuracy|viewer|install-ffi|fuzz|layers|hygiene|wheel>"
             );
             eprintln!("  test       install what the tests need, then run every test");
             eprintln!("  bench      print benchmark ratios against same-run baselines");
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
             eprintln!("  install-ffi --prefix DIR [--release]  install libgpuwhy, gpuwhy.h, pkg-config and CMake files");
             eprintln!("  fuzz --seconds N [TARGET]  run the fuzz targets (fuzz/) N seconds each; fails on any crash");
             eprintln!("  layers [--bless]  print core's module graph; fail on a layer violation not in xtask/src/layers_known.txt");
+            eprintln!("  hygiene [--bless]  fail on a function over 80 lines not in xtask/src/hygiene_long.txt, or a test that sleeps");
             eprintln!("  wheel [test]  build the Python wheel into target/wheel/dist/ [and install and run it in a fresh venv]");
             return ExitCode::from(2);
         }

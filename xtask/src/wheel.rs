@@ -127,12 +127,29 @@ pub fn test() -> Result<()> {
             .args(["-m", "pip", "install", "--quiet", "--no-index", "--no-deps"])
             .arg(&wheel),
     )?;
-    let bin = env.join("bin");
-    let work = tempfile::tempdir()?;
-    let in_work = |cmd: &mut Command| -> Result<String> {
+    let work = Work {
+        dir: tempfile::tempdir()?,
+        bin: env.join("bin"),
+    };
+    check_commands(&work, &py)?;
+    check_loops(&work, &py)?;
+    eprintln!("xtask: the wheel {} installs and runs", wheel.display());
+    Ok(())
+}
+
+/// A scratch directory whose `PATH` starts with the test environment's `bin`.
+struct Work {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+}
+
+impl Work {
+    /// Runs `cmd` in the scratch directory and returns its stdout; a failure is an error
+    /// with both outputs.
+    fn run(&self, cmd: &mut Command) -> Result<String> {
         let o = cmd
-            .current_dir(work.path())
-            .env("PATH", path_with(&bin))
+            .current_dir(self.dir.path())
+            .env("PATH", path_with(&self.bin))
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env_remove("GPUWHY_LIB")
             .env_remove("PYTHONPATH")
@@ -147,23 +164,29 @@ pub fn test() -> Result<()> {
             );
         }
         Ok(out)
-    };
-    let demo = in_work(Command::new(bin.join("gpuwhy")).args(["demo", "--quiet"]))?;
+    }
+}
+
+/// The installed `gpuwhy` command's demo, `python -m gpuwhy --version`, and the library
+/// found inside the package.
+fn check_commands(work: &Work, py: &Path) -> Result<()> {
+    let demo = work.run(Command::new(work.bin.join("gpuwhy")).args(["demo", "--quiet"]))?;
     expect(&demo, "data_starvation", "gpuwhy demo")?;
     if !work
+        .dir
         .path()
         .join("gpuwhy-demo-data_starvation.json")
         .exists()
     {
         bail!("gpuwhy demo from the wheel wrote no report");
     }
-    let version = in_work(Command::new(&py).args(["-m", "gpuwhy", "--version"]))?;
+    let version = work.run(Command::new(py).args(["-m", "gpuwhy", "--version"]))?;
     expect(
         &version,
         env!("CARGO_PKG_VERSION"),
         "python -m gpuwhy --version",
     )?;
-    let lib = in_work(Command::new(&py).args([
+    let lib = work.run(Command::new(py).args([
         "-c",
         "import gpuwhy, os; gpuwhy.load(); print(gpuwhy.version(), gpuwhy.load()._gpuwhy_path)",
     ]))?;
@@ -171,17 +194,21 @@ pub fn test() -> Result<()> {
         &lib,
         "site-packages",
         "import gpuwhy (the library inside the package)",
-    )?;
-    // A loop through the installed package on the simulated GPU the command installs.
-    let sim = work.path().join("sim");
-    in_work(
-        Command::new(bin.join("gpuwhy"))
+    )
+}
+
+/// A loop through the installed package on the simulated GPU the command installs, and
+/// `gpuwhy.torch` against its stand-in.
+fn check_loops(work: &Work, py: &Path) -> Result<()> {
+    let sim = work.dir.path().join("sim");
+    work.run(
+        Command::new(work.bin.join("gpuwhy"))
             .args(["demo", "data_starvation", "--install-sim"])
             .arg(&sim),
     )?;
     let script = root().join("ffi").join("tests").join("py");
-    let out = in_work(
-        Command::new(&py)
+    let out = work.run(
+        Command::new(py)
             .arg(script.join("train_loop.py"))
             .args(["run.json", "4", "16"])
             .env("GPUWHY_NVML_PATH", sim.join("libnvidia-ml.so.1")),
@@ -191,8 +218,8 @@ pub fn test() -> Result<()> {
         "top finding: data_starvation",
         "train_loop.py on the installed wheel",
     )?;
-    let torch = in_work(
-        Command::new(&py)
+    let torch = work.run(
+        Command::new(py)
             .arg(script.join("torch_standin.py"))
             .arg("--merge")
             .env("GPUWHY_NVML_PATH", sim.join("libnvidia-ml.so.1")),
@@ -201,9 +228,7 @@ pub fn test() -> Result<()> {
         &torch,
         "torch stand-in: ok",
         "gpuwhy.torch against its stand-in",
-    )?;
-    eprintln!("xtask: the wheel {} installs and runs", wheel.display());
-    Ok(())
+    )
 }
 
 /// mypy over the package's hints (the module's stub and the annotated submodules); the

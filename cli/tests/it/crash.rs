@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::{gpuwhy, run, scenario_with, sim, text};
+use crate::{gpuwhy, run, scenario_with, sim, text, wait_for};
 
 #[test]
 fn sigkill_during_record_leaves_a_readable_journal() {
@@ -13,28 +13,38 @@ fn sigkill_during_record_leaves_a_readable_journal() {
         .env("GPUWHY_NVML_PATH", &lib)
         .args(["record", "-q", "-o"])
         .arg(&out)
-        .args(["--", "sleep", "8"])
+        // Longer than any wait below, so the recording is killed, not finished.
+        .args(["--", "sleep", "60"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
-    // Two flush intervals (2 s each) and a bit.
-    std::thread::sleep(Duration::from_millis(5_000));
+    // Until a flush has put 25 samples (2.5 s at 100 ms) into the journal.
+    let partial = gpuwhy::report::journal::journal_path(&out);
+    let samples = |p: &std::path::Path| {
+        let r = gpuwhy::report::Report::load(p).ok()?;
+        Some(r.series.first()?.data.t.len())
+    };
+    let seen = wait_for(Duration::from_secs(120), || {
+        samples(&partial).filter(|n| *n >= 25)
+    });
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     assert!(
         !out.exists(),
         "no report: the recorder was killed before writing it"
     );
-    let partial = gpuwhy::report::journal::journal_path(&out);
-    assert!(partial.exists(), "the journal is there");
+    let seen = seen.expect("the journal holds 25 samples before the time-out");
     let o = run(gpuwhy().arg("diagnose").arg(&partial));
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("PARTIAL"), "{t}");
     let r = gpuwhy::report::Report::load(&partial).expect("readable");
     let n = r.series[0].data.t.len();
-    // At 100 ms, 5 s is ~50 samples; a flush every 2 s loses at most ~20.
-    assert!(n >= 25, "kept {n} samples");
-    // The orphaned `sleep 8` exits by itself a few seconds later.
+    // The kill lost nothing that was flushed before it.
+    assert!(
+        n >= seen,
+        "kept {n} samples, {seen} were flushed before the kill"
+    );
+    // The orphaned `sleep 60` exits by itself later.
 }

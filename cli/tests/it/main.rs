@@ -50,3 +50,20 @@ pub fn scenario_with(name: &str, fields: &[(&str, serde_json::Value)]) -> String
 pub fn sim(dir: &Path, scenario: &str) -> PathBuf {
     nvml_sim_bundle::install(dir, Some(scenario), false).expect("install simulator")
 }
+
+/// Polls `ready` until it returns something, for a test that waits on another process:
+/// the condition is what the test needs (a file, a count in it), never a fixed time.
+/// `hang` only turns a hang into a failure; a passing test returns long before it.
+pub fn wait_for<T>(hang: std::time::Duration, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = std::time::Instant::now() + hang;
+    loop {
+        if let Some(v) = ready() {
+            return Some(v);
+        }
+        if std::time::Instant::now() >= end {
+            return None;
+        }
+        // The one sleep allowed in tests: a poll between looks at another process.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -11,7 +11,7 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::clock::ScaledClock;
+use super::clock::Clock;
 use super::sampler::lock;
 use crate::nvml::Nvml;
 use crate::recording::Recording;
@@ -104,7 +104,7 @@ impl Load {
 pub(super) fn load_nvml(
     rec: &Mutex<Recording>,
     cfg: &super::RecorderConfig,
-    clock: ScaledClock,
+    clock: &Clock,
 ) -> (Option<Nvml>, Instant) {
     if cfg.no_gpu {
         return (None, Instant::now());
@@ -166,7 +166,6 @@ mod tests {
         let l = Load::default();
         std::thread::scope(|s| {
             s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(20));
                 assert!(l.finish(Instant::now()));
             });
             assert!(l.finish_or_abandon(Duration::from_secs(10)));

@@ -1,7 +1,6 @@
 //! Buffering journal lines between flushes, and the flush itself.
 
 use std::sync::Mutex;
-use std::time::Instant;
 
 use super::cost::CallStats;
 use super::hook::SamplerHook;
@@ -15,7 +14,6 @@ pub(super) struct Journal {
     pub(super) pending: Vec<JournalLine>,
     pub(super) gpu_rows: Vec<(Vec<f64>, Vec<crate::report::Column>)>,
     pub(super) host_rows: (Vec<f64>, Vec<crate::report::Column>),
-    pub(super) last_flush: Instant,
 }
 
 /// Appends everything buffered since the last flush to the journal; a write error is
@@ -64,5 +62,4 @@ pub(super) fn flush(
             j.writer = None;
         }
     }
-    j.last_flush = Instant::now();
 }

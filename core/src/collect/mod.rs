@@ -21,7 +21,7 @@ mod ready;
 mod sampler;
 mod slow;
 
-pub use clock::{ScaledClock, Stopper};
+pub use clock::{Clock, ManualClock, ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};
 pub use fields::ENV_FIELDS;
 pub use gpu::{architecture_name, nvml_info, ARCHITECTURES, SLOW_PERIOD_S};

@@ -45,7 +45,6 @@ mod tests {
         assert!(!r.wait(Duration::from_millis(10)));
         std::thread::scope(|s| {
             s.spawn(|| {
-                std::thread::sleep(Duration::from_millis(20));
                 r.set();
             });
             assert!(r.wait(Duration::from_secs(10)));

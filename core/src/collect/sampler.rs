@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::clock::{ScaledClock, Stopper};
+use super::clock::{Clock, ScaledClock, Stopper};
 use super::hook::SamplerHook;
 use super::host_rows::report_facts;
 use super::live::LiveGpu;
@@ -15,7 +15,10 @@ use crate::recording::{HostRecording, Recording};
 use crate::report::{rfc3339_utc, DeviceInfo, HostFacts};
 use crate::Result;
 
+mod commit;
+mod open;
 mod run;
+mod tick;
 
 use run::run_sampler;
 
@@ -40,7 +43,10 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct Recorder {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    clock: ScaledClock,
+    /// The real clock started with the recording (what [`Recorder::clock`] returns).
+    wall: ScaledClock,
+    /// The clock the recording's times come from.
+    time: Clock,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -74,6 +80,26 @@ impl Recorder {
     pub fn start_with_hook(
         cfg: RecorderConfig,
         hook: Option<Arc<dyn SamplerHook>>,
+    ) -> Result<Recorder> {
+        Self::start_inner(cfg, hook, None)
+    }
+
+    /// [`Recorder::start_with_hook`], with the recording's times read from `clock` instead
+    /// of a real clock started now. A test passes a [`Clock::Manual`] so the sampler ticks
+    /// only when the test advances the clock (its scale then replaces `cfg.time_scale`);
+    /// [`crate::collect::ManualClock::settle`] waits until the ticks due are done.
+    pub fn start_with_clock(
+        cfg: RecorderConfig,
+        hook: Option<Arc<dyn SamplerHook>>,
+        clock: Clock,
+    ) -> Result<Recorder> {
+        Self::start_inner(cfg, hook, Some(clock))
+    }
+
+    fn start_inner(
+        cfg: RecorderConfig,
+        hook: Option<Arc<dyn SamplerHook>>,
+        clock: Option<Clock>,
     ) -> Result<Recorder> {
         cfg.validate()?;
         let mut run = cfg.run.clone();
@@ -110,10 +136,23 @@ impl Recorder {
         });
         let s2 = Arc::clone(&shared);
         // The time axis of the report: sample times and step markers both count from here.
-        let clock = ScaledClock::new(cfg.time_scale);
+        let time = clock.unwrap_or_else(|| Clock::real(cfg.time_scale));
+        let wall = match &time {
+            Clock::Real(c) => *c,
+            Clock::Manual(m) => ScaledClock::new(m.scale()),
+        };
+        // Registered before the thread exists, so a test's `settle` waits for its first tick.
+        let registered = match &time {
+            Clock::Manual(m) => Some(m.register()),
+            Clock::Real(_) => None,
+        };
+        let clock = time.clone();
         let thread = std::thread::Builder::new()
             .name("gpuwhy-sampler".into())
-            .spawn(move || run_sampler(&s2, &cfg, clock, hook.as_deref()))
+            .spawn(move || {
+                let _registered = registered;
+                run_sampler(&s2, &cfg, clock, hook.as_deref());
+            })
             .map_err(|e| {
                 crate::Error::InvalidArgument(format!("cannot start the sampler thread: {e}"))
             })?;
@@ -121,14 +160,21 @@ impl Recorder {
         Ok(Recorder {
             shared,
             thread: Some(thread),
-            clock,
+            wall,
+            time,
         })
     }
 
-    /// The recording's clock: report times are its seconds since [`ScaledClock::origin`],
-    /// times the clock's scale.
+    /// The recording's real clock: report times are its seconds since
+    /// [`ScaledClock::origin`], times the clock's scale, unless the recorder was started
+    /// with another clock ([`Recorder::time`]).
     pub fn clock(&self) -> ScaledClock {
-        self.clock
+        self.wall
+    }
+
+    /// The clock the recording's times come from.
+    pub fn time(&self) -> &Clock {
+        &self.time
     }
 
     /// Why there are no GPU metrics, if there are none.
@@ -192,7 +238,7 @@ impl Recorder {
         // NVML is still initialising: do not wait for it. The thread finishes the init on
         // its own and exits without touching the recording.
         drop(t);
-        let now = self.clock.now();
+        let now = self.time.now();
         let mut rec = lock(&self.shared.rec);
         if rec.gpu_absent_reason.is_none() {
             rec.gpu_absent_reason = Some(super::init::abandoned_reason(now));

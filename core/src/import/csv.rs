@@ -154,29 +154,61 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
         .map(|(i, l)| (i + 1, l))
         .filter(|(_, l)| !l.trim().is_empty())
         .collect();
-    let Some(&(first_n, first)) = lines.first() else {
+    let Some(&first) = lines.first() else {
         return Err(bad(opts, None, "the CSV file is empty"));
     };
-    let mut cols: Vec<Col>;
-    let mut names: Vec<String>;
-    let mut start = 0;
-    if let Some(fields) = &opts.fields {
-        names = fields.iter().map(|f| field_name(f).to_string()).collect();
-        cols = names.iter().map(|f| column(f)).collect();
-        if is_header(first) {
-            start = 1;
+    let (mut cols, mut names, start) = columns(first, opts, &mut notes)?;
+    let mut rows = Rows::default();
+    mark_columns(&mut rows.table, &cols);
+    let last_line = lines.last().map_or(0, |l| l.0);
+    let mut skipped = Skipped::default();
+    for &(n, line) in &lines[start..] {
+        let cells = split(line);
+        if is_header(line) {
+            // A header repeated mid-file (logs appended by several runs).
+            names = cells.iter().map(|c| field_name(c).to_string()).collect();
+            cols = names.iter().map(|f| column(f)).collect();
+            mark_columns(&mut rows.table, &cols);
+            continue;
         }
+        match parse_row(&cells, &cols, &names) {
+            Ok(r) => rows.push(r, opts.interval_s),
+            Err(why) if n == last_line => notes.push(format!(
+                "line {n}: the last line is incomplete ({why}); it was left out"
+            )),
+            Err(why) => skipped.skip(n, line, why),
+        }
+    }
+    skipped.finish(
+        opts,
+        rows.counts.values().sum::<u64>() as usize,
+        "CSV",
+        &mut notes,
+    )?;
+    Ok(rows.finish(opts.interval_s, notes))
+}
+
+/// The columns, their names and the first data line's position: from `--fields`, the
+/// header, or (without either) inferred from the first line's units.
+fn columns(
+    (first_n, first): (usize, &str),
+    opts: &ImportOptions,
+    notes: &mut Vec<String>,
+) -> Result<(Vec<Col>, Vec<String>, usize)> {
+    let (cols, names, start): (Vec<Col>, Vec<String>, usize) = if let Some(fields) = &opts.fields {
+        let names: Vec<String> = fields.iter().map(|f| field_name(f).to_string()).collect();
+        let cols = names.iter().map(|f| column(f)).collect();
+        (cols, names, usize::from(is_header(first)))
     } else if is_header(first) {
-        names = split(first)
+        let names: Vec<String> = split(first)
             .iter()
             .map(|c| field_name(c).to_string())
             .collect();
-        cols = names.iter().map(|f| column(f)).collect();
-        start = 1;
+        let cols = names.iter().map(|f| column(f)).collect();
+        (cols, names, 1)
     } else {
-        let cells = split(first);
-        cols = infer::infer(&cells, &mut notes);
-        names = cols.iter().map(|c| format!("{c:?}")).collect();
+        let cols = infer::infer(&split(first), notes);
+        let names = cols.iter().map(|c| format!("{c:?}")).collect();
         if !cols.iter().any(|c| matches!(c, Col::Metric(_))) {
             return Err(bad(
                 opts,
@@ -186,7 +218,8 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
                  (e.g. --fields timestamp,index,utilization.gpu,memory.used)",
             ));
         }
-    }
+        (cols, names, 0)
+    };
     let unknown: Vec<&str> = names
         .iter()
         .zip(&cols)
@@ -199,101 +232,86 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
             unknown.join(" ")
         ));
     }
-    let mut table = Table::default();
-    mark_columns(&mut table, &cols);
-    let interval = opts.interval_s;
-    let mut counts: std::collections::BTreeMap<u32, u64> = Default::default();
-    let mut keys: Vec<String> = Vec::new();
-    let last_line = lines.last().map_or(0, |l| l.0);
-    let mut any_time = false;
-    let mut tick: (f64, Vec<u32>) = (0.0, Vec::new());
-    let mut skipped = Skipped::default();
-    for &(n, line) in &lines[start..] {
-        let cells = split(line);
-        if is_header(line) {
-            // A header repeated mid-file (logs appended by several runs).
-            names = cells.iter().map(|c| field_name(c).to_string()).collect();
-            cols = names.iter().map(|f| column(f)).collect();
-            mark_columns(&mut table, &cols);
-            continue;
-        }
-        let parsed = parse_row(&cells, &cols, &names);
-        let r = match parsed {
-            Ok(r) => r,
-            Err(why) if n == last_line => {
-                notes.push(format!(
-                    "line {n}: the last line is incomplete ({why}); it was left out"
-                ));
-                continue;
-            }
-            Err(why) => {
-                skipped.skip(n, line, why);
-                continue;
-            }
-        };
+    Ok((cols, names, start))
+}
+
+/// The rows read so far, per GPU.
+#[derive(Default)]
+struct Rows {
+    table: Table,
+    /// Rows per GPU key.
+    counts: std::collections::BTreeMap<u32, u64>,
+    /// GPU identities (UUID, bus id) of a log without an index column, in order of appearance.
+    keys: Vec<String>,
+    any_time: bool,
+    /// The current loop of nvidia-smi: its first time and the GPUs seen in it.
+    tick: (f64, Vec<u32>),
+}
+
+impl Rows {
+    fn push(&mut self, r: row::Row, interval: Option<f64>) {
         let key = match (&r.index, &r.identity) {
             (Some(i), _) => *i,
-            (None, Some(id)) => match keys.iter().position(|k| k == id) {
+            (None, Some(id)) => match self.keys.iter().position(|k| k == id) {
                 Some(p) => p as u32,
                 None => {
-                    keys.push(id.clone());
-                    (keys.len() - 1) as u32
+                    self.keys.push(id.clone());
+                    (self.keys.len() - 1) as u32
                 }
             },
             (None, None) => 0,
         };
-        let k = counts.entry(key).or_default();
+        let k = self.counts.entry(key).or_default();
         let t = match r.time {
             Some(t) => {
-                any_time = true;
+                self.any_time = true;
                 // nvidia-smi prints every GPU once per loop, each with its own timestamp a
                 // few ms apart; give the rows of one loop the loop's first time so GPUs line
                 // up sample by sample (the cross-GPU signals compare equal times).
-                if tick.1.contains(&key) || tick.1.is_empty() {
-                    tick = (t, vec![key]);
+                if self.tick.1.contains(&key) || self.tick.1.is_empty() {
+                    self.tick = (t, vec![key]);
                 } else {
-                    tick.1.push(key);
+                    self.tick.1.push(key);
                 }
-                tick.0
+                self.tick.0
             }
             None => *k as f64 * interval.unwrap_or(1.0),
         };
         *k += 1;
-        table.push(key, t, r.row);
-        let d = table.device(key);
+        self.table.push(key, t, r.row);
+        let d = self.table.device(key);
         merge_info(&mut d.info, &r.info);
     }
-    skipped.finish(
-        opts,
-        counts.values().sum::<u64>() as usize,
-        "CSV",
-        &mut notes,
-    )?;
-    if any_time {
-        table.epoch_ms = Some(0);
-    }
-    let interval_s = if any_time {
-        table.median_delta().or(interval).unwrap_or(1.0)
-    } else {
-        match interval {
-            Some(i) => i,
-            None => {
-                notes.push("the CSV has no timestamp column: samples are taken as 1 s apart; pass --interval with the -l/-lms period it was recorded with".into());
-                1.0
-            }
+
+    /// The recording, with its interval: the timestamps' median step, else `interval`,
+    /// else 1 s (said in the notes).
+    fn finish(mut self, interval: Option<f64>, mut notes: Vec<String>) -> Imported {
+        if self.any_time {
+            self.table.epoch_ms = Some(0);
         }
-    };
-    let rows = table.max_rows();
-    let rec = table.into_recording(
-        "csv",
-        interval_s,
-        "not in the CSV (add its field to --query-gpu)",
-    );
-    Ok(Imported {
-        recording: rec,
-        notes,
-        samples: rows,
-    })
+        let interval_s = if self.any_time {
+            self.table.median_delta().or(interval).unwrap_or(1.0)
+        } else {
+            match interval {
+                Some(i) => i,
+                None => {
+                    notes.push("the CSV has no timestamp column: samples are taken as 1 s apart; pass --interval with the -l/-lms period it was recorded with".into());
+                    1.0
+                }
+            }
+        };
+        let rows = self.table.max_rows();
+        let rec = self.table.into_recording(
+            "csv",
+            interval_s,
+            "not in the CSV (add its field to --query-gpu)",
+        );
+        Imported {
+            recording: rec,
+            notes,
+            samples: rows,
+        }
+    }
 }
 
 fn mark_columns(table: &mut Table, cols: &[Col]) {

@@ -76,10 +76,7 @@ fn parse_value(tok: &str) -> Option<f32> {
 /// Reads a dmon log.
 pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     let mut notes = Vec::new();
-    let mut cols: Vec<Col> = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut table = Table::default();
-    let mut counts: std::collections::BTreeMap<u32, u64> = Default::default();
+    let mut st = Dmon::default();
     let interval = opts.interval_s.unwrap_or(DEFAULT_INTERVAL_S);
     let lines: Vec<(usize, &str)> = text
         .lines()
@@ -88,37 +85,16 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
         .filter(|(_, l)| !l.trim().is_empty())
         .collect();
     let last_line = lines.last().map_or(0, |l| l.0);
-    let mut prev_clock: Option<f64> = None;
-    let mut day_offset = 0.0;
-    let mut ignored: Vec<String> = Vec::new();
     let mut skipped = Skipped::default();
     for &(n, line) in &lines {
         if line.trim_start().starts_with('#') {
             if is_header(line) {
-                let toks = tokens(line);
-                let new: Vec<Col> = toks.iter().map(|t| column(t)).collect();
-                if !cols.is_empty() && new != cols {
-                    notes.push(format!(
-                        "line {n}: the column layout changes here; reading on with the new header"
-                    ));
-                }
-                cols = new;
-                names = toks.iter().map(|t| t.to_string()).collect();
-                for (c, name) in cols.iter().zip(&names) {
-                    match c {
-                        Col::Metric(m) => table.columns[m.index()] = true,
-                        Col::Ignored if !ignored.contains(name) => ignored.push(name.clone()),
-                        _ => {}
-                    }
-                }
-                if !cols.contains(&Col::Gpu) {
-                    return Err(bad(opts, Some(n), "a dmon header without a `gpu` column"));
-                }
+                st.header(line, n, opts, &mut notes)?;
             }
             // Units lines (`# Idx W C ...`) and other comments carry nothing more.
             continue;
         }
-        if cols.is_empty() {
+        if st.cols.is_empty() {
             return Err(bad(
                 opts,
                 Some(n),
@@ -126,38 +102,15 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
                  was the start of the log cut off?",
             ));
         }
-        let toks = tokens(line);
-        let row = parse_row(&toks, &cols, &names);
-        let (gpu, t, row) = match row {
-            Ok(r) => r,
-            Err(why) if n == last_line => {
-                notes.push(format!(
-                    "line {n}: the last line is incomplete ({why}); it was left out"
-                ));
-                continue;
-            }
-            Err(why) => {
-                skipped.skip(n, line, why);
-                continue;
-            }
-        };
-        let k = counts.entry(gpu).or_default();
-        let t = match t {
-            Stamp::Absolute(t) => t,
-            Stamp::Clock(c) => {
-                // A time-of-day column wraps at midnight.
-                if prev_clock.is_some_and(|p| c + day_offset < p - 43_200.0) {
-                    day_offset += 86_400.0;
-                }
-                prev_clock = Some(c + day_offset);
-                c + day_offset
-            }
-            Stamp::None => *k as f64 * interval,
-        };
-        *k += 1;
-        table.push(gpu, t, row);
+        match parse_row(&tokens(line), &st.cols, &st.names) {
+            Ok((gpu, t, row)) => st.push(gpu, t, row, interval),
+            Err(why) if n == last_line => notes.push(format!(
+                "line {n}: the last line is incomplete ({why}); it was left out"
+            )),
+            Err(why) => skipped.skip(n, line, why),
+        }
     }
-    if cols.is_empty() {
+    if st.cols.is_empty() {
         return Err(bad(
             opts,
             None,
@@ -166,46 +119,121 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     }
     skipped.finish(
         opts,
-        counts.values().sum::<u64>() as usize,
+        st.counts.values().sum::<u64>() as usize,
         "dmon",
         &mut notes,
     )?;
-    let timed = stamp_kind(&cols);
-    if let Stamp::Absolute(_) = timed {
-        // Times are seconds since the epoch already (the date taken as UTC).
-        table.epoch_ms = Some(0);
-    }
-    let interval_s = match (timed, opts.interval_s) {
-        (Stamp::None, Some(i)) => i,
-        (Stamp::None, None) => {
+    Ok(st.finish(opts, notes))
+}
+
+/// A dmon log read so far: the current header's columns and the rows under them.
+#[derive(Default)]
+struct Dmon {
+    cols: Vec<Col>,
+    names: Vec<String>,
+    table: Table,
+    /// Rows per GPU.
+    counts: std::collections::BTreeMap<u32, u64>,
+    /// The latest time-of-day stamp, with the days it wrapped added.
+    prev_clock: Option<f64>,
+    day_offset: f64,
+    /// Columns gpuwhy has no metric for.
+    ignored: Vec<String>,
+}
+
+impl Dmon {
+    /// A header line: the columns from here on (a changed layout is noted).
+    fn header(
+        &mut self,
+        line: &str,
+        n: usize,
+        opts: &ImportOptions,
+        notes: &mut Vec<String>,
+    ) -> Result<()> {
+        let toks = tokens(line);
+        let new: Vec<Col> = toks.iter().map(|t| column(t)).collect();
+        if !self.cols.is_empty() && new != self.cols {
             notes.push(format!(
-                "the log has no time column: samples are taken as {DEFAULT_INTERVAL_S} s apart (dmon's default -d); \
-                 pass --interval if it was recorded with another -d"
+                "line {n}: the column layout changes here; reading on with the new header"
             ));
-            DEFAULT_INTERVAL_S
         }
-        _ => match table.median_delta() {
-            Some(d) => d,
-            None => opts.interval_s.unwrap_or(DEFAULT_INTERVAL_S),
-        },
-    };
-    if !ignored.is_empty() {
-        notes.push(format!(
-            "columns read past (gpuwhy has no metric for them): {}",
-            ignored.join(" ")
-        ));
+        self.cols = new;
+        self.names = toks.iter().map(|t| t.to_string()).collect();
+        for (c, name) in self.cols.iter().zip(&self.names) {
+            match c {
+                Col::Metric(m) => self.table.columns[m.index()] = true,
+                Col::Ignored if !self.ignored.contains(name) => self.ignored.push(name.clone()),
+                _ => {}
+            }
+        }
+        if !self.cols.contains(&Col::Gpu) {
+            return Err(bad(opts, Some(n), "a dmon header without a `gpu` column"));
+        }
+        Ok(())
     }
-    let rows = table.max_rows();
-    let rec = table.into_recording(
-        "dmon",
-        interval_s,
-        "not in the dmon log (not in its -s selection, or dmon has no such column)",
-    );
-    Ok(Imported {
-        recording: rec,
-        notes,
-        samples: rows,
-    })
+
+    /// A row of GPU `gpu`, at its stamp (or its position times `interval`).
+    fn push(&mut self, gpu: u32, t: Stamp, row: [f32; GpuMetric::COUNT], interval: f64) {
+        let k = self.counts.entry(gpu).or_default();
+        let t = match t {
+            Stamp::Absolute(t) => t,
+            Stamp::Clock(c) => {
+                // A time-of-day column wraps at midnight.
+                if self
+                    .prev_clock
+                    .is_some_and(|p| c + self.day_offset < p - 43_200.0)
+                {
+                    self.day_offset += 86_400.0;
+                }
+                self.prev_clock = Some(c + self.day_offset);
+                c + self.day_offset
+            }
+            Stamp::None => *k as f64 * interval,
+        };
+        *k += 1;
+        self.table.push(gpu, t, row);
+    }
+
+    /// The recording, with its interval: the stamps' median step, else `--interval`, else
+    /// dmon's default (said in the notes).
+    fn finish(mut self, opts: &ImportOptions, mut notes: Vec<String>) -> Imported {
+        let timed = stamp_kind(&self.cols);
+        if let Stamp::Absolute(_) = timed {
+            // Times are seconds since the epoch already (the date taken as UTC).
+            self.table.epoch_ms = Some(0);
+        }
+        let interval_s = match (timed, opts.interval_s) {
+            (Stamp::None, Some(i)) => i,
+            (Stamp::None, None) => {
+                notes.push(format!(
+                    "the log has no time column: samples are taken as {DEFAULT_INTERVAL_S} s apart (dmon's default -d); \
+                     pass --interval if it was recorded with another -d"
+                ));
+                DEFAULT_INTERVAL_S
+            }
+            _ => match self.table.median_delta() {
+                Some(d) => d,
+                None => opts.interval_s.unwrap_or(DEFAULT_INTERVAL_S),
+            },
+        };
+        if !self.ignored.is_empty() {
+            notes.push(format!(
+                "columns read past (gpuwhy has no metric for them): {}",
+                self.ignored.join(" ")
+            ));
+        }
+        let rows = self.table.max_rows();
+        let rec = self.table.into_recording(
+            "dmon",
+            interval_s,
+            "not in the dmon log (not in its -s selection, or dmon has no such column)",
+        );
+        Imported {
+            recording: rec,
+            notes,
+            samples: rows,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::fold::{code, Folder, EVENT, RESET};
 use super::ring::{Ring, RING_BYTES};
-use crate::collect::SamplerHook;
+use crate::collect::{Clock, ManualClock, SamplerHook};
 use crate::report::journal::JournalLine;
 use crate::report::Event;
 
@@ -66,6 +66,8 @@ pub struct Markers {
     origin: Instant,
     /// `origin` in [`crate::os::monotonic_ns`]'s nanoseconds, where that clock exists.
     origin_ns: Option<u64>,
+    /// A test's clock, read instead of the monotonic one when set.
+    manual: Option<ManualClock>,
     me: Weak<Markers>,
     lanes: [Lane; MAX_LANES + 1],
     /// Serialises the writers of the shared lane.
@@ -86,8 +88,12 @@ impl std::fmt::Debug for Markers {
 }
 
 impl Markers {
-    /// Shared marker state counting time from `origin`.
-    pub fn new(me: Weak<Markers>, origin: Instant, folder: Folder, names: Vec<String>) -> Self {
+    /// Shared marker state counting time from `clock`'s origin.
+    pub fn new(me: Weak<Markers>, clock: &Clock, folder: Folder, names: Vec<String>) -> Self {
+        let (origin, manual) = match clock {
+            Clock::Real(c) => (c.origin(), None),
+            Clock::Manual(m) => (Instant::now(), Some(m.clone())),
+        };
         // The origin on the monotonic clock that `Instant` reads, so that markers can read it
         // directly (off by the few nanoseconds between these two reads).
         let origin_ns = crate::os::monotonic_ns().map(|now| {
@@ -98,6 +104,7 @@ impl Markers {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             origin,
             origin_ns,
+            manual,
             me,
             lanes: Default::default(),
             shared: Mutex::new(()),
@@ -110,6 +117,9 @@ impl Markers {
     /// Nanoseconds since the recording's origin: the one clock read of a marker.
     #[inline(always)]
     pub fn now_ns(&self) -> u64 {
+        if let Some(m) = &self.manual {
+            return m.elapsed_ns();
+        }
         if let (Some(start), Some(now)) = (self.origin_ns, crate::os::monotonic_ns()) {
             return now.saturating_sub(start);
         }

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::analysis::diagnose;
-use crate::collect::{Recorder, RecorderConfig, SamplerHook};
+use crate::collect::{Clock, Recorder, RecorderConfig, SamplerHook};
 use crate::compare::BaselineComparison;
 use crate::report::journal::JournalLine;
 use crate::report::{DataLoaderInfo, Event, Report, StepsData};
@@ -104,6 +104,17 @@ impl Session {
     /// Starts sampling (see [`Recorder::start`]: a missing GPU is not an error) and opens the
     /// markers. Report times count from this moment, in the recorder's scaled seconds.
     pub fn start(cfg: SessionConfig) -> Result<Session> {
+        Self::start_inner(cfg, None)
+    }
+
+    /// [`Session::start`], with samples and markers timed by `clock` instead of a real
+    /// clock started now: tests pass a [`crate::collect::ManualClock`] and advance it
+    /// instead of sleeping (see [`Recorder::start_with_clock`]).
+    pub fn start_with_clock(cfg: SessionConfig, clock: Clock) -> Result<Session> {
+        Self::start_inner(cfg, Some(clock))
+    }
+
+    fn start_inner(cfg: SessionConfig, clock: Option<Clock>) -> Result<Session> {
         // The markers count time from the recorder's clock, which exists only once the
         // recorder runs, and the recorder needs its hook to start: the hook finds the
         // markers through a slot filled right after.
@@ -112,12 +123,15 @@ impl Session {
         let baseline = cfg.baseline;
         let slot: Arc<OnceLock<Arc<Markers>>> = Arc::default();
         let hook = Arc::new(LateHook(Arc::clone(&slot)));
-        let recorder = Recorder::start_with_hook(cfg.recorder, Some(hook))?;
-        let clock = recorder.clock();
+        let recorder = match clock {
+            Some(c) => Recorder::start_with_clock(cfg.recorder, Some(hook), c)?,
+            None => Recorder::start_with_hook(cfg.recorder, Some(hook))?,
+        };
+        let clock = recorder.time();
         let markers = Arc::new_cyclic(|me| {
             Markers::new(
                 me.clone(),
-                clock.origin(),
+                clock,
                 Folder::new(exact, MAX_LANES + 1, clock.scale()),
                 names,
             )

@@ -3,8 +3,11 @@
 use std::collections::BTreeMap;
 
 use super::sketch::{QuantileSketch, SKETCH_BYTES, SKETCH_RELATIVE_ERROR};
-use super::{nearest_rank, MAX_PHASES, STEP_KEY};
-use crate::report::{Column, PhaseStats, StepsData};
+use super::{MAX_PHASES, STEP_KEY};
+use crate::report::{Column, StepsData};
+use acc::Acc;
+
+mod acc;
 
 /// Steps kept exactly by default (start, duration and every phase of each).
 ///
@@ -21,84 +24,6 @@ pub const EXACT_STEP_BYTES: usize = 8 + 4 + 2 * MAX_PHASES * 4;
 /// Most sketches a log holds: whole steps, and each phase's CPU-side and GPU-measured
 /// durations (1 + 2 × 16 = 33).
 pub const MAX_SKETCHES: usize = 1 + 2 * MAX_PHASES;
-
-/// Exact totals of one quantity, and its sketch once the log keeps no more exact records.
-#[derive(Debug, Clone)]
-struct Acc {
-    count: u64,
-    sum: f64,
-    min: f64,
-    max: f64,
-    sketch: Option<QuantileSketch>,
-}
-
-impl Default for Acc {
-    fn default() -> Self {
-        Acc {
-            count: 0,
-            sum: 0.0,
-            min: f64::INFINITY,
-            max: f64::NEG_INFINITY,
-            sketch: None,
-        }
-    }
-}
-
-impl Acc {
-    fn add(&mut self, x: f64, sketched: bool) {
-        self.count += 1;
-        self.sum += x;
-        self.min = self.min.min(x);
-        self.max = self.max.max(x);
-        if sketched {
-            self.sketch
-                .get_or_insert_with(QuantileSketch::new)
-                .insert(x);
-        }
-    }
-
-    /// Starts the sketch from the exact values kept so far (all values until now).
-    fn start_sketch(&mut self, kept: &[f32]) {
-        if self.count == 0 || self.sketch.is_some() {
-            return;
-        }
-        let mut s = QuantileSketch::new();
-        for v in kept.iter().filter(|v| !v.is_nan()) {
-            s.insert(f64::from(*v));
-        }
-        self.sketch = Some(s);
-    }
-
-    /// Statistics; quantiles exact from `kept` while every value is kept, else from the sketch.
-    fn stats(&self, kept: Option<&[f32]>) -> PhaseStats {
-        let (p50, p95, p99) = match (&self.sketch, kept) {
-            (Some(s), _) => (s.quantile(0.5), s.quantile(0.95), s.quantile(0.99)),
-            (None, Some(k)) => {
-                let mut v: Vec<f64> = k
-                    .iter()
-                    .filter(|x| !x.is_nan())
-                    .map(|x| f64::from(*x))
-                    .collect();
-                v.sort_by(f64::total_cmp);
-                (
-                    nearest_rank(&v, 0.5),
-                    nearest_rank(&v, 0.95),
-                    nearest_rank(&v, 0.99),
-                )
-            }
-            (None, None) => (0.0, 0.0, 0.0),
-        };
-        PhaseStats {
-            count: self.count,
-            sum_s: self.sum,
-            min_s: self.min,
-            max_s: self.max,
-            p50_s: p50,
-            p95_s: p95,
-            p99_s: p99,
-        }
-    }
-}
 
 /// True for a finite, non-negative number of seconds.
 fn is_duration(x: f64) -> bool {

@@ -170,3 +170,20 @@ pub fn report(path: &Path) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("no report at {}: {e}", path.display()));
     serde_json::from_str(&text).expect("the report is JSON")
 }
+
+/// Polls `ready` until it returns something, for a test that waits on another process:
+/// the condition is what the test needs (a file, a count in it), never a fixed time.
+/// `hang` only turns a hang into a failure; a passing test returns long before it.
+pub fn wait_for<T>(hang: std::time::Duration, mut ready: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = std::time::Instant::now() + hang;
+    loop {
+        if let Some(v) = ready() {
+            return Some(v);
+        }
+        if std::time::Instant::now() >= end {
+            return None;
+        }
+        // The one sleep allowed in tests: a poll between looks at another process.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use gpuwhy::session::Session;
 use gpuwhy::steps::PhaseId;
-use nvml_sim_workload::{run_trainer_from, Markers, Schedule, TrainerRun, Workload};
+pub use nvml_sim_workload::Schedule;
+use nvml_sim_workload::{run_trainer_from, Markers, TrainerRun, Workload};
 
 /// Sends the trainer's markers to a session, registering custom phases on first use.
 pub struct SessionMarkers<'s> {

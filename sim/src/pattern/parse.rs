@@ -57,21 +57,7 @@ impl PatternObject {
             self.follow,
         ) {
             (Some(v), None, None, None, None) => Kind::Constant(v),
-            (None, Some(s), None, None, None) => {
-                if !(s.period_s > 0.0 && s.period_s.is_finite()) {
-                    return Err(format!(
-                        "square: `period_s` must be > 0, got {}",
-                        s.period_s
-                    ));
-                }
-                if !(0.0..=1.0).contains(&s.duty) {
-                    return Err(format!(
-                        "square: `duty` must be within 0..=1, got {}",
-                        s.duty
-                    ));
-                }
-                Kind::Square(s)
-            }
+            (None, Some(s), None, None, None) => square(s)?,
             (None, None, Some(r), None, None) => {
                 if r.over_s.is_nan() || r.over_s < 0.0 {
                     return Err(format!("ramp: `over_s` must be >= 0, got {}", r.over_s));
@@ -106,22 +92,7 @@ impl PatternObject {
                 )
             }
         };
-        let noise = match self.noise {
-            None => None,
-            Some(NoiseSpec::Amplitude(amplitude)) => Some(Noise {
-                amplitude,
-                period_s: DEFAULT_NOISE_PERIOD_S,
-            }),
-            Some(NoiseSpec::Full(n)) => Some(Noise {
-                amplitude: n.amplitude,
-                period_s: n.period_s,
-            }),
-        };
-        if let Some(n) = &noise {
-            if !(n.amplitude >= 0.0 && n.period_s > 0.0) {
-                return Err("noise: `amplitude` must be >= 0 and `period_s` > 0".into());
-            }
-        }
+        let noise = noise(self.noise)?;
         Ok(Pattern {
             kind,
             noise,
@@ -129,6 +100,44 @@ impl PatternObject {
             max: self.max,
         })
     }
+}
+
+/// A square wave's period and duty, checked.
+fn square(s: Square) -> Result<Kind, String> {
+    if !(s.period_s > 0.0 && s.period_s.is_finite()) {
+        return Err(format!(
+            "square: `period_s` must be > 0, got {}",
+            s.period_s
+        ));
+    }
+    if !(0.0..=1.0).contains(&s.duty) {
+        return Err(format!(
+            "square: `duty` must be within 0..=1, got {}",
+            s.duty
+        ));
+    }
+    Ok(Kind::Square(s))
+}
+
+/// The noise, a bare amplitude or a full spec, checked.
+fn noise(spec: Option<NoiseSpec>) -> Result<Option<Noise>, String> {
+    let noise = match spec {
+        None => None,
+        Some(NoiseSpec::Amplitude(amplitude)) => Some(Noise {
+            amplitude,
+            period_s: DEFAULT_NOISE_PERIOD_S,
+        }),
+        Some(NoiseSpec::Full(n)) => Some(Noise {
+            amplitude: n.amplitude,
+            period_s: n.period_s,
+        }),
+    };
+    if let Some(n) = &noise {
+        if !(n.amplitude >= 0.0 && n.period_s > 0.0) {
+            return Err("noise: `amplitude` must be >= 0 and `period_s` > 0".into());
+        }
+    }
+    Ok(noise)
 }
 
 impl<'de> Deserialize<'de> for Pattern {

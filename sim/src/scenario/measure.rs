@@ -112,16 +112,13 @@ fn spacing_cv(at: &[f64]) -> Option<f64> {
 pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
     let job = job_only(scenario);
     let me = std::process::id();
-    let scenario = &job;
-    let times: Vec<f64> = (0..(duration_s * 10.0).round() as usize)
-        .map(|i| i as f64 * 0.1)
-        .collect();
-    let series = |d: usize, m: Metric| -> Vec<f64> {
-        times
-            .iter()
-            .map(|t| scenario.devices[d].value(m, *t))
-            .collect()
+    let sampled = Sampled {
+        scenario: &job,
+        times: (0..(duration_s * 10.0).round() as usize)
+            .map(|i| i as f64 * 0.1)
+            .collect(),
     };
+    let scenario = &job;
     let n = scenario.devices.len();
     let mut out = Measured {
         devices: n,
@@ -136,14 +133,72 @@ pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
         clock_ratio: f64::INFINITY,
         ..Measured::default()
     };
-    let utils: Vec<Vec<f64>> = (0..n).map(|d| series(d, UtilGpu)).collect();
+    let utils: Vec<Vec<f64>> = (0..n).map(|d| sampled.series(d, UtilGpu)).collect();
     for (d, util) in utils.iter().enumerate() {
-        let dev = &scenario.devices[d];
+        sampled.device(&mut out, d, util);
+    }
+    spread(&mut out, &utils);
+    sampled.first_device(&mut out, &utils[0]);
+    if n >= 2 {
+        sampled.together(&mut out, &utils);
+    }
+    for f in &scenario.faults {
+        match f {
+            Fault::Xid { at_s, .. } if *at_s < duration_s => out.xids += 1,
+            Fault::GpuLost { at_s, .. } | Fault::GpuRemoved { at_s, .. } if *at_s < duration_s => {
+                out.lost += 1
+            }
+            _ => {}
+        }
+    }
+    out.steps = Workload::from_scenario_json(json)
+        .expect("valid workload")
+        .map(|w| steps(&Schedule::new(&w, duration_s)));
+    out
+}
+
+/// The mean utilization while busy and the spread of the GPUs' medians. Start-up and
+/// shutdown idling (before the first and after the last sample at 10 % or more) are left
+/// out, as gpuwhy's busy shares do.
+fn spread(out: &mut Measured, utils: &[Vec<f64>]) {
+    let means: Vec<f64> = utils
+        .iter()
+        .filter_map(|u| {
+            let a = u.iter().position(|x| *x >= 10.0)?;
+            let b = u.iter().rposition(|x| *x >= 10.0)?;
+            Some(u[a..=b].iter().sum::<f64>() / (b + 1 - a) as f64)
+        })
+        .collect();
+    if !means.is_empty() {
+        out.util_mean = means.iter().sum::<f64>() / means.len() as f64;
+    }
+    let p50s: Vec<f64> = out.util.iter().map(|u| u.1).collect();
+    out.util_spread = q(&p50s, 1.0) - q(&p50s, 0.0);
+}
+
+/// The scenario's job GPUs read every 100 ms, as the recorder would.
+struct Sampled<'a> {
+    scenario: &'a Scenario,
+    times: Vec<f64>,
+}
+
+impl Sampled<'_> {
+    fn series(&self, d: usize, m: Metric) -> Vec<f64> {
+        self.times
+            .iter()
+            .map(|t| self.scenario.devices[d].value(m, *t))
+            .collect()
+    }
+
+    /// GPU `d`'s utilization quantiles, and the worst throttling, link and clock shares
+    /// under load and PCIe use over all GPUs so far.
+    fn device(&self, out: &mut Measured, d: usize, util: &[f64]) {
+        let dev = &self.scenario.devices[d];
         out.util.push((q(util, 0.05), q(util, 0.5), q(util, 0.95)));
         let loaded: Vec<usize> = (0..util.len()).filter(|&i| util[i] >= LOADED).collect();
-        let reasons = series(d, ClockEventReasons);
-        let clocks = series(d, SmClockMhz);
-        let (gen, width) = (series(d, PcieGen), series(d, PcieWidth));
+        let reasons = self.series(d, ClockEventReasons);
+        let clocks = self.series(d, SmClockMhz);
+        let (gen, width) = (self.series(d, PcieGen), self.series(d, PcieWidth));
         if !loaded.is_empty() {
             let share = |f: &dyn Fn(usize) -> bool| {
                 loaded.iter().filter(|&&i| f(i)).count() as f64 / loaded.len() as f64
@@ -161,11 +216,12 @@ pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
                 .clock_ratio
                 .min(q(&loaded_clock, 0.5) / f64::from(dev.facts.max_sm_clock_mhz));
         }
-        let capacity: Vec<f64> = (0..times.len())
+        let capacity: Vec<f64> = (0..self.times.len())
             .map(|i| PER_LANE_MBS[(gen[i] as usize).min(5)] * width[i] * 1000.0)
             .collect();
         let frac = |m: Metric| {
-            let v: Vec<f64> = series(d, m)
+            let v: Vec<f64> = self
+                .series(d, m)
                 .iter()
                 .zip(&capacity)
                 .map(|(kbs, cap)| kbs / cap)
@@ -175,88 +231,67 @@ pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
         out.pcie_rx_frac = out.pcie_rx_frac.max(frac(PcieRxKbs));
         out.pcie_tx_frac = out.pcie_tx_frac.max(frac(PcieTxKbs));
     }
-    // Start-up and shutdown idling (before the first and after the last sample at 10 % or
-    // more) are left out, as gpuwhy's busy shares do.
-    let means: Vec<f64> = utils
-        .iter()
-        .filter_map(|u| {
-            let a = u.iter().position(|x| *x >= 10.0)?;
-            let b = u.iter().rposition(|x| *x >= 10.0)?;
-            Some(u[a..=b].iter().sum::<f64>() / (b + 1 - a) as f64)
-        })
-        .collect();
-    if !means.is_empty() {
-        out.util_mean = means.iter().sum::<f64>() / means.len() as f64;
-    }
-    let p50s: Vec<f64> = out.util.iter().map(|u| u.1).collect();
-    out.util_spread = q(&p50s, 1.0) - q(&p50s, 0.0);
 
-    // Device 0 in detail.
-    let dev = &scenario.devices[0];
-    let util = &utils[0];
-    let len = util.len() as f64;
-    out.frac_lt10 = util.iter().filter(|u| **u < 10.0).count() as f64 / len;
-    out.frac_ge80 = util.iter().filter(|u| **u >= 80.0).count() as f64 / len;
-    let run_starts: Vec<f64> = (0..util.len())
-        .filter(|&i| util[i] < 10.0 && (i == 0 || util[i - 1] >= 10.0))
-        .map(|i| times[i])
-        .collect();
-    out.dip_runs = run_starts.len();
-    out.dip_cv = spacing_cv(&run_starts);
-    out.power_frac = q(&series(0, PowerW), 0.5) / dev.facts.power_limit_w;
-    let total = dev.facts.memory_total_mib as f64;
-    let mem = series(0, MemUsedMib);
-    out.mem_p95_frac = q(&mem, 0.95) / total;
-    out.mem_spread_frac = (q(&mem, 0.95) - q(&mem, 0.05)) / total;
-    out.util_mem_p50 = q(&series(0, UtilMem), 0.5);
-    if dev.gpm {
-        let gpm = |m: Metric| {
-            let v: Vec<f64> = times
-                .iter()
-                .map(|t| dev.mean(m, (t - 0.1).max(0.0), t.max(0.1)))
-                .collect();
-            q(&v, 0.5)
-        };
-        out.gpm = Some([
-            gpm(GpmSmUtil),
-            gpm(GpmSmOccupancy),
-            gpm(GpmTensorUtil),
-            gpm(GpmDramBwUtil),
-        ]);
+    /// Device 0 in detail: idle and busy shares, dips, power, memory and GPM.
+    fn first_device(&self, out: &mut Measured, util: &[f64]) {
+        let times = &self.times;
+        let dev = &self.scenario.devices[0];
+        let len = util.len() as f64;
+        out.frac_lt10 = util.iter().filter(|u| **u < 10.0).count() as f64 / len;
+        out.frac_ge80 = util.iter().filter(|u| **u >= 80.0).count() as f64 / len;
+        let run_starts: Vec<f64> = (0..util.len())
+            .filter(|&i| util[i] < 10.0 && (i == 0 || util[i - 1] >= 10.0))
+            .map(|i| times[i])
+            .collect();
+        out.dip_runs = run_starts.len();
+        out.dip_cv = spacing_cv(&run_starts);
+        out.power_frac = q(&self.series(0, PowerW), 0.5) / dev.facts.power_limit_w;
+        let total = dev.facts.memory_total_mib as f64;
+        let mem = self.series(0, MemUsedMib);
+        out.mem_p95_frac = q(&mem, 0.95) / total;
+        out.mem_spread_frac = (q(&mem, 0.95) - q(&mem, 0.05)) / total;
+        out.util_mem_p50 = q(&self.series(0, UtilMem), 0.5);
+        if dev.gpm {
+            let gpm = |m: Metric| {
+                let v: Vec<f64> = times
+                    .iter()
+                    .map(|t| dev.mean(m, (t - 0.1).max(0.0), t.max(0.1)))
+                    .collect();
+                q(&v, 0.5)
+            };
+            out.gpm = Some([
+                gpm(GpmSmUtil),
+                gpm(GpmSmOccupancy),
+                gpm(GpmTensorUtil),
+                gpm(GpmDramBwUtil),
+            ]);
+        }
     }
-    if n >= 2 {
+
+    /// Across GPUs: how often a dip on one is a dip on all, and NVLink traffic inside the
+    /// dips against outside them.
+    fn together(&self, out: &mut Measured, utils: &[Vec<f64>]) {
+        let times = &self.times;
         let any: Vec<usize> = (0..times.len())
             .filter(|&i| utils.iter().any(|u| u[i] < 20.0))
             .collect();
-        if !any.is_empty() {
-            let all = any
-                .iter()
-                .filter(|&&i| utils.iter().all(|u| u[i] < 20.0))
-                .count();
-            out.dip_alignment = Some(all as f64 / any.len() as f64);
-            let nvlink = series(0, NvlinkRxKibs);
-            let mean = |ix: &mut dyn Iterator<Item = usize>| {
-                let v: Vec<f64> = ix.map(|i| nvlink[i]).collect();
-                v.iter().sum::<f64>() / v.len().max(1) as f64
-            };
-            let inside = mean(&mut any.iter().copied());
-            let outside = mean(&mut (0..times.len()).filter(|i| !any.contains(i)));
-            out.nvlink_dip_ratio = Some(inside / outside.max(1.0));
+        if any.is_empty() {
+            return;
         }
+        let all = any
+            .iter()
+            .filter(|&&i| utils.iter().all(|u| u[i] < 20.0))
+            .count();
+        out.dip_alignment = Some(all as f64 / any.len() as f64);
+        let nvlink = self.series(0, NvlinkRxKibs);
+        let mean = |ix: &mut dyn Iterator<Item = usize>| {
+            let v: Vec<f64> = ix.map(|i| nvlink[i]).collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        let inside = mean(&mut any.iter().copied());
+        let outside = mean(&mut (0..times.len()).filter(|i| !any.contains(i)));
+        out.nvlink_dip_ratio = Some(inside / outside.max(1.0));
     }
-    for f in &scenario.faults {
-        match f {
-            Fault::Xid { at_s, .. } if *at_s < duration_s => out.xids += 1,
-            Fault::GpuLost { at_s, .. } | Fault::GpuRemoved { at_s, .. } if *at_s < duration_s => {
-                out.lost += 1
-            }
-            _ => {}
-        }
-    }
-    out.steps = Workload::from_scenario_json(json)
-        .expect("valid workload")
-        .map(|w| steps(&Schedule::new(&w, duration_s)));
-    out
 }
 
 fn steps(s: &Schedule) -> Steps {

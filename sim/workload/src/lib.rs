@@ -25,7 +25,10 @@ pub use spec::{
     DeviceMod, Levels, Memory, PhaseSpec, Shapes, Workload, BUILTIN_PHASES, DEFAULT_DURATION_S,
     DEFAULT_JITTER, DEFAULT_UTIL_NOISE, IDLE, KEYS, MAX_STEPS, WAIT,
 };
-pub use trainer::{run_trainer, run_trainer_from, Markers, NoMarkers, TrainerRun};
+pub use trainer::{
+    run_trainer, run_trainer_from, run_trainer_paced, Markers, NoMarkers, Pacer, TrainerRun,
+    WallPacer,
+};
 
 /// What can be wrong with a workload.
 #[derive(Debug, thiserror::Error)]

@@ -283,15 +283,52 @@ fn mistakes_are_explained() {
     }
 }
 
-/// Markers written down with the wall time since the trainer started.
-struct Log {
-    origin: std::time::Instant,
+/// A pacer that jumps to each deadline at once: simulated time is exactly what the
+/// schedule says, and nothing sleeps. It stops the run (as another thread would) when
+/// asked to wait past `stop_after_s`, and notes which waits were to spin.
+struct JumpPacer {
+    now: std::cell::Cell<f64>,
+    stop_after_s: f64,
+    spins: Mutex<Vec<(f64, bool)>>,
+}
+
+impl JumpPacer {
+    fn new(stop_after_s: f64) -> Self {
+        JumpPacer {
+            now: std::cell::Cell::new(0.0),
+            stop_after_s,
+            spins: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Pacer for JumpPacer {
+    fn wait_until(&self, t_s: f64, spin: bool, stop: &AtomicBool, run: &mut TrainerRun) -> bool {
+        if t_s > self.stop_after_s {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            run.stopped = true;
+            return false;
+        }
+        self.now.set(self.now.get().max(t_s));
+        self.spins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((t_s, spin));
+        true
+    }
+}
+
+/// Markers written down with the pacer's simulated time.
+struct Log<'a> {
+    pacer: &'a JumpPacer,
     calls: Mutex<Vec<(f64, String)>>,
 }
 
-impl Log {
+impl Log<'_> {
     fn push(&self, what: String) {
-        let t = self.origin.elapsed().as_secs_f64();
+        let t = self.pacer.now.get();
         self.calls
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -299,7 +336,7 @@ impl Log {
     }
 }
 
-impl Markers for Log {
+impl Markers for Log<'_> {
     fn step_begin(&self) {
         self.push("begin".into());
     }
@@ -321,13 +358,13 @@ impl Markers for Log {
 fn the_trainer_replays_the_schedule_on_the_simulated_clock() {
     let s = Schedule::new(&workload(BASIC), 4.0);
     let speed = 20.0;
-    let origin = std::time::Instant::now();
+    let pacer = JumpPacer::new(f64::INFINITY);
     let log = Log {
-        origin,
+        pacer: &pacer,
         calls: Mutex::new(Vec::new()),
     };
     let stop = AtomicBool::new(false);
-    let run = run_trainer_from(&s, speed, origin, &stop, &log);
+    let run = run_trainer_paced(&s, speed, &pacer, &stop, &log);
     assert_eq!(run.steps, s.len() as u64);
     assert!(!run.stopped);
     let calls = log.calls.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -345,34 +382,57 @@ fn the_trainer_replays_the_schedule_on_the_simulated_clock() {
         ]
     );
     assert!(calls.iter().any(|(_, c)| c == "event eval"));
-    // Every marker at (or just after) its simulated time / speed.
-    let eval_at = s
-        .step(2)
-        .map(|st| st.phases[4].start_s / speed)
-        .expect("step 2");
+    // Every marker at its simulated time: the eval phase where step 2 schedules it.
+    let eval_at = s.step(2).map(|st| st.phases[4].start_s).expect("step 2");
     let (t, _) = calls
         .iter()
         .find(|(_, c)| c == "phase eval")
         .expect("eval marked");
-    assert!(*t >= eval_at && *t < eval_at + 0.02, "{t} vs {eval_at}");
+    assert_eq!(*t, eval_at);
     let (t_end, _) = calls.last().expect("calls");
-    assert!(*t_end >= s.end_s() / speed);
+    assert_eq!(*t_end, s.end_s());
+    assert!(
+        calls.windows(2).all(|w| w[1].0 >= w[0].0),
+        "markers in time order"
+    );
+}
+
+#[test]
+fn the_wall_pacer_counts_simulated_time_from_its_origin_at_its_speed() {
+    // Deadlines already past: no wait, and how late each came is measured, not asserted.
+    let p = WallPacer {
+        origin: std::time::Instant::now()
+            .checked_sub(std::time::Duration::from_secs(10))
+            .expect("the machine has been up for 10 s"),
+        speed: 2.0,
+    };
+    let stop = AtomicBool::new(false);
+    let mut run = TrainerRun::default();
+    assert!(p.wait_until(4.0, false, &stop, &mut run));
+    assert!(run.max_late_s >= 8.0, "{run:?}");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        !p.wait_until(1e9, false, &stop, &mut run),
+        "a stop ends any wait"
+    );
+    assert!(run.stopped);
 }
 
 #[test]
 fn the_trainer_stops_when_asked_and_spins_through_busy_phases() {
     let w = workload(r#"{"phases": [{"name": "forward", "ms": 50, "cpu_busy": true}]}"#);
     let s = Schedule::new(&w, 1000.0);
+    // Stopped while waiting for the end of the third step's phase.
+    let pacer = JumpPacer::new(0.12);
     let stop = AtomicBool::new(false);
-    let started = std::time::Instant::now();
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            std::thread::sleep(std::time::Duration::from_millis(60));
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        });
-        let run = run_trainer(&s, 1.0, &stop, &NoMarkers);
-        assert!(run.stopped);
-        assert!(run.steps >= 1 && run.steps < 5, "{run:?}");
-    });
-    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    let run = run_trainer_paced(&s, 1.0, &pacer, &stop, &NoMarkers);
+    assert!(run.stopped);
+    assert_eq!(run.steps, 2, "{run:?}");
+    let spins = pacer.spins.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Per step: wait for its start, its phase's start (sleeping), its phase's end (spinning).
+    let kinds: Vec<bool> = spins.iter().map(|(_, spin)| *spin).collect();
+    assert_eq!(
+        kinds,
+        [false, false, true, false, false, true, false, false]
+    );
 }

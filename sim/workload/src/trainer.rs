@@ -69,6 +69,31 @@ pub fn run_trainer(
     run_trainer_from(schedule, speed, Instant::now(), stop, markers)
 }
 
+/// Where the trainer's time comes from: it waits on it for each marker's simulated time.
+/// The wall clock ([`WallPacer`]) replays in real time; tests use one that jumps straight
+/// to each deadline, so they need not sleep.
+pub trait Pacer {
+    /// Waits until simulated time `t_s` (spinning instead of sleeping when `spin`, for a
+    /// CPU-bound phase); false when `stop` was set first (and then `run.stopped` is set).
+    fn wait_until(&self, t_s: f64, spin: bool, stop: &AtomicBool, run: &mut TrainerRun) -> bool;
+}
+
+/// Real time: simulated time `t` is `origin + t / speed`.
+#[derive(Debug, Clone, Copy)]
+pub struct WallPacer {
+    /// The instant of simulated time 0.
+    pub origin: Instant,
+    /// Simulated seconds per wall second.
+    pub speed: f64,
+}
+
+impl Pacer for WallPacer {
+    fn wait_until(&self, t_s: f64, spin: bool, stop: &AtomicBool, run: &mut TrainerRun) -> bool {
+        let deadline = self.origin + Duration::from_secs_f64(t_s.max(0.0) / self.speed);
+        wait_until(deadline, spin, stop, run)
+    }
+}
+
 /// Replays `schedule` as if simulated time 0 were `origin`: before each step, phase and
 /// step end it sleeps until `origin + t / speed` and then emits the marker. Phases with
 /// `cpu_busy` are spent spinning instead of sleeping. Returns when the schedule ends or
@@ -80,28 +105,44 @@ pub fn run_trainer_from(
     stop: &AtomicBool,
     markers: &dyn Markers,
 ) -> TrainerRun {
-    let speed = if speed > 0.0 && speed.is_finite() {
+    let speed = valid_speed(speed);
+    run_trainer_paced(schedule, speed, &WallPacer { origin, speed }, stop, markers)
+}
+
+fn valid_speed(speed: f64) -> f64 {
+    if speed > 0.0 && speed.is_finite() {
         speed
     } else {
         1.0
-    };
+    }
+}
+
+/// [`run_trainer_from`] with the waits done by `pacer`; GPU-measured phase times are
+/// divided by `speed` like the wall times the markers see.
+pub fn run_trainer_paced(
+    schedule: &Schedule,
+    speed: f64,
+    pacer: &dyn Pacer,
+    stop: &AtomicBool,
+    markers: &dyn Markers,
+) -> TrainerRun {
+    let speed = valid_speed(speed);
     let mut run = TrainerRun::default();
-    let at = |t: f64| origin + Duration::from_secs_f64(t.max(0.0) / speed);
     for step in schedule.steps() {
-        if !wait_until(at(step.start_s), false, stop, &mut run) {
+        if !pacer.wait_until(step.start_s, false, stop, &mut run) {
             return run;
         }
         markers.step_begin();
         for span in step.phases {
             let phase = schedule.phase(span);
-            if !wait_until(at(span.start_s), false, stop, &mut run) {
+            if !pacer.wait_until(span.start_s, false, stop, &mut run) {
                 return run;
             }
             if phase.marks_event() {
                 markers.event(&phase.name);
             }
             markers.phase(&phase.name);
-            if !wait_until(at(span.end_s), phase.cpu_busy, stop, &mut run) {
+            if !pacer.wait_until(span.end_s, phase.cpu_busy, stop, &mut run) {
                 return run;
             }
             if let Some(gpu_s) = span.gpu_s {

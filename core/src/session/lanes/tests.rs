@@ -13,7 +13,7 @@ fn event_kinds_are_interned_and_bounded() {
     let m = Arc::new_cyclic(|me| {
         Markers::new(
             me.clone(),
-            Instant::now(),
+            &Clock::real(1.0),
             Folder::new(10, MAX_LANES + 1, 1.0),
             Vec::new(),
         )

@@ -1,0 +1,127 @@
+//! One tick's commit: what the tick read goes into the recording and the journal's buffer
+//! under one lock; the first tick also settles the devices' capabilities and starts the
+//! journal with its header.
+
+use super::tick::Reading;
+use super::{lock, Shared};
+use crate::collect::gpu::{Gpu, Outcome};
+use crate::collect::journal_buf::Journal;
+use crate::collect::RecorderConfig;
+use crate::recording::Recording;
+use crate::report::journal::{JournalHeader, JournalLine, JournalWriter, JOURNAL_SCHEMA};
+use crate::report::{Column, Event};
+
+/// The sampler's tick counts, as the report's overhead shows them.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct TickCounts {
+    pub tick: u64,
+    pub late: u64,
+    pub skipped: u64,
+}
+
+/// Stores `r` into the recording and the journal's buffer.
+pub(super) fn commit(
+    shared: &Shared,
+    cfg: &RecorderConfig,
+    journal: &mut Journal,
+    gpus: &[Gpu],
+    r: Reading,
+    counts: TickCounts,
+) {
+    let t = r.t;
+    let mut rec = lock(&shared.rec);
+    for (pos, index, outs) in r.outcomes {
+        for o in outs {
+            store_outcome(&mut rec, journal, pos, index, o, t);
+        }
+    }
+    for ev in r.events {
+        rec.push_event(ev.clone());
+        journal.pending.push(JournalLine::Event(ev));
+    }
+    for (pos, row) in &r.rows {
+        rec.push_gpu(*pos, t, row);
+        if let Some(j) = journal.gpu_rows.get_mut(*pos) {
+            j.0.push(t);
+            j.1.push(Column(row.to_vec()));
+        }
+    }
+    if let (Some(h), Some(row)) = (rec.host.as_mut(), r.host) {
+        h.series.push(t, &row);
+        journal.host_rows.0.push(t);
+        journal.host_rows.1.push(Column(row));
+    }
+    rec.run.duration_s = t;
+    rec.overhead.ticks = counts.tick + 1;
+    rec.overhead.late_ticks = counts.late;
+    rec.overhead.skipped_ticks = counts.skipped;
+    if counts.tick == 0 {
+        for g in gpus {
+            if let Some(d) = rec.devices.get_mut(g.pos) {
+                d.info.capabilities = g.capabilities();
+            }
+        }
+        if let Some(path) = &cfg.journal {
+            match JournalWriter::create(path, &header(&rec)) {
+                Ok(w) => journal.writer = Some(w),
+                Err(e) => *lock(&shared.journal_error) = Some(e.to_string()),
+            }
+        }
+    }
+}
+
+/// What a GPU's read said beyond its row: a metric gone for good, a transient fault, or
+/// the GPU lost.
+fn store_outcome(
+    rec: &mut Recording,
+    journal: &mut Journal,
+    pos: usize,
+    index: u32,
+    o: Outcome,
+    t: f64,
+) {
+    match o {
+        Outcome::Unavailable(m, why) => {
+            rec.mark_unavailable(pos, m, why.clone());
+            journal.pending.push(JournalLine::Unavailable {
+                dev: pos,
+                metric: m.name().into(),
+                reason: why,
+            });
+        }
+        Outcome::Transient(e) => rec.count_fault(Some(index), e.function, e.code, e.code_name(), t),
+        Outcome::Lost(e) => {
+            let ev = Event {
+                t_s: t,
+                device: Some(index),
+                kind: "gpu_lost".into(),
+                code: Some(u64::from(e.code)),
+                detail: format!(
+                    "{} returned GPU_IS_LOST: the GPU fell off the bus; its series stop here",
+                    e.function
+                ),
+            };
+            if let Some(d) = rec.devices.get_mut(pos) {
+                d.info.lost_at_s = Some(t);
+            }
+            rec.push_event(ev.clone());
+            journal.pending.push(JournalLine::Lost { dev: pos, t });
+            journal.pending.push(JournalLine::Event(ev));
+        }
+    }
+}
+
+/// The journal's first line: the run, NVML and the devices as the first tick left them.
+fn header(rec: &Recording) -> JournalHeader {
+    JournalHeader {
+        schema: JOURNAL_SCHEMA.into(),
+        run: rec.run.clone(),
+        nvml: rec.nvml.clone(),
+        gpu_absent_reason: rec.gpu_absent_reason.clone(),
+        devices: rec.devices.iter().map(|d| d.info.clone()).collect(),
+        host: rec
+            .host
+            .as_ref()
+            .map(|h| (h.facts.clone(), h.columns.clone())),
+    }
+}

@@ -1,0 +1,182 @@
+//! One tick's reading: every live GPU (slow metrics staggered, GPM every slow tick), the
+//! job's processes, XID events and the host. Nothing here touches the recording; the
+//! commit step stores what a tick read.
+
+use super::open::{GpmPair, Sources};
+use crate::collect::cost::CallStats;
+use crate::collect::gpu::{Gpu, Outcome};
+use crate::collect::host_rows::host_row;
+use crate::collect::procwatch::ProcWatch;
+use crate::metric::GpuMetric;
+use crate::nvml::{EventSet, Nvml};
+use crate::os::thread_cpu_ns;
+use crate::report::Event;
+
+/// Most events drained from NVML's event set per tick.
+const MAX_EVENTS_PER_TICK: usize = 16;
+
+/// A row of every GPU metric.
+pub(super) type Row = [f32; GpuMetric::COUNT];
+
+/// What one tick read.
+pub(super) struct Reading {
+    /// Report time of the tick, seconds.
+    pub t: f64,
+    /// (device position, row) of each GPU still on the bus.
+    pub rows: Vec<(usize, Row)>,
+    /// (device position, NVML index, what went wrong) of each GPU read.
+    pub outcomes: Vec<(usize, u32, Vec<Outcome>)>,
+    pub events: Vec<Event>,
+    pub host: Option<Vec<f32>>,
+}
+
+/// When the slow reads and the host are due.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cadence {
+    pub tick: u64,
+    pub slow_every: u64,
+    pub host_every: u64,
+}
+
+impl Cadence {
+    /// Whether GPU `gi` reads its slow metrics this tick: staggered across GPUs so one
+    /// tick never pays for all of them.
+    fn slow(&self, gi: usize) -> bool {
+        self.tick == 0 || (self.tick + gi as u64) % self.slow_every == 0
+    }
+}
+
+/// Reads everything due at tick `c` at report time `t`.
+pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
+    let work0 = thread_cpu_ns();
+    let (rows, outcomes) = read_gpus(src, c);
+    if let (Some(a), Some(b)) = (work0, thread_cpu_ns()) {
+        src.gpu_work_ns += b.saturating_sub(a);
+    }
+    if c.tick % c.slow_every == 0 {
+        watch_processes(src.nvml, &src.gpus, &mut src.procs, &mut src.stats, t);
+    }
+    let events = match (src.events.as_mut(), src.nvml) {
+        (Some(set), Some(_)) => drain_events(set, &src.gpus, t),
+        _ => Vec::new(),
+    };
+    let host = if c.tick % c.host_every == 0 {
+        src.host.as_mut().map(|h| host_row(&h.sample()))
+    } else {
+        None
+    };
+    Reading {
+        t,
+        rows,
+        outcomes,
+        events,
+        host,
+    }
+}
+
+type GpuReads = (Vec<(usize, Row)>, Vec<(usize, u32, Vec<Outcome>)>);
+
+/// Samples every GPU still on the bus.
+fn read_gpus(src: &mut Sources<'_>, c: Cadence) -> GpuReads {
+    let mut rows = Vec::with_capacity(src.gpus.len());
+    let mut outcomes = Vec::new();
+    let Some(n) = src.nvml else {
+        return (rows, outcomes);
+    };
+    for (gi, g) in src.gpus.iter_mut().enumerate() {
+        if g.lost {
+            continue;
+        }
+        let mut row = [f32::NAN; GpuMetric::COUNT];
+        let slow = c.slow(gi);
+        let mut out = g.sample(n, slow, &mut row, &mut src.stats);
+        if slow && !g.lost {
+            if let Some(pair) = src.gpm.get_mut(gi) {
+                read_gpm(n, g, pair, &mut row, &mut out, &mut src.stats);
+            }
+        }
+        outcomes.push((g.pos, g.index, out));
+        if !g.lost {
+            rows.push((g.pos, row));
+        }
+    }
+    (rows, outcomes)
+}
+
+/// Takes the next GPM sample and, once two exist, the metrics between them.
+fn read_gpm(
+    n: &Nvml,
+    g: &mut Gpu,
+    pair: &mut GpmPair<'_>,
+    row: &mut Row,
+    out: &mut Vec<Outcome>,
+    stats: &mut CallStats,
+) {
+    let Some((a, b, primed)) = pair else { return };
+    let h = g.handle();
+    match stats.time("nvmlGpmSampleGet", || n.gpm_sample_get(h, b)) {
+        Ok(()) => {
+            if *primed {
+                let r = stats.time("nvmlGpmMetricsGet", || n.gpm_metrics(a, b, Gpu::gpm_ids()));
+                g.store_gpm(r, row, out);
+            }
+            std::mem::swap(a, b);
+            *primed = true;
+        }
+        Err(e) => g.store_gpm(Err(e), row, out),
+    }
+}
+
+/// XID events the driver queued since the last tick, at most [`MAX_EVENTS_PER_TICK`].
+fn drain_events(set: &mut EventSet<'_>, gpus: &[Gpu], t: f64) -> Vec<Event> {
+    let mut events = Vec::new();
+    for _ in 0..MAX_EVENTS_PER_TICK {
+        match set.wait(0) {
+            Ok(Some(ev)) => {
+                let dev = gpus
+                    .iter()
+                    .find(|g| g.handle() == ev.device)
+                    .map(|g| g.index);
+                events.push(Event {
+                    t_s: t,
+                    device: dev,
+                    kind: "xid".into(),
+                    code: Some(ev.xid),
+                    detail: format!("XID {} reported by the driver", ev.xid),
+                });
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    events
+}
+
+/// Reads every live GPU's compute-process list into `procs`. A GPU whose driver cannot list
+/// processes is noted once and skipped: the decision then rests on the others and the
+/// environment, and says so.
+fn watch_processes(
+    nvml: Option<&Nvml>,
+    gpus: &[Gpu],
+    procs: &mut ProcWatch,
+    stats: &mut CallStats,
+    t: f64,
+) {
+    let Some(n) = nvml else { return };
+    for g in gpus.iter().filter(|g| !g.lost) {
+        if !procs.readable(g.index) {
+            continue;
+        }
+        let h = g.handle();
+        let listed = stats.time("nvmlDeviceGetComputeRunningProcesses", || {
+            n.compute_processes(h)
+        });
+        match listed {
+            Ok(list) => procs.observe(&crate::host::ProcFs, g.index, &list, t),
+            Err(e) if e.is_unavailable() => {
+                procs.unreadable(g.index, format!("{} from {}", e.code_name(), e.function))
+            }
+            // A transient failure: the next slow tick reads the list again.
+            Err(_) => {}
+        }
+    }
+}
