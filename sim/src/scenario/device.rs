@@ -12,6 +12,8 @@ use super::preset::{self, Facts};
 use crate::metric::{self, Metric};
 use crate::pattern::{FromWorkload, Kind, Noise, NoiseKey, Pattern};
 
+mod mig;
+
 /// A device as written in the scenario file; every fact is optional.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +51,16 @@ pub struct DeviceFile {
     metrics: BTreeMap<Metric, Pattern>,
     #[serde(default)]
     processes: Vec<Process>,
+    /// MIG devices of this GPU, in slot order; MIG mode is on when any is given
+    /// (`mig.rs`).
+    #[serde(default)]
+    mig: Vec<DeviceFile>,
+    /// For a MIG device: its profile, e.g. `3g.40gb` (part of its name).
+    profile: Option<String>,
+    /// For a MIG device: its GPU instance id.
+    gpu_instance_id: Option<u32>,
+    /// For a MIG device: its compute instance id (default 0).
+    compute_instance_id: Option<u32>,
     #[serde(default, rename = "note")]
     _note: Option<String>,
 }
@@ -72,6 +84,9 @@ pub struct Process {
     pub from_s: f64,
     /// When it exits (default never).
     pub until_s: Option<f64>,
+    /// Its share of SM time, %, as `nvmlDeviceGetProcessUtilization` reports it (default:
+    /// no samples for it).
+    pub sm_util: Option<u32>,
 }
 
 /// A pid as written in a scenario: a number, or `"self"` for this process's id.
@@ -120,6 +135,10 @@ pub struct Device {
     pub no_permission: Vec<String>,
     /// Running compute processes.
     pub processes: Vec<Process>,
+    /// MIG devices of this GPU in slot order (MIG mode is on when any).
+    pub mig: Vec<Device>,
+    /// For a MIG device: `(GPU instance id, compute instance id)`; its `index` is its GPU's.
+    pub instance: Option<(u32, u32)>,
     patterns: Vec<Pattern>,
     seed: u64,
 }
@@ -185,10 +204,48 @@ impl DeviceFile {
         scenario_name: &str,
         schedule: Option<&Arc<Schedule>>,
     ) -> Result<Device, String> {
+        let mut d = self.resolve_with(index, seed, scenario_name, schedule, None)?;
+        d.mig = self
+            .mig
+            .iter()
+            .enumerate()
+            .map(|(slot, m)| {
+                m.resolve_mig(
+                    &d,
+                    self.preset.as_deref(),
+                    slot,
+                    seed,
+                    scenario_name,
+                    schedule,
+                )
+                .map_err(|e| format!("mig[{slot}]: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+        if !d.mig.is_empty() {
+            d.unsupported
+                .extend(mig::UNSUPPORTED_ON_MIG_GPU.map(String::from));
+        }
+        Ok(d)
+    }
+
+    /// [`DeviceFile::resolve`] without MIG devices; `preset_fallback` is the preset used
+    /// when this entry names none (a MIG device's GPU's).
+    fn resolve_with(
+        &self,
+        index: u32,
+        seed: u64,
+        scenario_name: &str,
+        schedule: Option<&Arc<Schedule>>,
+        preset_fallback: Option<&str>,
+    ) -> Result<Device, String> {
         if self.count == 0 {
             return Err("`count` must be at least 1".into());
         }
-        let preset_name = self.preset.as_deref().unwrap_or(preset::DEFAULT);
+        let preset_name = self
+            .preset
+            .as_deref()
+            .or(preset_fallback)
+            .unwrap_or(preset::DEFAULT);
         let mut facts = preset::lookup(preset_name).ok_or_else(|| {
             format!(
                 "unknown preset `{preset_name}` (known: {})",
@@ -230,6 +287,8 @@ impl DeviceFile {
             unsupported: self.unsupported.clone(),
             no_permission: self.no_permission.clone(),
             processes: self.processes.clone(),
+            mig: Vec::new(),
+            instance: None,
             patterns,
             seed,
         })
