@@ -44,6 +44,9 @@ fn a_neighbour_on_the_job_s_gpu_is_named_with_its_memory() {
     assert_eq!((p.device, p.pid), (0, 31337));
     let share = p.memory_share.expect("memory known");
     assert!((0.2..0.3).contains(&share), "20000 of 81559 MiB: {share}");
+    // The driver's per-process samples give its SM time too (30 % in the scenario).
+    let sm = p.sm_share.expect("per-process utilization read");
+    assert!((sm - 0.3).abs() < 1e-9, "{sm}");
     assert_eq!(r.verdict.id, "shared_gpu", "{}", r.verdict.summary);
     // The busy GPU of another user is not judged either.
     assert!(

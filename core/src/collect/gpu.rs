@@ -95,6 +95,26 @@ impl Gpu {
         stats: &mut CallStats,
     ) -> Result<(Gpu, DeviceInfo), NvmlError> {
         let handle = stats.time("nvmlDeviceGetHandleByIndex", || nvml.device_by_index(index))?;
+        Ok(Gpu::open_handle(
+            nvml,
+            pos,
+            index,
+            handle,
+            want_gpm.then_some(handle),
+        ))
+    }
+
+    /// Reads the static facts of the device behind `handle` (a GPU's, or a MIG device's
+    /// from `collect::mig`), recorded as device `index`. GPM is read when `gpm_probe` (the
+    /// device whose GPM support decides: the GPU for a MIG device) supports it.
+    pub fn open_handle(
+        nvml: &Nvml,
+        pos: usize,
+        index: u32,
+        handle: Device,
+        gpm_probe: Option<Device>,
+    ) -> (Gpu, DeviceInfo) {
+        let want_gpm = gpm_probe.is_some();
         let mut info = DeviceInfo {
             index,
             ..Default::default()
@@ -137,7 +157,7 @@ impl Gpu {
         if f.get(nvml.field_values(handle, &mut links)).is_some() {
             info.nvlink_links = links[0].result.as_ref().ok().map(|v| *v as u32);
         }
-        let gpm = want_gpm && f.get(nvml.gpm_supported(handle)).unwrap_or(false);
+        let gpm = gpm_probe.is_some_and(|p| f.get(nvml.gpm_supported(p)).unwrap_or(false));
         info.gpm = gpm;
         let mut gpu = Gpu {
             pos,
@@ -167,7 +187,7 @@ impl Gpu {
                 gpu.off[m.index()] = Some("no NVLink on this GPU (link count 0 or unknown)".into());
             }
         }
-        Ok((gpu, info))
+        (gpu, info)
     }
 
     /// The calls for the static facts at [`Gpu::open`] that failed other than with "not

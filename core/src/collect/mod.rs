@@ -14,11 +14,13 @@ mod host_rows;
 mod init;
 mod journal_buf;
 mod live;
+mod mig;
 mod probe;
 mod procwatch;
 mod ready;
 mod sampler;
 mod slow;
+mod smshare;
 
 pub use clock::{ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};

@@ -29,6 +29,8 @@ pub struct ProcWatch {
     seen: BTreeMap<(u32, u32), Seen>,
     /// GPUs whose process list cannot be read, and why.
     unreadable: BTreeMap<u32, String>,
+    /// Each process's share of SM time, where the driver gives it.
+    pub(super) sm: super::smshare::SmShares,
 }
 
 /// Parses the `NSpid:` line of `/proc/<pid>/status`: the process's id in each PID namespace
@@ -161,6 +163,7 @@ impl ProcWatch {
                     owner,
                     name,
                     used_mib: used,
+                    sm_share: None,
                     first_s: t,
                     last_s: t,
                 },
@@ -179,9 +182,15 @@ impl ProcWatch {
         !self.unreadable.contains_key(&device)
     }
 
-    /// Everything seen, by GPU then pid.
+    /// Everything seen, by GPU then pid, with each one's SM share where it is known.
     pub fn seen(&self) -> Vec<Seen> {
-        self.seen.values().cloned().collect()
+        self.seen
+            .values()
+            .map(|s| Seen {
+                sm_share: self.sm.share(s.device, s.pid),
+                ..s.clone()
+            })
+            .collect()
     }
 
     /// The decision at the end of a recording of `devices` (`None` without GPUs).

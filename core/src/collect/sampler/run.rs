@@ -45,7 +45,10 @@ fn watch_processes(
             n.compute_processes(h)
         });
         match listed {
-            Ok(list) => procs.observe(&crate::host::ProcFs, g.index, &list, t),
+            Ok(list) => {
+                procs.observe(&crate::host::ProcFs, g.index, &list, t);
+                procs.sm.read(n, g.index, h, stats);
+            }
             Err(e) if e.is_unavailable() => {
                 procs.unreadable(g.index, format!("{} from {}", e.code_name(), e.function))
             }
@@ -69,6 +72,8 @@ pub(super) fn run_sampler(
     let cpu0 = thread_cpu_seconds();
     let mut stats = CallStats::default();
     let mut gpus: Vec<Gpu> = Vec::new();
+    // How each device's GPM is read: `Some` for a MIG device (`collect::mig`).
+    let mut gpm_routes: Vec<Option<crate::collect::mig::GpmRoute>> = Vec::new();
     if let Some(n) = &nvml {
         let info = nvml_info(n);
         let count = match n.device_count() {
@@ -113,6 +118,17 @@ pub(super) fn run_sampler(
                     }
                     rec.add_device(info);
                 }
+            }
+        }
+        gpm_routes.resize(gpus.len(), None);
+        let whole: Vec<(crate::nvml::Device, u32)> =
+            gpus.iter().map(|g| (g.handle(), g.index)).collect();
+        for (h, index) in whole {
+            let next = (rec.devices.len() as u32, rec.devices.len());
+            for m in crate::collect::mig::open_slices(n, h, index, next, cfg.gpm, &mut stats) {
+                rec.add_device(m.info);
+                gpus.push(m.gpu);
+                gpm_routes.push(m.route);
             }
         }
     }
@@ -168,8 +184,9 @@ pub(super) fn run_sampler(
             let mut out = g.sample(n, slow, &mut row, &mut stats);
             if slow && !g.lost {
                 if let Some(Some((a, b, primed))) = gpm.get_mut(gi) {
-                    let h = g.handle();
-                    let got = stats.time("nvmlGpmSampleGet", || n.gpm_sample_get(h, b));
+                    let route = gpm_routes.get(gi).copied().flatten();
+                    let got =
+                        crate::collect::mig::gpm_snapshot(n, g.handle(), route, b, &mut stats);
                     match got {
                         Ok(()) => {
                             if *primed {
