@@ -99,3 +99,48 @@ fn the_user_s_gpus_and_cuda_visible_devices_decide_when_processes_cannot() {
         j.reason
     );
 }
+
+#[test]
+fn a_job_on_a_mig_slice_is_diagnosed_from_its_slice() {
+    let text = scenario("mig_slice_starved").expect("bundled");
+    let r = record(text, &Run::default()).expect("records");
+    // The GPU first, then its two slices as devices of their own.
+    assert_eq!(r.devices.len(), 3, "{:?}", r.devices);
+    let slice = &r.devices[1];
+    let mig = slice.mig.as_ref().expect("a MIG device");
+    assert_eq!((mig.parent, mig.slot, mig.gpu_instance), (0, 0, Some(1)));
+    assert!(slice.uuid.as_deref().is_some_and(|u| u.starts_with("MIG-")));
+    assert!(r.devices[0].mig.is_none());
+    let util = &slice.capabilities["util_gpu"];
+    assert!(!util.available, "no utilization on MIG");
+    assert!(
+        slice.capabilities["gpm_sm_util"].available,
+        "GPM per instance"
+    );
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!(j.method, JobGpusMethod::Processes, "{}", j.reason);
+    assert_eq!((&j.indices[..], &j.others[..]), (&[1][..], &[0, 2][..]));
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == "data_starvation")
+        .expect("the data wait is named");
+    assert_eq!(r.verdict.id, "data_starvation", "{}", r.verdict.summary);
+    assert!(f.devices.iter().all(|d| *d == 1), "{:?}", f.devices);
+    assert!(!ids(&r).contains(&"unexplained_idle"), "{:?}", ids(&r));
+    // Without the job's process in the lists, its MIG- UUID in CUDA_VISIBLE_DEVICES names it.
+    let uuid = slice.uuid.clone().expect("uuid");
+    let foreign = text.replace("\"pid\": \"self\"", "\"pid\": 4242");
+    let env = Run {
+        job_env: JobEnv {
+            cuda_visible_devices: Some(uuid),
+            cuda_device_order: None,
+        },
+        duration_s: Some(3.0),
+        ..Run::default()
+    };
+    let r = record(&foreign, &env).expect("records");
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!(j.method, JobGpusMethod::CudaVisibleDevices, "{}", j.reason);
+    assert_eq!(&j.indices[..], &[1][..]);
+}

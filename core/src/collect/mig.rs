@@ -12,6 +12,11 @@ use crate::report::{DeviceInfo, MigDevice};
 use super::cost::CallStats;
 use super::gpu::Gpu;
 
+/// Seconds between GPM snapshots of a MIG device: GPM SM activity is the only busy signal a
+/// slice has (utilization is not supported), so it is read more often than a GPU's (once a
+/// second), yet more than 100 ms apart as `nvmlGpmMigSampleGet` requires (nvml.h).
+pub const GPM_PERIOD_S: f64 = 0.15;
+
 /// Most MIG slots asked for per GPU: seven slices on A100 and H100, with room to spare
 /// against a driver that answers a larger count.
 const MAX_SLOTS: u32 = 16;

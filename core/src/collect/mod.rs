@@ -15,6 +15,7 @@ mod init;
 mod journal_buf;
 mod live;
 mod mig;
+mod nsmap;
 mod probe;
 mod procwatch;
 mod ready;
@@ -98,6 +99,10 @@ pub struct JobConfig {
     /// The job's `CUDA_VISIBLE_DEVICES` and `CUDA_DEVICE_ORDER`; `None`: this process's
     /// environment when the recording stops.
     pub env: Option<crate::jobgpus::JobEnv>,
+    /// The `/proc` of the PID namespace NVML reports pids in, when it is not this
+    /// process's (inside a container: the host's, mounted e.g. at `/host/proc`); NVML's
+    /// pids are mapped through its `NSpid` lines (`docs/job-gpus.md`).
+    pub host_proc: Option<std::path::PathBuf>,
 }
 
 impl Default for RecorderConfig {

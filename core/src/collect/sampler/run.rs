@@ -152,7 +152,12 @@ pub(super) fn run_sampler(
         })
         .collect();
     let mut host = cfg.host.then(|| HostSampler::new(cfg.target_pid));
-    let mut procs = ProcWatch::new(cfg.job.pid.or(cfg.target_pid));
+    let mut procs = ProcWatch::new(cfg.job.pid.or(cfg.target_pid)).with_ns(
+        cfg.job
+            .host_proc
+            .as_deref()
+            .map(crate::collect::nsmap::NsMap::at),
+    );
     let mut journal = Journal {
         writer: None,
         pending: Vec::new(),
@@ -162,6 +167,7 @@ pub(super) fn run_sampler(
     };
     let interval = cfg.interval_s;
     let slow_every = ((SLOW_PERIOD_S / interval).round() as u64).max(1);
+    let mig_gpm_every = ((crate::collect::mig::GPM_PERIOD_S / interval).ceil() as u64).max(1);
     let host_every = ((HOST_PERIOD_S / interval).round() as u64).max(1);
     let mut tick: u64 = 0;
     let mut next = 0.0;
@@ -182,9 +188,10 @@ pub(super) fn run_sampler(
             // Stagger the slow reads across GPUs so one tick never pays for all of them.
             let slow = tick == 0 || (tick + gi as u64) % slow_every == 0;
             let mut out = g.sample(n, slow, &mut row, &mut stats);
-            if slow && !g.lost {
+            let route = gpm_routes.get(gi).copied().flatten();
+            let gpm_due = slow || (route.is_some() && tick % mig_gpm_every == 0);
+            if gpm_due && !g.lost {
                 if let Some(Some((a, b, primed))) = gpm.get_mut(gi) {
-                    let route = gpm_routes.get(gi).copied().flatten();
                     let got =
                         crate::collect::mig::gpm_snapshot(n, g.handle(), route, b, &mut stats);
                     match got {
