@@ -144,3 +144,20 @@ fn a_job_on_a_mig_slice_is_diagnosed_from_its_slice() {
     assert_eq!(j.method, JobGpusMethod::CudaVisibleDevices, "{}", j.reason);
     assert_eq!(&j.indices[..], &[1][..]);
 }
+
+#[test]
+fn a_job_in_a_container_is_found_through_the_host_s_pid() {
+    let text = scenario("container_pid_namespace").expect("bundled");
+    let r = record(text, &Run::default()).expect("records");
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!(j.method, JobGpusMethod::Processes, "{}", j.reason);
+    assert!(j.reason.contains("4000123"), "NVML's pid: {}", j.reason);
+    assert_eq!((&j.indices[..], &j.others[..]), (&[0][..], &[1][..]));
+    assert!(!ids(&r).contains(&"rank_imbalance"), "{:?}", ids(&r));
+    // Without the host's /proc the pid is nobody this /proc knows: every GPU is taken.
+    let unmapped = text.replace("\"host_pid\": 4000123, ", "");
+    let unmapped = unmapped.replace("\"pid\": \"self\"", "\"pid\": 4000123");
+    let r = record(&unmapped, &Run::default()).expect("records");
+    let j = r.run.job_gpus.as_ref().expect("decided");
+    assert_eq!(j.method, JobGpusMethod::All, "{}", j.reason);
+}

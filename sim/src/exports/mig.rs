@@ -241,7 +241,7 @@ pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
             .processes_at(call.t)
             .filter_map(|p| {
                 p.sm_util.map(|sm| NvmlProcessUtilizationSample {
-                    pid: p.pid,
+                    pid: p.reported_pid(),
                     time_stamp: now,
                     sm_util: sm,
                     mem_util: 0,

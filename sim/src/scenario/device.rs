@@ -87,6 +87,9 @@ pub struct Process {
     /// Its share of SM time, %, as `nvmlDeviceGetProcessUtilization` reports it (default:
     /// no samples for it).
     pub sm_util: Option<u32>,
+    /// The pid NVML reports for it when it runs in a container's PID namespace: the host's
+    /// (default: `pid`).
+    pub host_pid: Option<u32>,
 }
 
 /// A pid as written in a scenario: a number, or `"self"` for this process's id.
@@ -107,6 +110,11 @@ fn pid_or_self<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> 
 }
 
 impl Process {
+    /// The pid NVML reports: the host's when it has one.
+    pub fn reported_pid(&self) -> u32 {
+        self.host_pid.unwrap_or(self.pid)
+    }
+
     /// Whether the process is running at simulated time `t`.
     pub fn alive(&self, t: f64) -> bool {
         t >= self.from_s && self.until_s.is_none_or(|u| t < u)
