@@ -11,7 +11,7 @@ static META: RuleMeta = RuleMeta {
     doc: RuleDoc {
         detects: "A compute process that is not of the recorded job (not the recorded command or its descendants, not the session's own process) on one of the job's GPUs.",
         why: "GPUs time-slice between processes' contexts and split their memory: a neighbour's job, a forgotten notebook or an evaluation process takes SM time and memory from training, and makes the job's GPU a straggler among its peers. On shared machines it is a cause of slowness in its own right.",
-        evidence: "The GPUs' compute-process lists read during the run, each process's peak memory over the GPU's total and the share of the run it was seen. Only said when the job's own processes were found in those lists, so the rest can be told apart (see docs/job-gpus.md).",
+        evidence: "The GPUs' compute-process lists read during the run, each process's peak memory over the GPU's total, its share of the GPU's SM time where the driver gives per-process utilization (not on MIG), and the share of the run it was seen. Only said when the job's own processes were found in those lists, so the rest can be told apart (see docs/job-gpus.md).",
         first: "Find the process (`nvidia-smi`, the pid and name in the evidence) and stop or move it; ask the scheduler for exclusive GPUs (compute mode EXCLUSIVE_PROCESS, a Kubernetes GPU limit, Slurm --exclusive).",
     },
 };

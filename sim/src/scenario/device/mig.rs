@@ -81,7 +81,7 @@ impl DeviceFile {
             let generated = generated_uuid(slot_seed, scenario_name, gpu.index);
             d.uuid = format!("MIG-{}", generated.trim_start_matches("GPU-"));
         }
-        d.pci = gpu.pci.clone();
+        d.pci = gpu.pci;
         d.unsupported
             .extend(UNSUPPORTED_ON_MIG_DEVICE.map(String::from));
         Ok(d)
