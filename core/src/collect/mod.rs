@@ -90,7 +90,7 @@ pub struct RecorderConfig {
 /// What tells the job's GPUs apart (`docs/job-gpus.md`).
 #[derive(Debug, Clone, Default)]
 pub struct JobConfig {
-    /// GPUs the user names (`--gpus`, the C ABI's `gpus`): NVML indices or `GPU-` UUIDs,
+    /// GPUs the user names (`--gpus`, the C ABI's `gpus`): NVML indices, `GPU-` or `MIG-` UUIDs,
     /// comma-separated. Wins over everything else.
     pub gpus: Option<String>,
     /// The job's root process when it is not `target_pid` (an in-process session: its own

@@ -21,7 +21,7 @@ use crate::report::{DeviceInfo, ForeignProcess, JobGpus, JobGpusMethod};
 pub struct Gpu {
     /// NVML index.
     pub index: u32,
-    /// `GPU-…` UUID.
+    /// `GPU-…` UUID (`MIG-…` for a MIG device).
     pub uuid: Option<String>,
     /// PCI bus id.
     pub pci_bus_id: Option<String>,

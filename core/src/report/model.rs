@@ -151,7 +151,7 @@ pub struct DeviceInfo {
     pub index: u32,
     /// Product name.
     pub name: Option<String>,
-    /// `GPU-…` UUID.
+    /// `GPU-…` UUID (`MIG-…` for a MIG device).
     pub uuid: Option<String>,
     /// PCI bus id.
     pub pci_bus_id: Option<String>,
