@@ -42,38 +42,6 @@ pub fn install_sim(scenario_json: &str, old_driver: bool) -> std::io::Result<Sim
     Ok(SimDir { dir, lib })
 }
 
-/// The host's `/proc` as a recorder in a container would see it mounted, for a scenario whose
-/// `"pid": "self"` process has a `host_pid` (NVML reports that one): `<dir>/host-proc` with
-/// `<host_pid>/status` whose `NSpid` line maps it to this process. Tests cannot create PID
-/// namespaces, so this stands in for one. `None` when no such process is in the scenario.
-fn host_proc(scenario: &Value, dir: &Path) -> std::io::Result<Option<PathBuf>> {
-    let devices = scenario["devices"].as_array().cloned().unwrap_or_default();
-    let host_pids: Vec<u64> = devices
-        .iter()
-        .flat_map(|d| {
-            let slices = d["mig"].as_array().cloned().unwrap_or_default();
-            std::iter::once(d.clone()).chain(slices)
-        })
-        .flat_map(|d| d["processes"].as_array().cloned().unwrap_or_default())
-        .filter(|p| p["pid"] == "self")
-        .filter_map(|p| p["host_pid"].as_u64())
-        .collect();
-    if host_pids.is_empty() {
-        return Ok(None);
-    }
-    let root = dir.join("host-proc");
-    for h in host_pids {
-        let d = root.join(h.to_string());
-        std::fs::create_dir_all(&d)?;
-        let me = std::process::id();
-        std::fs::write(
-            d.join("status"),
-            format!("Name:\ttrainer\nNSpid:\t{h}\t{me}\n"),
-        )?;
-    }
-    Ok(Some(root))
-}
-
 /// The text of a bundled scenario.
 pub fn scenario(name: &str) -> Option<&'static str> {
     nvml_sim_bundle::SCENARIOS
@@ -258,7 +226,7 @@ pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
     let text = patched(json, &[("speed", Value::from(run.speed))]);
     let schedule = nvml_sim_bundle::trainer::schedule(&text, duration)?;
     let sim = install_sim(&text, run.old_driver).map_err(|e| e.to_string())?;
-    let host_proc = host_proc(&v, sim.dir()).map_err(|e| e.to_string())?;
+    let host_proc = nvml_sim_bundle::host_proc(&text, sim.dir()).map_err(|e| e.to_string())?;
     let cfg = RecorderConfig {
         interval_s: interval,
         nvml_path: Some(sim.lib().to_path_buf()),
