@@ -245,13 +245,24 @@ fn by_cuda_env(i: &Inputs<'_>, cvd: &str) -> Result<Vec<u32>, String> {
 /// Decides which GPUs are the job's, and lists the other processes on them.
 pub fn decide(i: &Inputs<'_>) -> JobGpus {
     let all: Vec<u32> = i.gpus.iter().map(|g| g.index).collect();
+    // A MIG-enabled GPU's work is its slices': with the slices taken, the GPU itself would
+    // be counted twice (and it reports no utilization to compare).
+    let sliced: Vec<u32> = i.gpus.iter().filter_map(|g| g.parent).collect();
     let (indices, method, reason) = match choose(i) {
         Ok(c) => c,
         Err(why_not) => (
-            all.clone(),
+            all.iter()
+                .copied()
+                .filter(|g| !sliced.contains(g))
+                .collect(),
             JobGpusMethod::All,
             format!(
-                "every GPU is taken for the job's: {}; name them with --gpus",
+                "every GPU is taken for the job's{}: {}; name them with --gpus",
+                if sliced.is_empty() {
+                    ""
+                } else {
+                    " (the MIG slices, not their GPUs)"
+                },
                 why_not.join("; ")
             ),
         ),

@@ -201,6 +201,8 @@ fn a_mig_uuid_in_cuda_visible_devices_names_its_slice_alone() {
     let none = run(&g, &[], &cvd("MIG-ffff"), None);
     assert_eq!(none.method, JobGpusMethod::All);
     assert!(none.reason.contains("no MIG device"), "{}", none.reason);
+    // Taking every device, the sliced GPU is left to its slices.
+    assert_eq!((none.indices, none.others), (vec![0, 2, 3], vec![1]));
 }
 
 #[test]
