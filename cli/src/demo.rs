@@ -136,6 +136,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     // job's, and this shell's CUDA_VISIBLE_DEVICES says nothing of simulated GPUs.
     cfg.job.pid = Some(std::process::id());
     cfg.job.env = Some(gpuwhy::jobgpus::JobEnv::default());
+    // A scenario whose job runs in a container's PID namespace comes with the host's /proc
+    // that maps NVML's pids to it (docs/job-gpus.md).
+    cfg.job.host_proc = nvml_sim_bundle::host_proc(&text, dir.path())
+        .context("cannot write the simulated host /proc")?;
     cfg.run.label = Some(format!("demo: {name}"));
     cfg.run.source = "simulator".into();
     eprintln!("gpuwhy: demo '{name}' on the simulated GPU for {duration:.0} s of simulated time (speed ×{speed})…");

@@ -28,7 +28,7 @@ pub struct Args {
     /// numbers with it
     #[arg(long)]
     hta_choices: bool,
-    /// The job's GPUs, replacing what the report decided: NVML indices or GPU UUIDs,
+    /// The job's GPUs, replacing what the report decided: NVML indices or GPU or MIG UUIDs,
     /// comma-separated; the others are shown but not judged
     #[arg(long, value_name = "LIST")]
     gpus: Option<String>,

@@ -56,7 +56,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     /// The job's GPUs, when gpuwhy should not work them out: NVML indices (as nvidia-smi
-    /// numbers them) or GPU UUIDs, comma-separated; the others are shown but not judged
+    /// numbers them) or GPU or MIG UUIDs, comma-separated; the others are shown but not judged
     #[arg(long, value_name = "LIST")]
     gpus: Option<String>,
     /// The command to run and record, after `--`

@@ -8,6 +8,7 @@ mod field_batch;
 mod job_gpus;
 mod loader;
 mod memory;
+mod mig;
 mod report_io;
 mod scenarios;
 mod schema;

@@ -226,6 +226,7 @@ pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
     let text = patched(json, &[("speed", Value::from(run.speed))]);
     let schedule = nvml_sim_bundle::trainer::schedule(&text, duration)?;
     let sim = install_sim(&text, run.old_driver).map_err(|e| e.to_string())?;
+    let host_proc = nvml_sim_bundle::host_proc(&text, sim.dir()).map_err(|e| e.to_string())?;
     let cfg = RecorderConfig {
         interval_s: interval,
         nvml_path: Some(sim.lib().to_path_buf()),
@@ -237,6 +238,7 @@ pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
             gpus: run.gpus.clone(),
             pid: Some(std::process::id()),
             env: Some(run.job_env.clone()),
+            host_proc,
         },
         ..RecorderConfig::default()
     };

@@ -5,9 +5,14 @@
 use anyhow::Result;
 use gpuwhy_tests::{check, expected, record, scenario, scenario_names, Run};
 
-/// Prints the table; returns how many scenarios did not match.
-pub fn run(_args: &[String]) -> Result<usize> {
-    let names = scenario_names();
+/// Prints the table (of the scenarios named in `args`, or all); returns how many did not
+/// match.
+pub fn run(args: &[String]) -> Result<usize> {
+    // `cargo xtask scenarios NAME…` plays only the scenarios named.
+    let names: Vec<&str> = scenario_names()
+        .into_iter()
+        .filter(|n| args.is_empty() || args.iter().any(|a| a == n))
+        .collect();
     let handles: Vec<_> = names
         .iter()
         .map(|n| {

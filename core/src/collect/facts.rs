@@ -46,13 +46,14 @@ impl Facts {
 }
 
 /// A GPU's static facts, read once when it is opened, with the calls that failed other than
-/// with "not supported here". `gpm` says whether GPM is wanted and supported (its support is
-/// not asked for when it is not wanted).
+/// with "not supported here". `gpm` says whether GPM is wanted and supported by `gpm_probe`
+/// (the device whose GPM support decides: the GPU itself, or a MIG slice's parent GPU; its
+/// support is not asked for when GPM is not wanted).
 pub(super) fn device_info(
     nvml: &Nvml,
     handle: Device,
     index: u32,
-    want_gpm: bool,
+    gpm_probe: Option<Device>,
 ) -> (DeviceInfo, Facts) {
     let mut info = DeviceInfo {
         index,
@@ -89,7 +90,7 @@ pub(super) fn device_info(
     if f.get(nvml.field_values(handle, &mut links)).is_some() {
         info.nvlink_links = links[0].result.as_ref().ok().map(|v| *v as u32);
     }
-    info.gpm = want_gpm && f.get(nvml.gpm_supported(handle)).unwrap_or(false);
+    info.gpm = gpm_probe.is_some_and(|p| f.get(nvml.gpm_supported(p)).unwrap_or(false));
     (info, f)
 }
 

@@ -99,7 +99,27 @@ impl Gpu {
         stats: &mut CallStats,
     ) -> Result<(Gpu, DeviceInfo), NvmlError> {
         let handle = stats.time("nvmlDeviceGetHandleByIndex", || nvml.device_by_index(index))?;
-        let (info, f) = device_info(nvml, handle, index, want_gpm);
+        Ok(Gpu::open_handle(
+            nvml,
+            pos,
+            index,
+            handle,
+            want_gpm.then_some(handle),
+        ))
+    }
+
+    /// Reads the static facts of the device behind `handle` (a GPU's, or a MIG device's
+    /// from `collect::mig`), recorded as device `index`. GPM is read when `gpm_probe` (the
+    /// device whose GPM support decides: the GPU for a MIG device) supports it.
+    pub fn open_handle(
+        nvml: &Nvml,
+        pos: usize,
+        index: u32,
+        handle: Device,
+        gpm_probe: Option<Device>,
+    ) -> (Gpu, DeviceInfo) {
+        let want_gpm = gpm_probe.is_some();
+        let (info, f) = device_info(nvml, handle, index, gpm_probe);
         let gpm = info.gpm;
         let mut gpu = Gpu {
             pos,
@@ -135,7 +155,7 @@ impl Gpu {
                 gpu.off[m.index()] = Some("no NVLink on this GPU (link count 0 or unknown)".into());
             }
         }
-        Ok((gpu, info))
+        (gpu, info)
     }
 
     /// The calls for the static facts at [`Gpu::open`] that failed other than with "not

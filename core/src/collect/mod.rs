@@ -15,11 +15,14 @@ mod host_rows;
 mod init;
 mod journal_buf;
 mod live;
+mod mig;
+mod nsmap;
 mod probe;
 mod procwatch;
 mod ready;
 mod sampler;
 mod slow;
+mod smshare;
 
 pub use clock::{Clock, ManualClock, ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};
@@ -89,7 +92,7 @@ pub struct RecorderConfig {
 /// What tells the job's GPUs apart (`docs/job-gpus.md`).
 #[derive(Debug, Clone, Default)]
 pub struct JobConfig {
-    /// GPUs the user names (`--gpus`, the C ABI's `gpus`): NVML indices or `GPU-` UUIDs,
+    /// GPUs the user names (`--gpus`, the C ABI's `gpus`): NVML indices, `GPU-` or `MIG-` UUIDs,
     /// comma-separated. Wins over everything else.
     pub gpus: Option<String>,
     /// The job's root process when it is not `target_pid` (an in-process session: its own
@@ -98,6 +101,10 @@ pub struct JobConfig {
     /// The job's `CUDA_VISIBLE_DEVICES` and `CUDA_DEVICE_ORDER`; `None`: this process's
     /// environment when the recording stops.
     pub env: Option<crate::jobgpus::JobEnv>,
+    /// The `/proc` of the PID namespace NVML reports pids in, when it is not this
+    /// process's (inside a container: the host's, mounted e.g. at `/host/proc`); NVML's
+    /// pids are mapped through its `NSpid` lines (`docs/job-gpus.md`).
+    pub host_proc: Option<std::path::PathBuf>,
 }
 
 impl Default for RecorderConfig {

@@ -29,6 +29,10 @@ pub struct ProcWatch {
     seen: BTreeMap<(u32, u32), Seen>,
     /// GPUs whose process list cannot be read, and why.
     unreadable: BTreeMap<u32, String>,
+    /// Each process's share of SM time, where the driver gives it.
+    pub(super) sm: super::smshare::SmShares,
+    /// The `/proc` of NVML's PID namespace, when it is not this one (`nsmap.rs`).
+    ns: Option<super::nsmap::NsMap>,
 }
 
 /// Parses the `NSpid:` line of `/proc/<pid>/status`: the process's id in each PID namespace
@@ -117,6 +121,12 @@ impl ProcWatch {
         }
     }
 
+    /// NVML's pids are read through `ns`, the `/proc` of their PID namespace.
+    pub fn with_ns(mut self, ns: Option<super::nsmap::NsMap>) -> ProcWatch {
+        self.ns = ns;
+        self
+    }
+
     /// Whether a process tree is known.
     pub fn tree_known(&self) -> bool {
         self.root.is_some()
@@ -140,17 +150,25 @@ impl ProcWatch {
                 continue;
             }
             let root = self.root;
+            // The pid in this /proc's namespace: NVML's own, or mapped through `ns`.
+            let local = match &self.ns {
+                Some(ns) => ns.inner_pid(p.pid),
+                None => Some(p.pid),
+            };
             let (owner, name) = self
                 .owners
                 .entry(p.pid)
                 .or_insert_with(|| {
-                    let owner = direct(fs, root, p.pid).unwrap_or_else(|| match root {
-                        Some(r) if ids.get_or_insert_with(|| tree_ids(fs, r)).contains(&p.pid) => {
+                    let Some(pid) = local else {
+                        return (Owner::Unresolved, None);
+                    };
+                    let owner = direct(fs, root, pid).unwrap_or_else(|| match root {
+                        Some(r) if ids.get_or_insert_with(|| tree_ids(fs, r)).contains(&pid) => {
                             Owner::Job
                         }
                         _ => Owner::Unresolved,
                     });
-                    (owner, comm(fs, p.pid))
+                    (owner, comm(fs, pid))
                 })
                 .clone();
             self.seen.insert(
@@ -161,6 +179,7 @@ impl ProcWatch {
                     owner,
                     name,
                     used_mib: used,
+                    sm_share: None,
                     first_s: t,
                     last_s: t,
                 },
@@ -179,9 +198,15 @@ impl ProcWatch {
         !self.unreadable.contains_key(&device)
     }
 
-    /// Everything seen, by GPU then pid.
+    /// Everything seen, by GPU then pid, with each one's SM share where it is known.
     pub fn seen(&self) -> Vec<Seen> {
-        self.seen.values().cloned().collect()
+        self.seen
+            .values()
+            .map(|s| Seen {
+                sm_share: self.sm.share(s.device, s.pid),
+                ..s.clone()
+            })
+            .collect()
     }
 
     /// The decision at the end of a recording of `devices` (`None` without GPUs).
@@ -330,5 +355,31 @@ mod tests {
             .expect("GPUs");
         assert_eq!((j.indices, j.others), (vec![0], vec![1]));
         assert_eq!(j.shared.len(), 2, "the unresolved pids on the job's GPU");
+    }
+
+    #[test]
+    fn host_pids_map_through_the_host_proc_to_the_job_s_processes() {
+        // Inside a container: NVML says 4000101 (the host's id of worker 101); this /proc
+        // has no such pid, the host's /proc maps it.
+        let host = MemProc::new()
+            .with("/host/proc/4000101/status", "NSpid:\t4000101\t101\n")
+            .with("/host/proc/4000200/status", "NSpid:\t4000200\t200\n");
+        let ns = super::super::nsmap::NsMap::with_source(Box::new(host), "/host/proc");
+        let mut w = ProcWatch::new(Some(100)).with_ns(Some(ns));
+        let at = |pid| ProcessInfo {
+            pid,
+            used_memory: None,
+        };
+        w.observe(&machine(), 0, &[at(4000101), at(4000200), at(4000999)], 1.0);
+        let seen: Vec<(u32, Owner)> = w.seen().iter().map(|s| (s.pid, s.owner)).collect();
+        assert_eq!(
+            seen,
+            [
+                (4000101, Owner::Job),
+                (4000200, Owner::Other),
+                (4000999, Owner::Unresolved)
+            ]
+        );
+        assert_eq!(w.seen()[0].name.as_deref(), Some("pt_data_worker"));
     }
 }

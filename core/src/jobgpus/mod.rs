@@ -21,7 +21,7 @@ use crate::report::{DeviceInfo, ForeignProcess, JobGpus, JobGpusMethod};
 pub struct Gpu {
     /// NVML index.
     pub index: u32,
-    /// `GPU-…` UUID.
+    /// `GPU-…` UUID (`MIG-…` for a MIG device).
     pub uuid: Option<String>,
     /// PCI bus id.
     pub pci_bus_id: Option<String>,
@@ -29,6 +29,8 @@ pub struct Gpu {
     pub name: Option<String>,
     /// Total memory, MiB.
     pub memory_total_mib: Option<f64>,
+    /// For a MIG device: the index of the GPU it is a slice of.
+    pub parent: Option<u32>,
 }
 
 impl From<&DeviceInfo> for Gpu {
@@ -39,6 +41,7 @@ impl From<&DeviceInfo> for Gpu {
             pci_bus_id: d.pci_bus_id.clone(),
             name: d.name.clone(),
             memory_total_mib: d.memory_total_mib,
+            parent: d.mig.as_ref().map(|m| m.parent),
         }
     }
 }
@@ -67,6 +70,8 @@ pub struct Seen {
     pub name: Option<String>,
     /// Most memory it held, MiB.
     pub used_mib: Option<f64>,
+    /// Mean share of the GPU's SM time in the driver's per-process samples, 0–1.
+    pub sm_share: Option<f64>,
     /// First and last time seen, seconds.
     pub first_s: f64,
     /// Last time seen, seconds.
@@ -155,6 +160,15 @@ fn choose(i: &Inputs<'_>) -> Result<(Vec<u32>, JobGpusMethod, String), Vec<Strin
         .collect();
     mine.sort_unstable();
     mine.dedup();
+    // A GPU's process list also shows the processes of its MIG devices: the slice the job
+    // runs on is the job's, not the whole GPU.
+    let sliced: Vec<u32> = i
+        .gpus
+        .iter()
+        .filter(|g| mine.contains(&g.index))
+        .filter_map(|g| g.parent)
+        .collect();
+    mine.retain(|g| !sliced.contains(g));
     if !mine.is_empty() {
         let pids: Vec<u32> = i
             .seen
@@ -217,7 +231,7 @@ fn by_cuda_env(i: &Inputs<'_>, cvd: &str) -> Result<Vec<u32>, String> {
     found.dedup();
     if found.is_empty() {
         let mig = if sel.iter().any(|s| matches!(s, Selector::Mig(_))) {
-            " (MIG instances are not matched to their GPU)"
+            " (no MIG device of this node has that UUID)"
         } else {
             ""
         };
@@ -231,13 +245,24 @@ fn by_cuda_env(i: &Inputs<'_>, cvd: &str) -> Result<Vec<u32>, String> {
 /// Decides which GPUs are the job's, and lists the other processes on them.
 pub fn decide(i: &Inputs<'_>) -> JobGpus {
     let all: Vec<u32> = i.gpus.iter().map(|g| g.index).collect();
+    // A MIG-enabled GPU's work is its slices': with the slices taken, the GPU itself would
+    // be counted twice (and it reports no utilization to compare).
+    let sliced: Vec<u32> = i.gpus.iter().filter_map(|g| g.parent).collect();
     let (indices, method, reason) = match choose(i) {
         Ok(c) => c,
         Err(why_not) => (
-            all.clone(),
+            all.iter()
+                .copied()
+                .filter(|g| !sliced.contains(g))
+                .collect(),
             JobGpusMethod::All,
             format!(
-                "every GPU is taken for the job's: {}; name them with --gpus",
+                "every GPU is taken for the job's{}: {}; name them with --gpus",
+                if sliced.is_empty() {
+                    ""
+                } else {
+                    " (the MIG slices, not their GPUs)"
+                },
                 why_not.join("; ")
             ),
         ),
@@ -275,6 +300,7 @@ fn foreign(i: &Inputs<'_>, job: &[u32]) -> Vec<ForeignProcess> {
                 name: s.name.clone(),
                 used_mib: s.used_mib,
                 memory_share: s.used_mib.zip(total).map(|(u, t)| u / t),
+                sm_share: s.sm_share,
                 first_s: s.first_s,
                 last_s: s.last_s,
             }

@@ -34,8 +34,8 @@ fn entry(text: &str) -> Option<Selector> {
     t.parse::<u32>().ok().map(Selector::Index)
 }
 
-/// Parses `--gpus`: comma-separated NVML indices (as `nvidia-smi` numbers GPUs) or `GPU-`
-/// UUIDs. Every entry must be valid.
+/// Parses `--gpus`: comma-separated NVML indices (as `nvidia-smi` numbers GPUs), `GPU-`
+/// UUIDs or `MIG-` UUIDs. Every entry must be valid.
 ///
 /// # Errors
 ///
@@ -48,7 +48,7 @@ pub fn parse_gpus(text: &str) -> Result<Vec<Selector>, String> {
             Some(_) => {}
             None => {
                 return Err(format!(
-                    "`{}` in the GPU list `{text}` is neither an NVML index (0, 1, …) nor a GPU UUID (GPU-…)",
+                    "`{}` in the GPU list `{text}` is neither an NVML index (0, 1, …) nor a GPU UUID (GPU-…) nor a MIG device UUID (MIG-…)",
                     part.trim()
                 ))
             }
@@ -85,6 +85,13 @@ pub fn parse_cuda_visible_devices(text: &str) -> Vec<Selector> {
 /// On a node of one model every GPU is as fast as the others, and the order is taken to be the
 /// PCI one; on a node of several models it cannot be known (`docs/job-gpus.md`).
 pub fn cuda_order(gpus: &[Gpu], device_order: Option<&str>) -> Result<Vec<u32>, String> {
+    // Ordinals number GPUs; MIG devices are named by their UUIDs (docs/job-gpus.md).
+    let gpus: Vec<Gpu> = gpus
+        .iter()
+        .filter(|g| g.parent.is_none())
+        .cloned()
+        .collect();
+    let gpus = gpus.as_slice();
     let mut by_pci: Vec<&Gpu> = gpus.iter().collect();
     by_pci.sort_by(|a, b| {
         let key = |g: &Gpu| g.pci_bus_id.as_ref().map(|p| p.to_ascii_lowercase());
@@ -102,7 +109,8 @@ pub fn cuda_order(gpus: &[Gpu], device_order: Option<&str>) -> Result<Vec<u32>, 
 }
 
 /// The GPUs `s` names: by NVML index when `order` is `None`, by CUDA ordinal through
-/// `order` otherwise; UUIDs by case-insensitive prefix. MIG UUIDs name no whole GPU.
+/// `order` otherwise; `GPU-` and `MIG-` UUIDs by case-insensitive prefix (a `MIG-` UUID
+/// names a MIG device, recorded as a device of its own).
 pub fn resolve(s: &Selector, gpus: &[Gpu], order: Option<&[u32]>) -> Vec<u32> {
     match s {
         Selector::Index(i) => match order {
@@ -113,7 +121,7 @@ pub fn resolve(s: &Selector, gpus: &[Gpu], order: Option<&[u32]>) -> Vec<u32> {
                 .map(|g| g.index)
                 .collect(),
         },
-        Selector::Uuid(u) => {
+        Selector::Uuid(u) | Selector::Mig(u) => {
             let u = u.to_ascii_lowercase();
             gpus.iter()
                 .filter(|g| {
@@ -124,7 +132,6 @@ pub fn resolve(s: &Selector, gpus: &[Gpu], order: Option<&[u32]>) -> Vec<u32> {
                 .map(|g| g.index)
                 .collect()
         }
-        Selector::Mig(_) => Vec::new(),
     }
 }
 
@@ -139,6 +146,7 @@ mod tests {
             pci_bus_id: Some(bus.into()),
             name: Some(name.into()),
             memory_total_mib: Some(80.0 * 1024.0),
+            parent: None,
         }
     }
 
@@ -199,7 +207,24 @@ mod tests {
         );
         assert_eq!(
             resolve(&Selector::Mig("MIG-1".into()), &gpus, None),
-            Vec::<u32>::new()
+            Vec::<u32>::new(),
+            "no MIG device has that UUID"
+        );
+        let mut sliced = gpus.to_vec();
+        sliced.push(Gpu {
+            index: 2,
+            uuid: Some("MIG-5e1f-aaaa".into()),
+            parent: Some(0),
+            ..Gpu::default()
+        });
+        assert_eq!(
+            resolve(&Selector::Mig("mig-5E1F".into()), &sliced, None),
+            [2]
+        );
+        assert_eq!(
+            cuda_order(&sliced, Some("PCI_BUS_ID")),
+            Ok(vec![0, 1]),
+            "ordinals number whole GPUs"
         );
     }
 }

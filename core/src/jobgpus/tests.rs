@@ -8,8 +8,25 @@ fn gpus(n: u32) -> Vec<Gpu> {
             pci_bus_id: Some(format!("0000:{:02X}:00.0", 0x18 + i)),
             name: Some("NVIDIA H100 80GB HBM3".into()),
             memory_total_mib: Some(80_000.0),
+            parent: None,
         })
         .collect()
+}
+
+/// GPU 0 whole, GPU 1 MIG-enabled with two slices (indices 2 and 3).
+fn sliced() -> Vec<Gpu> {
+    let mut g = gpus(2);
+    for (index, slot) in [(2, 0), (3, 1)] {
+        g.push(Gpu {
+            index,
+            uuid: Some(format!("MIG-{slot}1111111-bbbb")),
+            pci_bus_id: g[1].pci_bus_id.clone(),
+            name: Some("NVIDIA H100 80GB HBM3 MIG 3g.40gb".into()),
+            memory_total_mib: Some(40_000.0),
+            parent: Some(1),
+        });
+    }
+    g
 }
 
 fn seen(device: u32, pid: u32, owner: Owner, used_mib: f64) -> Seen {
@@ -19,6 +36,7 @@ fn seen(device: u32, pid: u32, owner: Owner, used_mib: f64) -> Seen {
         owner,
         name: None,
         used_mib: Some(used_mib),
+        sm_share: None,
         first_s: 1.0,
         last_s: 9.0,
     }
@@ -172,4 +190,40 @@ fn diagnose_override_keeps_the_recorded_neighbours_of_the_gpus_that_stay() {
     assert_eq!((j.indices, j.others), (vec![1], vec![0, 2]));
     assert_eq!(j.shared.len(), 1);
     assert_eq!(j.shared[0].pid, 2);
+}
+
+#[test]
+fn a_mig_uuid_in_cuda_visible_devices_names_its_slice_alone() {
+    let g = sliced();
+    let j = run(&g, &[], &cvd("MIG-11111111-bbbb"), None);
+    assert_eq!(j.method, JobGpusMethod::CudaVisibleDevices);
+    assert_eq!((j.indices, j.others), (vec![3], vec![0, 1, 2]));
+    let none = run(&g, &[], &cvd("MIG-ffff"), None);
+    assert_eq!(none.method, JobGpusMethod::All);
+    assert!(none.reason.contains("no MIG device"), "{}", none.reason);
+    // Taking every device, the sliced GPU is left to its slices.
+    assert_eq!((none.indices, none.others), (vec![0, 2, 3], vec![1]));
+}
+
+#[test]
+fn a_job_process_on_a_slice_makes_the_slice_the_job_s_not_its_gpu() {
+    let g = sliced();
+    // The GPU's list shows the slice's processes too, as a driver's does.
+    let mut neighbour = seen(3, 7777, Owner::Other, 10_000.0);
+    neighbour.sm_share = Some(0.4);
+    let s = [
+        seen(1, 4242, Owner::Job, 30_000.0),
+        seen(3, 4242, Owner::Job, 30_000.0),
+        neighbour,
+    ];
+    let j = run(&g, &s, &JobEnv::default(), None);
+    assert_eq!(j.method, JobGpusMethod::Processes);
+    assert_eq!((j.indices, j.others), (vec![3], vec![0, 1, 2]));
+    assert_eq!(j.shared.len(), 1);
+    assert_eq!(
+        j.shared[0].memory_share,
+        Some(0.25),
+        "of the slice's memory"
+    );
+    assert_eq!(j.shared[0].sm_share, Some(0.4));
 }

@@ -107,6 +107,11 @@ impl RankDigest {
         indices.extend(report.series.iter().map(|s| s.device));
         indices.sort_unstable();
         indices.dedup();
+        // GPUs the rank's recording decided are not the job's (`run.job_gpus`) are another
+        // job's: they are never compared across ranks (docs/job-gpus.md).
+        if let Some(job) = &report.run.job_gpus {
+            indices.retain(|i| job.is_job(*i));
+        }
         Ok(RankDigest {
             file: file.to_string(),
             run: report.run.clone(),
@@ -120,5 +125,34 @@ impl RankDigest {
                 .cloned()
                 .collect(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{DeviceInfo, JobGpus, JobGpusMethod};
+
+    #[test]
+    fn gpus_not_of_the_job_are_left_out_of_the_digest() {
+        let mut report =
+            Report::from_recording(&crate::recording::Recording::new(Default::default()));
+        report.devices = (0..4)
+            .map(|index| DeviceInfo {
+                index,
+                ..DeviceInfo::default()
+            })
+            .collect();
+        let all = RankDigest::of(&report, "r0.json").expect("a rank report");
+        assert_eq!(all.gpus.len(), 4, "no decision recorded: every GPU");
+        report.run.job_gpus = Some(JobGpus {
+            indices: vec![2],
+            others: vec![0, 1, 3],
+            method: JobGpusMethod::CudaVisibleDevices,
+            ..JobGpus::default()
+        });
+        let d = RankDigest::of(&report, "r0.json").expect("a rank report");
+        let kept: Vec<u32> = d.gpus.iter().map(|g| g.index).collect();
+        assert_eq!(kept, [2]);
     }
 }

@@ -127,7 +127,7 @@ impl Nvml {
         })
     }
 
-    fn own_sample(&self, s: &GpmSample<'_>) -> Result<sys::nvmlGpmSample_t, NvmlError> {
+    pub(super) fn own_sample(&self, s: &GpmSample<'_>) -> Result<sys::nvmlGpmSample_t, NvmlError> {
         if std::ptr::eq(s.nvml, self) {
             Ok(s.handle)
         } else {

@@ -197,6 +197,7 @@ fn bindings_match_nvidias_header() {
     let mut c = Check::new("core");
     layouts(&mut c);
     constants(&mut c);
+    super::mig::header::facts(&mut c);
     for (symbol, prototypes) in symbols::prototypes() {
         c.function(symbol, prototypes);
     }

@@ -23,6 +23,7 @@ mod gpm;
 #[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
 mod header_check;
 mod library;
+mod mig;
 mod processes;
 mod readings;
 mod search;
@@ -40,6 +41,7 @@ pub use gpm::{
     GPM_PCIE_TX_PER_SEC, GPM_SM_OCCUPANCY, GPM_SM_UTIL,
 };
 pub use library::Nvml;
+pub use mig::{ProcessUtilization, NVML_DEVICE_MIG_DISABLE, NVML_DEVICE_MIG_ENABLE};
 pub use processes::ProcessInfo;
 pub use readings::{
     ClockType, MemoryInfo, PcieCounter, TemperatureThreshold, Utilization, POWER_MAX_PLAUSIBLE_MW,

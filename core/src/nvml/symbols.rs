@@ -333,6 +333,33 @@ symbols! {
         "nvmlDeviceGetComputeRunningProcesses_v2": ProcessesFn => same,
         "nvmlDeviceGetComputeRunningProcesses": ProcessesFn => same,
     ];
+    /// Per-process utilization samples (`mig.rs`).
+    process_utilization: "nvmlDeviceGetProcessUtilization", super::mig::ProcessUtilFn =
+        ["nvmlDeviceGetProcessUtilization": super::mig::ProcessUtilFn => same];
+    /// MIG mode, current and pending (`mig.rs`).
+    mig_mode: "nvmlDeviceGetMigMode", super::mig::DevUintUintFn =
+        ["nvmlDeviceGetMigMode": super::mig::DevUintUintFn => same];
+    /// MIG device slots of a GPU.
+    max_mig_device_count: "nvmlDeviceGetMaxMigDeviceCount", DevUintFn =
+        ["nvmlDeviceGetMaxMigDeviceCount": DevUintFn => same];
+    /// MIG device handle by slot.
+    mig_device_by_index: "nvmlDeviceGetMigDeviceHandleByIndex", super::mig::MigByIndexFn =
+        ["nvmlDeviceGetMigDeviceHandleByIndex": super::mig::MigByIndexFn => same];
+    /// Whether a handle is a MIG device's.
+    is_mig_device: "nvmlDeviceIsMigDeviceHandle", DevUintFn =
+        ["nvmlDeviceIsMigDeviceHandle": DevUintFn => same];
+    /// A MIG device's parent GPU.
+    mig_parent: "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", super::mig::DevHandleFn =
+        ["nvmlDeviceGetDeviceHandleFromMigDeviceHandle": super::mig::DevHandleFn => same];
+    /// A MIG device's GPU instance id.
+    gpu_instance_id: "nvmlDeviceGetGpuInstanceId", DevUintFn =
+        ["nvmlDeviceGetGpuInstanceId": DevUintFn => same];
+    /// A MIG device's compute instance id.
+    compute_instance_id: "nvmlDeviceGetComputeInstanceId", DevUintFn =
+        ["nvmlDeviceGetComputeInstanceId": DevUintFn => same];
+    /// GPM snapshot of one GPU instance.
+    gpm_mig_sample_get: "nvmlGpmMigSampleGet", super::mig::GpmMigSampleGetFn =
+        ["nvmlGpmMigSampleGet": super::mig::GpmMigSampleGetFn => same];
     /// Event-set creation.
     event_set_create: "nvmlEventSetCreate", AllocFn = ["nvmlEventSetCreate": AllocFn => same];
     /// Event registration.

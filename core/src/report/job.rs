@@ -18,6 +18,20 @@ pub enum JobGpusMethod {
     All,
 }
 
+/// What a MIG device is a slice of (`devices[].mig`; see `docs/job-gpus.md`, "MIG").
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct MigDevice {
+    /// Report index of the GPU it is a slice of.
+    pub parent: u32,
+    /// Its slot on that GPU (`nvmlDeviceGetMigDeviceHandleByIndex`).
+    pub slot: u32,
+    /// Its GPU instance id (GPM samples per GPU instance).
+    pub gpu_instance: Option<u32>,
+    /// Its compute instance id.
+    pub compute_instance: Option<u32>,
+}
+
 /// A process that is not the job's, seen on one of the job's GPUs.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
@@ -32,6 +46,11 @@ pub struct ForeignProcess {
     pub used_mib: Option<f64>,
     /// That memory over the GPU's total.
     pub memory_share: Option<f64>,
+    /// Its mean share of the GPU's SM time over the driver's per-process samples
+    /// (`nvmlDeviceGetProcessUtilization`), 0–1; `null` where the driver gives none (MIG,
+    /// older drivers, no sample while it ran).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sm_share: Option<f64>,
     /// First time it was seen, seconds since the run started.
     pub first_s: f64,
     /// Last time it was seen, seconds since the run started.

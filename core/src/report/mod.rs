@@ -23,7 +23,7 @@ pub use column::Column;
 pub use finding::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
 pub use group::{device_set, group_by_device};
 pub use io::write_atomic;
-pub use job::{ForeignProcess, JobGpus, JobGpusMethod};
+pub use job::{ForeignProcess, JobGpus, JobGpusMethod, MigDevice};
 pub use model::{
     Capability, CoarseColumn, CoarseData, DataLoaderInfo, DeviceInfo, DeviceSeries, Event, Fault,
     HostData, HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,

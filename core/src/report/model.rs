@@ -151,7 +151,7 @@ pub struct DeviceInfo {
     pub index: u32,
     /// Product name.
     pub name: Option<String>,
-    /// `GPU-…` UUID.
+    /// `GPU-…` UUID (`MIG-…` for a MIG device).
     pub uuid: Option<String>,
     /// PCI bus id.
     pub pci_bus_id: Option<String>,
@@ -189,6 +189,9 @@ pub struct DeviceInfo {
     pub capabilities: BTreeMap<String, Capability>,
     /// Seconds into the run when the GPU was lost (fell off the bus), if it was.
     pub lost_at_s: Option<f64>,
+    /// For a MIG device: the GPU it is a slice of and its instance (absent for a GPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig: Option<super::job::MigDevice>,
 }
 
 /// Static facts about the host.

@@ -11,7 +11,7 @@ static META: RuleMeta = RuleMeta {
     doc: RuleDoc {
         detects: "A compute process that is not of the recorded job (not the recorded command or its descendants, not the session's own process) on one of the job's GPUs.",
         why: "GPUs time-slice between processes' contexts and split their memory: a neighbour's job, a forgotten notebook or an evaluation process takes SM time and memory from training, and makes the job's GPU a straggler among its peers. On shared machines it is a cause of slowness in its own right.",
-        evidence: "The GPUs' compute-process lists read during the run, each process's peak memory over the GPU's total and the share of the run it was seen. Only said when the job's own processes were found in those lists, so the rest can be told apart (see docs/job-gpus.md).",
+        evidence: "The GPUs' compute-process lists read during the run, each process's peak memory over the GPU's total, its share of the GPU's SM time where the driver gives per-process utilization (not on MIG), and the share of the run it was seen. Only said when the job's own processes were found in those lists, so the rest can be told apart (see docs/job-gpus.md).",
         first: "Find the process (`nvidia-smi`, the pid and name in the evidence) and stop or move it; ask the scheduler for exclusive GPUs (compute mode EXCLUSIVE_PROCESS, a Kubernetes GPU limit, Slurm --exclusive).",
     },
 };
@@ -19,6 +19,12 @@ static META: RuleMeta = RuleMeta {
 /// Memory share at or above which a neighbour counts as heavy, %: a CUDA context alone takes
 /// a few hundred MiB, about 0.5 % of an 80 GB GPU; 10 % is a real workload's allocation.
 pub const HEAVY_MEMORY_PCT: f64 = 10.0;
+
+/// SM-time share at or above which a neighbour counts as heavy, %: GPUs time-slice between
+/// processes' contexts, so the share the driver attributes to the neighbour
+/// (`nvmlDeviceGetProcessUtilization`, docs/job-gpus.md) is time the job's kernels could not
+/// run; a tenth of the GPU's time is as much as the memory line's real workload.
+pub const HEAVY_SM_PCT: f64 = 10.0;
 
 /// See the module docs.
 pub struct SharedGpu;
@@ -57,6 +63,19 @@ impl Rule for SharedGpu {
                 heavy |= e.agrees;
                 ev.push(e);
             }
+            if let Some(sm) = p.sm_share {
+                let mut e = evidence(
+                    &format!("{who} SM time share"),
+                    sm * 100.0,
+                    ">=",
+                    HEAVY_SM_PCT,
+                    "%",
+                    Some(p.device),
+                );
+                e.time_range = Some([p.first_s, p.last_s]);
+                heavy |= e.agrees;
+                ev.push(e);
+            }
             if s.duration_s > 0.0 {
                 let seen = ((p.last_s - p.first_s) / s.duration_s).clamp(0.0, 1.0);
                 ev.push(evidence(
@@ -71,7 +90,10 @@ impl Rule for SharedGpu {
             let mem = p
                 .used_mib
                 .map_or(String::new(), |m| format!(", {:.1} GiB", m / 1024.0));
-            names.push(format!("{who} on GPU {}{mem}", p.device));
+            let sm = p
+                .sm_share
+                .map_or(String::new(), |x| format!(", {:.0}% of SM time", x * 100.0));
+            names.push(format!("{who} on GPU {}{mem}{sm}", p.device));
         }
         let mut f = META.finding(
             if heavy { 0.8 } else { 0.6 },
@@ -97,7 +119,9 @@ impl Rule for SharedGpu {
             expect: "step time and the job's GPU utilization return to those of the unshared GPUs; the GPU no longer straggles".into(),
             metric: "step time p50, util_gpu p50 of the shared GPU".into(),
         };
-        f.unseen = vec!["How much SM time the other process takes is not measured (per-process utilization is not read); its memory share and presence are.".into()];
+        if shared.iter().any(|p| p.sm_share.is_none()) {
+            f.unseen = vec!["How much SM time some of the other processes take is not known: the driver gave no per-process utilization for them (not supported on MIG-enabled GPUs and some boards, or no sample while they ran); their memory share and presence are.".into()];
+        }
         Some(f)
     }
 }
@@ -152,6 +176,7 @@ mod tests {
             name: Some("python3".into()),
             used_mib: Some(20_000.0),
             memory_share: Some(0.25),
+            sm_share: None,
             first_s: 0.0,
             last_s: r.run.duration_s,
         }]));
@@ -168,5 +193,31 @@ mod tests {
             q
         });
         assert!(find(&quiet, "shared_gpu").is_none());
+    }
+
+    #[test]
+    fn a_neighbour_s_sm_share_is_evidence_of_its_own() {
+        let mut r = busy_and_idle();
+        r.run.job_gpus = Some(job_on_gpu0(vec![ForeignProcess {
+            device: 0,
+            pid: 4100,
+            used_mib: Some(800.0),
+            memory_share: Some(0.01),
+            sm_share: Some(0.35),
+            first_s: 0.0,
+            last_s: r.run.duration_s,
+            ..ForeignProcess::default()
+        }]));
+        let r = diagnosed(r);
+        let f = find(&r, "shared_gpu").expect("fires");
+        let sm = f
+            .evidence
+            .iter()
+            .find(|e| e.metric.contains("SM time share"))
+            .expect("SM share evidence");
+        assert_eq!((sm.value, sm.threshold, sm.agrees), (35.0, 10.0, true));
+        assert_eq!(f.confidence, 0.8, "a small context but a heavy SM user");
+        assert!(f.summary.contains("35% of SM time"), "{}", f.summary);
+        assert!(f.unseen.is_empty(), "nothing left unmeasured");
     }
 }

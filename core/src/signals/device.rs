@@ -118,6 +118,9 @@ pub struct DeviceSignals {
     pub dips: Vec<(f64, Option<bool>)>,
     /// Names of metrics that were not available, with the reason.
     pub unavailable: Vec<(String, String)>,
+    /// The utilization signals read GPM SM activity: the driver gave no utilization (a MIG
+    /// device) but GPM was read (`gpm_activity.rs`).
+    pub util_from_gpm: bool,
     /// Number of samples.
     pub samples: usize,
     /// Whether this GPU is one the job uses (false for GPUs the report marks as not the job's).
@@ -190,6 +193,9 @@ impl DeviceSignals {
             }
         }
         let Some(data) = data else { return s };
+        let from_gpm = super::gpm_activity::util_from_gpm(data);
+        s.util_from_gpm = from_gpm.is_some();
+        let data = from_gpm.as_ref().unwrap_or(data);
         let util = column(data, GpuMetric::UtilGpu);
         s.samples = util.len();
         s.busy = super::busy::shares(data, interval_s);

@@ -8,6 +8,7 @@
 pub mod busy;
 pub mod cross;
 mod device;
+mod gpm_activity;
 pub mod stats;
 pub mod steps;
 

@@ -4,7 +4,10 @@
 //! [`install`] writes a library (and optionally a scenario) into a directory; load it from
 //! there through the ordinary NVML loader. This crate does not load anything itself.
 
+mod host_proc;
 pub mod trainer;
+
+pub use host_proc::host_proc;
 
 use std::fs;
 use std::io::{self, Write};

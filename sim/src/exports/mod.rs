@@ -20,6 +20,7 @@ pub mod fields;
 #[cfg(not(feature = "old-driver"))]
 pub mod gpm;
 pub mod identity;
+pub mod mig;
 pub mod pcie;
 pub mod processes;
 pub mod system;
@@ -81,6 +82,16 @@ pub const FUNCTIONS: &[&str] = &[
     "nvmlGpmSampleFree",
     "nvmlGpmSampleGet",
     "nvmlGpmMetricsGet",
+    // MIG and per-process utilization (`mig.rs`).
+    "nvmlDeviceGetMigMode",
+    "nvmlDeviceGetMaxMigDeviceCount",
+    "nvmlDeviceGetMigDeviceHandleByIndex",
+    "nvmlDeviceIsMigDeviceHandle",
+    "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+    "nvmlDeviceGetGpuInstanceId",
+    "nvmlDeviceGetComputeInstanceId",
+    "nvmlGpmMigSampleGet",
+    "nvmlDeviceGetProcessUtilization",
 ];
 
 /// The functions the `old-driver` build leaves out (an R450-era symbol set).
@@ -100,6 +111,7 @@ pub const OLD_DRIVER_OMITS: &[&str] = &[
     "nvmlGpmSampleFree",
     "nvmlGpmSampleGet",
     "nvmlGpmMetricsGet",
+    "nvmlGpmMigSampleGet",
 ];
 
 /// Runs an export's body, turning `Err(code)` into `code` and a panic into
@@ -192,6 +204,7 @@ mod tests {
             include_str!("processes.rs"),
             include_str!("events.rs"),
             include_str!("gpm.rs"),
+            include_str!("mig.rs"),
         ];
         let mut exported: Vec<&str> = sources
             .iter()

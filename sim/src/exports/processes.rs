@@ -11,7 +11,7 @@ const MIB: u64 = 1 << 20;
 
 fn info_v2(p: &Process) -> NvmlProcessInfo {
     NvmlProcessInfo {
-        pid: p.pid,
+        pid: p.reported_pid(),
         used_gpu_memory: p.used_mib * MIB,
         gpu_instance_id: NO_MIG_INSTANCE,
         compute_instance_id: NO_MIG_INSTANCE,
@@ -20,7 +20,7 @@ fn info_v2(p: &Process) -> NvmlProcessInfo {
 
 fn info_v1(p: &Process) -> NvmlProcessInfoV1 {
     NvmlProcessInfoV1 {
-        pid: p.pid,
+        pid: p.reported_pid(),
         used_gpu_memory: p.used_mib * MIB,
     }
 }

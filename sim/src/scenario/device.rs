@@ -12,6 +12,11 @@ use super::preset::{self, Facts};
 use crate::metric::{self, Metric};
 use crate::pattern::{FromWorkload, Kind, Noise, NoiseKey, Pattern};
 
+mod mig;
+mod process;
+
+pub use process::Process;
+
 /// A device as written in the scenario file; every fact is optional.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,53 +54,22 @@ pub struct DeviceFile {
     metrics: BTreeMap<Metric, Pattern>,
     #[serde(default)]
     processes: Vec<Process>,
+    /// MIG devices of this GPU, in slot order; MIG mode is on when any is given
+    /// (`mig.rs`).
+    #[serde(default)]
+    mig: Vec<DeviceFile>,
+    /// For a MIG device: its profile, e.g. `3g.40gb` (part of its name).
+    profile: Option<String>,
+    /// For a MIG device: its GPU instance id.
+    gpu_instance_id: Option<u32>,
+    /// For a MIG device: its compute instance id (default 0).
+    compute_instance_id: Option<u32>,
     #[serde(default, rename = "note")]
     _note: Option<String>,
 }
 
 fn one() -> u32 {
     1
-}
-
-/// A compute process shown on a device while `from_s <= t < until_s`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Process {
-    /// Process id; `"self"` in the file is the process that loaded the simulator (the
-    /// recording's own process: the job, for an in-process session or the demo).
-    #[serde(deserialize_with = "pid_or_self")]
-    pub pid: u32,
-    /// Device memory it holds, MiB.
-    pub used_mib: u64,
-    /// When it appears (default 0).
-    #[serde(default)]
-    pub from_s: f64,
-    /// When it exits (default never).
-    pub until_s: Option<f64>,
-}
-
-/// A pid as written in a scenario: a number, or `"self"` for this process's id.
-fn pid_or_self<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Pid {
-        Number(u32),
-        Name(String),
-    }
-    match Pid::deserialize(d)? {
-        Pid::Number(n) => Ok(n),
-        Pid::Name(s) if s == "self" => Ok(std::process::id()),
-        Pid::Name(s) => Err(serde::de::Error::custom(format!(
-            "pid `{s}`: a number, or \"self\" for the process that loads the simulator"
-        ))),
-    }
-}
-
-impl Process {
-    /// Whether the process is running at simulated time `t`.
-    pub fn alive(&self, t: f64) -> bool {
-        t >= self.from_s && self.until_s.is_none_or(|u| t < u)
-    }
 }
 
 /// A device ready to be played.
@@ -120,6 +94,10 @@ pub struct Device {
     pub no_permission: Vec<String>,
     /// Running compute processes.
     pub processes: Vec<Process>,
+    /// MIG devices of this GPU in slot order (MIG mode is on when any).
+    pub mig: Vec<Device>,
+    /// For a MIG device: `(GPU instance id, compute instance id)`; its `index` is its GPU's.
+    pub instance: Option<(u32, u32)>,
     patterns: Vec<Pattern>,
     seed: u64,
 }
@@ -185,10 +163,48 @@ impl DeviceFile {
         scenario_name: &str,
         schedule: Option<&Arc<Schedule>>,
     ) -> Result<Device, String> {
+        let mut d = self.resolve_with(index, seed, scenario_name, schedule, None)?;
+        d.mig = self
+            .mig
+            .iter()
+            .enumerate()
+            .map(|(slot, m)| {
+                m.resolve_mig(
+                    &d,
+                    self.preset.as_deref(),
+                    slot,
+                    seed,
+                    scenario_name,
+                    schedule,
+                )
+                .map_err(|e| format!("mig[{slot}]: {e}"))
+            })
+            .collect::<Result<_, _>>()?;
+        if !d.mig.is_empty() {
+            d.unsupported
+                .extend(mig::UNSUPPORTED_ON_MIG_GPU.map(String::from));
+        }
+        Ok(d)
+    }
+
+    /// [`DeviceFile::resolve`] without MIG devices; `preset_fallback` is the preset used
+    /// when this entry names none (a MIG device's GPU's).
+    fn resolve_with(
+        &self,
+        index: u32,
+        seed: u64,
+        scenario_name: &str,
+        schedule: Option<&Arc<Schedule>>,
+        preset_fallback: Option<&str>,
+    ) -> Result<Device, String> {
         if self.count == 0 {
             return Err("`count` must be at least 1".into());
         }
-        let preset_name = self.preset.as_deref().unwrap_or(preset::DEFAULT);
+        let preset_name = self
+            .preset
+            .as_deref()
+            .or(preset_fallback)
+            .unwrap_or(preset::DEFAULT);
         let mut facts = preset::lookup(preset_name).ok_or_else(|| {
             format!(
                 "unknown preset `{preset_name}` (known: {})",
@@ -230,6 +246,8 @@ impl DeviceFile {
             unsupported: self.unsupported.clone(),
             no_permission: self.no_permission.clone(),
             processes: self.processes.clone(),
+            mig: Vec::new(),
+            instance: None,
             patterns,
             seed,
         })
@@ -320,108 +338,4 @@ impl DeviceFile {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn device(json: &str) -> Result<Device, String> {
-        let file: DeviceFile = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        file.resolve(0, 0, "test", None)
-    }
-
-    #[test]
-    fn defaults_come_from_the_preset_and_follow_utilization() {
-        let d = device(r#"{"metrics": {"util_gpu": 100}}"#).expect("valid");
-        assert_eq!(d.name, "NVIDIA H100 80GB HBM3");
-        assert!(d.gpm, "Hopper has GPM by default");
-        assert_eq!(d.value(Metric::PowerW, 0.0), 0.85 * 700.0);
-        assert_eq!(d.value(Metric::SmClockMhz, 0.0), 1980.0);
-        assert_eq!(d.value(Metric::GraphicsClockMhz, 0.0), 1980.0);
-        assert_eq!(d.value(Metric::VideoClockMhz, 0.0), 1755.0);
-        assert_eq!(d.value(Metric::PcieGen, 0.0), 5.0);
-    }
-
-    #[test]
-    fn overrides_win_over_the_preset() {
-        let d = device(
-            r#"{"preset": "rtx-3090", "name": "Custom", "power_limit_w": 300, "pci_device_id": "0x220410DE",
-                "pci_bus_id": "0000:41:00.0", "uuid": "GPU-1"}"#,
-        )
-        .expect("valid");
-        assert_eq!(d.name, "Custom");
-        assert_eq!(d.facts.power_limit_w, 300.0);
-        assert_eq!(d.facts.architecture, 7);
-        assert!(!d.gpm);
-        assert_eq!(
-            d.pci,
-            PciAddress {
-                domain: 0,
-                bus: 0x41,
-                device: 0
-            }
-        );
-        assert_eq!(d.uuid, "GPU-1");
-    }
-
-    #[test]
-    fn values_are_clamped_to_the_metric_range() {
-        let d = device(r#"{"metrics": {"util_gpu": 180, "mem_used_mib": 1e9}}"#).expect("valid");
-        assert_eq!(d.value(Metric::UtilGpu, 0.0), 100.0);
-        assert_eq!(d.value(Metric::MemUsedMib, 0.0), (81_559 - 512) as f64);
-    }
-
-    #[test]
-    fn follow_cycles_are_rejected() {
-        let err = device(
-            r#"{"metrics": {"power_w": {"follow": "temp_c"}, "temp_c": {"follow": "power_w"}}}"#,
-        )
-        .expect_err("cycle");
-        assert!(err.contains("circle"), "{err}");
-    }
-
-    #[test]
-    fn mistakes_are_explained() {
-        for (json, needle) in [
-            (r#"{"preset": "GTX-480"}"#, "unknown preset"),
-            (r#"{"pci_bus_id": "18:00"}"#, "pci_bus_id"),
-            (r#"{"count": 2, "uuid": "GPU-1"}"#, "count"),
-            (
-                r#"{"unsupported": ["nvmlDeviceGetPower"]}"#,
-                "unknown NVML function",
-            ),
-            (r#"{"power_limit": 300}"#, "unknown field `power_limit`"),
-            (r#"{"metrics": {"power": 1}}"#, "unknown metric `power`"),
-            (r#"{"pci_device_id": "0xZZ"}"#, "not a 32-bit number"),
-        ] {
-            let err = device(json).expect_err(json);
-            assert!(err.contains(needle), "{json}: {err}");
-        }
-    }
-
-    #[test]
-    fn a_process_of_self_is_the_loading_process() {
-        let d = device(
-            r#"{"processes": [{"pid": "self", "used_mib": 10}, {"pid": 7, "used_mib": 1}]}"#,
-        )
-        .expect("valid");
-        let pids: Vec<u32> = d.processes_at(0.0).map(|p| p.pid).collect();
-        assert_eq!(pids, [std::process::id(), 7]);
-        let err =
-            device(r#"{"processes": [{"pid": "me", "used_mib": 1}]}"#).expect_err("not a pid");
-        assert!(err.contains("self"), "{err}");
-    }
-
-    #[test]
-    fn processes_appear_and_exit_on_time() {
-        let d = device(r#"{"processes": [{"pid": 1, "used_mib": 10}, {"pid": 2, "used_mib": 20, "from_s": 5, "until_s": 8}]}"#)
-            .expect("valid");
-        let pids = |t| d.processes_at(t).map(|p| p.pid).collect::<Vec<_>>();
-        assert_eq!(pids(0.0), [1]);
-        assert_eq!(pids(6.0), [1, 2]);
-        assert_eq!(pids(8.0), [1]);
-        assert_eq!(
-            d.value(Metric::MemUsedMib, 0.0),
-            30.0,
-            "default memory = sum of processes"
-        );
-    }
-}
+mod tests;

@@ -59,9 +59,11 @@ impl Run {
 
     fn device_of(&self, handle: NvmlDevice) -> Option<&'static Device> {
         let scenario: &'static Scenario = self.scenario;
+        // A MIG device's handle is its address in its GPU's `mig` list.
         scenario
             .devices
             .iter()
+            .flat_map(|d| std::iter::once(d).chain(&d.mig))
             .find(|d| std::ptr::eq(*d, handle.cast::<Device>().cast_const()))
     }
 }
@@ -188,6 +190,30 @@ pub fn device_listed(function: &str, index: u32) -> Result<(Call, &'static Devic
     device_call(function, Target::Listed(index))
 }
 
+/// Where GPM samples of MIG devices number them: [`mig_gpm_id`].
+const MIG_GPM_BASE: u32 = 0x4000_0000;
+
+/// The number a GPM sample of MIG device `slot` of GPU `gpu` records as its device, told
+/// apart from the GPUs' table positions by [`device_at`].
+#[cfg_attr(feature = "old-driver", allow(dead_code))]
+pub fn mig_gpm_id(gpu: u32, slot: usize) -> u32 {
+    MIG_GPM_BASE + gpu * 16 + slot as u32
+}
+
+/// The device a GPM sample's number stands for: a GPU by table position, or a MIG device
+/// by [`mig_gpm_id`].
+fn device_at(scenario: &'static Scenario, id: u32) -> Option<&'static Device> {
+    if id < MIG_GPM_BASE {
+        return scenario.devices.get(id as usize);
+    }
+    let rel = id - MIG_GPM_BASE;
+    scenario
+        .devices
+        .get((rel / 16) as usize)?
+        .mig
+        .get((rel % 16) as usize)
+}
+
 /// The devices still listed at simulated time `t` (not removed by a `gpu_removed` fault).
 pub fn listed(scenario: &'static Scenario, t: f64) -> impl Iterator<Item = &'static Device> {
     scenario
@@ -222,12 +248,7 @@ fn enter(function: &str, target: Target) -> Result<(Call, Option<&'static Device
                     .ok_or(ERROR_INVALID_ARGUMENT)?,
             ),
             Target::Handle(h) => Some(run.device_of(h).ok_or(ERROR_INVALID_ARGUMENT)?),
-            Target::Index(i) => Some(
-                run.scenario
-                    .devices
-                    .get(i as usize)
-                    .ok_or(ERROR_INVALID_ARGUMENT)?,
-            ),
+            Target::Index(i) => Some(device_at(run.scenario, i).ok_or(ERROR_INVALID_ARGUMENT)?),
         };
         let call = Call {
             scenario: run.scenario,

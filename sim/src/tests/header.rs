@@ -29,9 +29,14 @@ c_named!(
     NvmlEventData => "nvmlEventData_t",
     NvmlGpmSupport => "nvmlGpmSupport_t",
     NvmlGpmMetricsGet => "nvmlGpmMetricsGet_t",
+    mig::NvmlProcessUtilizationSample => "nvmlProcessUtilizationSample_t",
 );
 
 fn layouts(c: &mut Check) {
+    layout!(c, mig::NvmlProcessUtilizationSample => "nvmlProcessUtilizationSample_t" {
+        pid: "pid", time_stamp: "timeStamp", sm_util: "smUtil", mem_util: "memUtil",
+        enc_util: "encUtil", dec_util: "decUtil",
+    });
     layout!(c, NvmlPciInfo => "nvmlPciInfo_t" {
         bus_id_legacy: "busIdLegacy", domain: "domain", bus: "bus", device: "device",
         pci_device_id: "pciDeviceId", pci_sub_system_id: "pciSubSystemId", bus_id: "busId",
@@ -271,6 +276,15 @@ fn abi_and_exports_match_nvidias_header() {
         gpm::nvmlGpmSampleFree(_),
         gpm::nvmlGpmSampleGet(_, _),
         gpm::nvmlGpmMetricsGet(_),
+        mig::nvmlDeviceGetMigMode(_, _, _),
+        mig::nvmlDeviceGetMaxMigDeviceCount(_, _),
+        mig::nvmlDeviceGetMigDeviceHandleByIndex(_, _, _),
+        mig::nvmlDeviceIsMigDeviceHandle(_, _),
+        mig::nvmlDeviceGetDeviceHandleFromMigDeviceHandle(_, _),
+        mig::nvmlDeviceGetGpuInstanceId(_, _),
+        mig::nvmlDeviceGetComputeInstanceId(_, _),
+        mig::nvmlGpmMigSampleGet(_, _, _),
+        mig::nvmlDeviceGetProcessUtilization(_, _, _, _),
     );
     // Every export is checked: the list above is the whole of `FUNCTIONS`.
     let mut all = exports::FUNCTIONS.to_vec();

@@ -95,6 +95,7 @@ fn recording() -> Recording {
                 name: Some("python3".into()),
                 used_mib: Some(3000.0),
                 memory_share: Some(3000.0 / 81_559.0),
+                sm_share: Some(0.25),
                 first_s: 1.0,
                 last_s: 30.0,
             }],
@@ -153,6 +154,7 @@ fn recording() -> Recording {
         gpm: false,
         capabilities: capabilities(&off),
         lost_at_s: None,
+        mig: None,
     });
     let mut off1 = off.clone();
     off1.push((M::PcieRx, "NOT_SUPPORTED from nvmlDeviceGetPcieThroughput"));

@@ -192,6 +192,8 @@ pub fn device(s: &mut Scan) -> R<DeviceInfo> {
         gpm: _,
         capabilities: _,
         lost_at_s: _,
+        // A MIG device's GPU and instance: its name already says "MIG <profile>".
+        mig: _skipped_mig,
     } = &d;
     Ok(d)
 }

@@ -39,6 +39,7 @@ fn rich() -> Report {
             name: Some("python3".into()),
             used_mib: Some(20_000.0),
             memory_share: Some(0.25),
+            sm_share: Some(0.3),
             first_s: 0.5,
             last_s: 9.5,
         }],

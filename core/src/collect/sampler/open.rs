@@ -23,6 +23,8 @@ pub(super) struct Sources<'n> {
     pub gpus: Vec<Gpu>,
     pub events: Option<EventSet<'n>>,
     pub gpm: Vec<GpmPair<'n>>,
+    /// How each device's GPM is read: `Some` for a MIG slice (`collect::mig`).
+    pub gpm_routes: Vec<Option<crate::collect::mig::GpmRoute>>,
     pub host: Option<HostSampler>,
     pub procs: ProcWatch,
     pub stats: CallStats,
@@ -40,7 +42,10 @@ impl<'n> Sources<'n> {
         nvml: Option<&'n Nvml>,
     ) -> Self {
         let mut stats = CallStats::default();
-        let gpus = nvml.map_or_else(Vec::new, |n| open_gpus(shared, cfg, clock, n, &mut stats));
+        let (gpus, gpm_routes) = nvml.map_or_else(
+            || (Vec::new(), Vec::new()),
+            |n| open_gpus(shared, cfg, clock, n, &mut stats),
+        );
         shared.probed.set();
         let events = nvml.and_then(|n| {
             let mut set = n.event_set().ok()?;
@@ -65,8 +70,14 @@ impl<'n> Sources<'n> {
             gpus,
             events,
             gpm,
+            gpm_routes,
             host: cfg.host.then(|| HostSampler::new(cfg.target_pid)),
-            procs: ProcWatch::new(cfg.job.pid.or(cfg.target_pid)),
+            procs: ProcWatch::new(cfg.job.pid.or(cfg.target_pid)).with_ns(
+                cfg.job
+                    .host_proc
+                    .as_deref()
+                    .map(crate::collect::nsmap::NsMap::at),
+            ),
             stats,
             gpu_work_ns: 0,
         }
@@ -84,14 +95,18 @@ impl<'n> Sources<'n> {
     }
 }
 
-/// Counts and opens the GPUs, recording each as a device of the recording.
+/// The opened GPUs and MIG slices, and how each one's GPM is read.
+type Opened = (Vec<Gpu>, Vec<Option<crate::collect::mig::GpmRoute>>);
+
+/// Counts and opens the GPUs, recording each as a device of the recording, then the MIG
+/// slices of MIG-enabled GPUs as devices of their own after them.
 fn open_gpus(
     shared: &Shared,
     cfg: &RecorderConfig,
     clock: &Clock,
     n: &Nvml,
     stats: &mut CallStats,
-) -> Vec<Gpu> {
+) -> Opened {
     let info = nvml_info(n);
     let count = match n.device_count() {
         Ok(c) => c,
@@ -136,5 +151,16 @@ fn open_gpus(
             }
         }
     }
-    gpus
+    let mut routes = vec![None; gpus.len()];
+    let whole: Vec<(crate::nvml::Device, u32)> =
+        gpus.iter().map(|g| (g.handle(), g.index)).collect();
+    for (h, index) in whole {
+        let next = (rec.devices.len() as u32, rec.devices.len());
+        for m in crate::collect::mig::open_slices(n, h, index, next, cfg.gpm, stats) {
+            rec.add_device(m.info);
+            gpus.push(m.gpu);
+            routes.push(m.route);
+        }
+    }
+    (gpus, routes)
 }

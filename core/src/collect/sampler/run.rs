@@ -23,6 +23,7 @@ struct Pace {
     counts: TickCounts,
     slow_every: u64,
     host_every: u64,
+    mig_gpm_every: u64,
     /// Report time the next tick is due.
     next: f64,
     /// Unscaled clock seconds of the last journal flush.
@@ -36,6 +37,7 @@ impl Pace {
             counts: TickCounts::default(),
             slow_every: ((SLOW_PERIOD_S / interval).round() as u64).max(1),
             host_every: ((HOST_PERIOD_S / interval).round() as u64).max(1),
+            mig_gpm_every: ((crate::collect::mig::GPM_PERIOD_S / interval).ceil() as u64).max(1),
             next: 0.0,
             flushed_at: 0.0,
         }
@@ -46,6 +48,7 @@ impl Pace {
             tick: self.counts.tick,
             slow_every: self.slow_every,
             host_every: self.host_every,
+            mig_gpm_every: self.mig_gpm_every,
         }
     }
 
@@ -128,6 +131,7 @@ fn settle(shared: &Shared, cfg: &RecorderConfig, src: Sources<'_>, cpu0: Option<
         gpus,
         events,
         gpm,
+        gpm_routes: _,
         host: _,
         procs,
         stats,

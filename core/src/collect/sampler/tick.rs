@@ -36,6 +36,8 @@ pub(super) struct Cadence {
     pub tick: u64,
     pub slow_every: u64,
     pub host_every: u64,
+    /// Ticks between GPM reads of a MIG slice (GPM is a slice's only busy signal).
+    pub mig_gpm_every: u64,
 }
 
 impl Cadence {
@@ -90,9 +92,11 @@ fn read_gpus(src: &mut Sources<'_>, c: Cadence) -> GpuReads {
         let mut row = [f32::NAN; GpuMetric::COUNT];
         let slow = c.slow(gi);
         let mut out = g.sample(n, slow, &mut row, &mut src.stats);
-        if slow && !g.lost {
+        let route = src.gpm_routes.get(gi).copied().flatten();
+        let gpm_due = slow || (route.is_some() && c.tick % c.mig_gpm_every == 0);
+        if gpm_due && !g.lost {
             if let Some(pair) = src.gpm.get_mut(gi) {
-                read_gpm(n, g, pair, &mut row, &mut out, &mut src.stats);
+                read_gpm(n, g, route, pair, &mut row, &mut out, &mut src.stats);
             }
         }
         outcomes.push((g.pos, g.index, out));
@@ -107,14 +111,14 @@ fn read_gpus(src: &mut Sources<'_>, c: Cadence) -> GpuReads {
 fn read_gpm(
     n: &Nvml,
     g: &mut Gpu,
+    route: Option<crate::collect::mig::GpmRoute>,
     pair: &mut GpmPair<'_>,
     row: &mut Row,
     out: &mut Vec<Outcome>,
     stats: &mut CallStats,
 ) {
     let Some((a, b, primed)) = pair else { return };
-    let h = g.handle();
-    match stats.time("nvmlGpmSampleGet", || n.gpm_sample_get(h, b)) {
+    match crate::collect::mig::gpm_snapshot(n, g.handle(), route, b, stats) {
         Ok(()) => {
             if *primed {
                 let r = stats.time("nvmlGpmMetricsGet", || n.gpm_metrics(a, b, Gpu::gpm_ids()));
@@ -171,7 +175,10 @@ fn watch_processes(
             n.compute_processes(h)
         });
         match listed {
-            Ok(list) => procs.observe(&crate::host::ProcFs, g.index, &list, t),
+            Ok(list) => {
+                procs.observe(&crate::host::ProcFs, g.index, &list, t);
+                procs.sm.read(n, g.index, h, stats);
+            }
             Err(e) if e.is_unavailable() => {
                 procs.unreadable(g.index, format!("{} from {}", e.code_name(), e.function))
             }
