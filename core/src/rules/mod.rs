@@ -241,4 +241,4 @@ mod registry_tests {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -147,3 +147,6 @@ fn verdict(findings: &[Finding], s: &Signals) -> Verdict {
         ..Verdict::default()
     }
 }
+
+#[cfg(test)]
+mod tests;
