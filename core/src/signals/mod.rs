@@ -8,6 +8,7 @@
 pub mod busy;
 pub mod cross;
 mod device;
+pub mod ranks;
 pub mod stats;
 pub mod steps;
 

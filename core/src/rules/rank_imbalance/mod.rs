@@ -7,7 +7,11 @@
 //! utilization and equal clocks (one GPU draws much more than the others: it computes while
 //! they spin). A profiler trace, when attached, decides first.
 
+mod ranks;
 mod ways;
+
+pub(crate) use ranks::ev;
+pub use ranks::MAX_NAMED;
 
 use super::{evidence, round, Rule, RuleDoc, RuleMeta};
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
@@ -51,6 +55,14 @@ static META: RuleMeta = RuleMeta {
 
 /// See the module docs.
 pub struct RankImbalance;
+
+impl RankImbalance {
+    /// The finding on a merged job from its ranks (`report.ranks`, with the signals of
+    /// `crate::signals::ranks::derive`): its stragglers, else its utilization imbalance.
+    pub fn evaluate_job(&self, r: &crate::report::RanksData) -> Option<Finding> {
+        ranks::straggler_finding(r).or_else(|| ranks::imbalance_finding(r))
+    }
+}
 
 /// What one way of looking found.
 struct Straggle {

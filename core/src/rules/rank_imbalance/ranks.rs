@@ -1,16 +1,18 @@
-//! The job's own finding: its stragglers (the phase responsible named), or, without step
-//! markers, its utilization imbalance across GPUs and nodes — as one `rank_imbalance`
-//! finding with the measured ratios as evidence.
+//! `rank_imbalance` on a merged job (the ranks' evidence): its stragglers (the phase
+//! responsible named), or, without step markers, its utilization imbalance across GPUs and
+//! nodes — as one finding with the measured ratios as evidence. The stragglers and the
+//! imbalance are derived in `crate::signals::ranks`, whose thresholds
+//! (`PHASE_RATIO`, `STEP_RATIO`, `MAX_UTIL_DISTANCE`, …) say where the numbers come from.
 
-use super::imbalance::MAX_UTIL_DISTANCE;
-use super::stragglers::{min_excess, thresholds_met};
+use super::RankImbalance;
 use crate::report::{Action, Cost, Evidence, Experiment, Finding, RanksData, Straggler};
-use crate::rules::{round, RankImbalance, Rule};
+use crate::rules::{round, Rule};
+use crate::signals::ranks::{min_excess, thresholds_met, MAX_UTIL_DISTANCE};
 
 /// Ranks named in one sentence before "and N more".
 pub const MAX_NAMED: usize = 5;
 
-pub(super) fn ev(
+pub(crate) fn ev(
     metric: String,
     value: f64,
     cmp: &str,
