@@ -3,8 +3,10 @@
 //! ([`job`]), an imported log's and one read with a profiler trace.
 
 mod job;
+mod sources;
 
 pub use job::rank_list;
+pub use sources::{diagnose_any, diagnose_log, diagnose_traced, temper, Diagnosed, FEW_SAMPLES};
 
 use crate::report::{Finding, Report, Verdict};
 use crate::rules::{short_log, unexplained_idle, Rule, UnexplainedIdle, RULES};
