@@ -8,8 +8,8 @@ use super::{diagnose, diagnose_with};
 use crate::import::{load, Input, Loaded};
 use crate::report::Report;
 use crate::rules::round;
+use crate::rules::traced::from_trace;
 use crate::signals::Signals;
-use crate::trace::findings::from_trace;
 use crate::trace::TraceSummary;
 use crate::Result;
 

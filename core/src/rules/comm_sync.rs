@@ -1,8 +1,11 @@
 //! `comm_sync`: GPUs wait on each other (collective-communication bubbles).
 
+use super::traced::*;
 use super::{action, confidence, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Finding;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
+use crate::trace::{RankSummary, TraceSummary};
 
 /// Share of dip times at which every GPU dips, from which the dips are synchronized:
 /// independent waits (input, launches) rarely line up across GPUs; waits on an all-reduce do.
@@ -36,11 +39,7 @@ impl Rule for CommSync {
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
         // A profiler trace measures this directly: trust it first.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::comm_sync(t, &META))
-        {
+        if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {
             return Some(f);
         }
         let agreement = s.cross.dip_agreement?;
@@ -154,4 +153,79 @@ impl Rule for CommSync {
         f.unseen.push("Without a profiler trace the NCCL kernels and their overlap with compute are not visible; a PyTorch profiler trace shows them.".into());
         Some(f)
     }
+}
+
+// Evidence from a profiler trace, tried first when one is attached.
+
+/// Exposed (not overlapped) communication over the span from which communication costs
+/// time (torch-tb-profiler recommends acting above 10 % communication; §2.2).
+pub const MIN_EXPOSED_COMM_SHARE: f64 = 0.10;
+
+/// `comm_sync` from a trace: communication kernels not hidden under compute.
+fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+    let exposed = |r: &RankSummary| {
+        if r.span_us > 0.0 {
+            (r.comm_us - r.comm_overlap_us) / r.span_us
+        } else {
+            0.0
+        }
+    };
+    let r = worst(t, exposed)?;
+    let x = exposed(r);
+    let e = evidence(
+        "exposed communication (NCCL not overlapped with compute) over the span",
+        x,
+        ">=",
+        MIN_EXPOSED_COMM_SHARE,
+        "fraction",
+        None,
+    );
+    if !e.agrees {
+        return None;
+    }
+    let mut ev = vec![e];
+    ev.push(evidence(
+        "communication over the span",
+        r.comm_us / r.span_us,
+        ">=",
+        MIN_EXPOSED_COMM_SHARE,
+        "fraction",
+        None,
+    ));
+    let overlap = r.comm_overlap_share.unwrap_or(0.0);
+    let e = evidence(
+        "communication overlapped with compute",
+        overlap,
+        "<",
+        0.5,
+        "fraction",
+        None,
+    );
+    let w = [(3.0, true), (1.0, e.agrees)];
+    ev.push(e);
+    let mut f = meta.finding(
+        confidence(&w) * 0.95,
+        format!(
+            "NCCL kernels take {:.0}% of the traced span{} and only {:.0}% of that runs under compute: {:.0}% of the span is exposed communication.",
+            r.comm_us / r.span_us * 100.0,
+            rank_note(t, r),
+            overlap * 100.0,
+            x * 100.0
+        ),
+        ev,
+    );
+    f.lost_share = Some(round(x));
+    f.actions = vec![
+        action(Cost::Low, "Raise the per-GPU batch or use gradient accumulation so each all-reduce amortises over more compute"),
+        action(Cost::Low, "Raise DDP bucket_cap_mb (25 → 50–100 MB) and keep gradient_as_bucket_view=True"),
+        action(Cost::Medium, "Overlap communication with backward (DDP does by default; check no_sync/hooks); prefer ZeRO-1/2 over ZeRO-3 on slow links"),
+        action(Cost::High, "Check the interconnect: NVLink/P2P enabled (`nvidia-smi topo -m`), NIC and NCCL settings across nodes"),
+    ];
+    f.experiment = experiment(
+        "Double gradient accumulation steps (one change), profile again",
+        "exposed communication share of the span falls by about half",
+        "trace exposed communication share",
+    );
+    f.unseen.push(choices_unseen(t));
+    Some(f)
 }

@@ -1,8 +1,11 @@
 //! `data_starvation`: the GPU waits for input.
 
+use super::traced::*;
+use super::{action, experiment};
 use super::{confidence, evidence, gpus, round, Rule, RuleDoc, RuleMeta};
 use crate::report::{Action, Cost, DataLoaderInfo, Experiment, Finding, Severity};
 use crate::signals::{Signals, NEAR_ZERO_UTIL};
+use crate::trace::TraceSummary;
 
 /// Share of samples near zero utilization at which waiting counts: one sample in ten.
 /// XProf calls a job "moderately input-bound" from 5 % of step time spent on input and
@@ -63,11 +66,7 @@ impl Rule for DataStarvation {
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         // A profiler trace shows the GPU idle while the CPU is in the DataLoader: trust it.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::data_starvation(t, &META))
-        {
+        if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {
             return Some(f);
         }
         // The step markers measure the data wait directly: they decide when they exist.
@@ -306,4 +305,38 @@ fn loader_actions(loader: Option<&DataLoaderInfo>) -> Vec<Action> {
         Action { text: "Faster storage or a local cache of the dataset".into(), cost: Cost::High },
     ]);
     first
+}
+
+// Evidence from a profiler trace, tried first when one is attached.
+
+/// `data_starvation` from a trace: the GPU idles while the CPU is inside the DataLoader.
+fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+    let (r, share, ev) = costly(t, "while the CPU is in the DataLoader", |g| g.data_us)?;
+    let g = &r.gap_causes;
+    let names = named(g, |n| n.to_ascii_lowercase().contains("dataloader"));
+    let w = [(3.0, true), (1.0, ev[2].agrees)];
+    let mut f = meta.finding(
+        confidence(&w) * 0.95,
+        format!(
+            "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) passes while the CPU waits in the DataLoader ({}): the input pipeline does not keep up.",
+            rank_note(t, r),
+            r.idle_share * 100.0,
+            share * 100.0,
+            g.of_idle(g.data_us) * 100.0,
+            if names.is_empty() { "__next__".into() } else { names },
+        ),
+        ev,
+    );
+    f.actions = vec![
+        action(Cost::Low, "Raise DataLoader num_workers toward the physical cores (a loader with num_workers=0 runs in the training loop), with persistent_workers=True and prefetch_factor 4–8"),
+        action(Cost::Low, "pin_memory=True and .to(device, non_blocking=True)"),
+        action(Cost::Medium, "Move decoding and augmentation off the loop: preprocess offline into an mmap-able format, or run the transforms on the GPU (DALI, torchvision v2 on tensors)"),
+    ];
+    f.experiment = experiment(
+        "Double the DataLoader's num_workers (one change), profile again",
+        "GPU idle time under the DataLoader falls and steps get shorter",
+        "trace: idle time under the DataLoader over the span",
+    );
+    finish(&mut f, t, share);
+    Some(f)
 }

@@ -1,8 +1,12 @@
 //! `host_transfer`: too much copying between host and GPU.
 
+use super::traced::*;
 use super::{action, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
+use super::{confidence, round};
+use crate::report::Finding;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
+use crate::trace::{RankSummary, TraceSummary};
 
 /// PCIe throughput p95 over the current link's capacity from which host↔GPU copies
 /// occupy the link for a large part of the time (a link past ~60 % of its nominal rate is
@@ -67,11 +71,7 @@ impl Rule for HostTransfer {
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
         // A profiler trace measures this directly: trust it first.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::host_transfer(t, &META))
-        {
+        if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {
             return Some(f);
         }
         let mut devices = Vec::new();
@@ -168,4 +168,74 @@ impl Rule for HostTransfer {
         f.unseen.push("Which tensors are copied is not visible from samples; a profiler trace shows the memcpy calls.".into());
         Some(f)
     }
+}
+
+// Evidence from a profiler trace, tried first when one is attached.
+
+/// Host↔device copy time over the span from which copies cost time (same 10 % bar).
+pub const MIN_HOST_COPY_SHARE: f64 = 0.10;
+
+/// `host_transfer` from a trace: host↔device copies take a large share of the GPU timeline.
+fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+    let share = |r: &RankSummary| {
+        if r.span_us > 0.0 {
+            r.host_copy_us / r.span_us
+        } else {
+            0.0
+        }
+    };
+    let r = worst(t, share)?;
+    let e = evidence(
+        "host↔device memcpy time over the span",
+        share(r),
+        ">=",
+        MIN_HOST_COPY_SHARE,
+        "fraction",
+        None,
+    );
+    if !e.agrees {
+        return None;
+    }
+    let pageable = r.syncs.pageable_async_memcpy as f64;
+    let e2 = evidence(
+        "async copies from/to pageable memory",
+        pageable,
+        ">",
+        0.0,
+        "calls",
+        None,
+    );
+    let w = [(3.0, true), (1.0, e2.agrees)];
+    let mut f = meta.finding(
+        confidence(&w) * 0.9,
+        format!(
+            "Host↔device copies occupy {:.0}% of the traced span{}{}.",
+            share(r) * 100.0,
+            rank_note(t, r),
+            if pageable > 0.0 { format!(", {pageable:.0} of them async copies of pageable memory (synchronous in effect)") } else { String::new() }
+        ),
+        vec![e, e2],
+    );
+    f.lost_share = Some(round(share(r)));
+    f.actions = vec![
+        action(
+            Cost::Low,
+            "Use pin_memory=True and .to(device, non_blocking=True)",
+        ),
+        action(
+            Cost::Medium,
+            "Keep tensors on the GPU between steps; avoid .cpu()/.numpy() in the loop",
+        ),
+        action(
+            Cost::High,
+            "Avoid CPU/NVMe offload (ZeRO-Offload) in high-frequency training, or overlap it",
+        ),
+    ];
+    f.experiment = experiment(
+        "Pin the copied host memory (or keep the tensor on the GPU) (one change), profile again",
+        "memcpy time share of the span falls",
+        "trace memcpy share",
+    );
+    f.unseen.push(choices_unseen(t));
+    Some(f)
 }

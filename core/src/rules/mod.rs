@@ -25,6 +25,7 @@ mod shared_gpu;
 pub(crate) mod short_log;
 mod small_batch;
 mod throttling;
+pub(crate) mod traced;
 pub(crate) mod unexplained_idle;
 
 pub use allocator_stall::AllocatorStall;

@@ -16,7 +16,6 @@ mod activity;
 mod analyze;
 mod events;
 mod fast;
-pub mod findings;
 mod gaps;
 mod intervals;
 mod multi;
@@ -26,6 +25,7 @@ mod steps;
 mod summary;
 
 pub use activity::CPU_OP_MIN_US;
+pub(crate) use activity::{classify, is_allocator_call, CpuKind};
 pub use gaps::{GapCauses, LAUNCH_GAP_MAX_US, MIN_OPTIMIZER_IDLE, OPENER_SLACK_US, TOP_RANGES};
 pub use summary::{
     Choices, IdleBreakdown, KernelStats, LaunchStats, RankSummary, SkewSummary, Spread, StepStats,

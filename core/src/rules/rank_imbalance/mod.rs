@@ -8,6 +8,7 @@
 //! they spin). A profiler trace, when attached, decides first.
 
 mod ranks;
+mod traced;
 mod ways;
 
 pub(crate) use ranks::ev;
@@ -153,11 +154,7 @@ impl Rule for RankImbalance {
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         // A profiler trace measures this directly (issue 6): trust it first.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::rank_imbalance(t, &META))
-        {
+        if let Some(f) = s.trace.as_ref().and_then(|t| traced::traced(t, &META)) {
             return Some(f);
         }
         let mut st = ways::by_wait(s)
