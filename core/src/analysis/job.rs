@@ -3,6 +3,7 @@
 //! folded into one per rule id that says on which ranks it holds, ordered as single reports
 //! are (a failing GPU first), and the verdict.
 
+use crate::report::Comparator;
 use crate::report::{Evidence, Finding, RanksData, Report, Verdict};
 use crate::rules::{ev, round, RankImbalance};
 use crate::signals::ranks::median;
@@ -103,7 +104,7 @@ fn folded(r: &RanksData, skip: Option<&str>) -> Vec<(Finding, f64)> {
         let mut evidence = vec![ev(
             "ranks with this finding".into(),
             k as f64,
-            ">=",
+            Comparator::AtLeast,
             1.0,
             "ranks",
             true,

@@ -59,7 +59,7 @@ pub struct Evidence {
     #[serde(deserialize_with = "f64_or_nan")]
     pub threshold: f64,
     /// How: `>=`, `<=`, `<`, `>`, `!=`.
-    pub comparison: String,
+    pub comparison: Comparator,
     /// Unit of value and threshold.
     pub unit: String,
     /// The device it was measured on, if one.
@@ -70,6 +70,84 @@ pub struct Evidence {
     pub time_range: Option<[f64; 2]>,
     /// True when this signal agreed with the finding; false when it was checked and did not.
     pub agrees: bool,
+}
+
+/// How an evidence value was compared with its threshold. Written to the report as its
+/// symbol (`>=`, `>`, `<=`, `<`, `!=`); a symbol this version does not know is kept as read
+/// ([`Comparator::Other`]) and holds for nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum Comparator {
+    /// `>=`
+    AtLeast,
+    /// `>`
+    Above,
+    /// `<=`
+    AtMost,
+    /// `<`
+    Below,
+    /// `!=`: differs by more than `f64::EPSILON`.
+    Differs,
+    /// A symbol written by another version.
+    Other(String),
+}
+
+impl Comparator {
+    /// The symbol, as the report writes it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Comparator::AtLeast => ">=",
+            Comparator::Above => ">",
+            Comparator::AtMost => "<=",
+            Comparator::Below => "<",
+            Comparator::Differs => "!=",
+            Comparator::Other(s) => s,
+        }
+    }
+
+    /// Whether `value` compared with `threshold` this way holds (never for
+    /// [`Comparator::Other`], nor when either is NaN, except for `!=`).
+    pub fn holds(&self, value: f64, threshold: f64) -> bool {
+        match self {
+            Comparator::AtLeast => value >= threshold,
+            Comparator::Above => value > threshold,
+            Comparator::AtMost => value <= threshold,
+            Comparator::Below => value < threshold,
+            Comparator::Differs => (value - threshold).abs() > f64::EPSILON,
+            Comparator::Other(_) => false,
+        }
+    }
+}
+
+impl From<&str> for Comparator {
+    fn from(s: &str) -> Self {
+        match s {
+            ">=" => Comparator::AtLeast,
+            ">" => Comparator::Above,
+            "<=" => Comparator::AtMost,
+            "<" => Comparator::Below,
+            "!=" => Comparator::Differs,
+            other => Comparator::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<String> for Comparator {
+    fn from(s: String) -> Self {
+        Comparator::from(s.as_str())
+    }
+}
+
+impl From<Comparator> for String {
+    fn from(c: Comparator) -> Self {
+        c.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for Comparator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// How expensive an action is to try.

@@ -1,6 +1,7 @@
 //! `busy_not_working`: "100 % utilization" while the compute units are mostly idle.
 
 use super::{action, confidence, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -50,7 +51,7 @@ impl Rule for BusyNotWorking {
             let mut local = vec![evidence(
                 "util_gpu p50",
                 u.p50,
-                ">=",
+                Comparator::AtLeast,
                 BUSY_UTIL_P50,
                 "%",
                 dev,
@@ -58,7 +59,14 @@ impl Rule for BusyNotWorking {
             let mut hits = Vec::new();
             if let Some(sm) = d.gpm_sm_util {
                 any_gpm = true;
-                let e = evidence("GPM SM utilization p50", sm.p50, "<", LOW_SM_UTIL, "%", dev);
+                let e = evidence(
+                    "GPM SM utilization p50",
+                    sm.p50,
+                    Comparator::Below,
+                    LOW_SM_UTIL,
+                    "%",
+                    dev,
+                );
                 hits.push((2.0, e.agrees));
                 local.push(e);
             }
@@ -66,7 +74,7 @@ impl Rule for BusyNotWorking {
                 let e = evidence(
                     "GPM SM occupancy p50",
                     occ.p50,
-                    "<",
+                    Comparator::Below,
                     LOW_SM_OCCUPANCY,
                     "%",
                     dev,
@@ -85,7 +93,7 @@ impl Rule for BusyNotWorking {
                 let e = evidence(
                     "power p50 / enforced limit",
                     p,
-                    "<",
+                    Comparator::Below,
                     LOW_POWER_RATIO,
                     "ratio",
                     dev,

@@ -2,6 +2,7 @@
 
 use super::traced::*;
 use super::{action, confidence, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::Finding;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
@@ -58,7 +59,7 @@ impl Rule for CommSync {
             evidence(
                 "share of dip times at which all GPUs dip",
                 agreement,
-                ">=",
+                Comparator::AtLeast,
                 MIN_DIP_AGREEMENT,
                 "fraction",
                 None,
@@ -66,7 +67,7 @@ impl Rule for CommSync {
             evidence(
                 "share of samples in synchronized dips",
                 dip_share,
-                ">=",
+                Comparator::AtLeast,
                 MIN_DIP_SHARE,
                 "fraction",
                 None,
@@ -82,7 +83,7 @@ impl Rule for CommSync {
             ev.push(evidence(
                 "data phase share of step p50",
                 d,
-                "<",
+                Comparator::Below,
                 DATA_WAIT_SHARE,
                 "fraction",
                 None,
@@ -100,7 +101,7 @@ impl Rule for CommSync {
             let e = evidence(
                 "NVLink+PCIe traffic in dips / outside",
                 r,
-                ">=",
+                Comparator::AtLeast,
                 TRAFFIC_RATIO,
                 "ratio",
                 None,
@@ -115,7 +116,7 @@ impl Rule for CommSync {
         let e = evidence(
             "GPUs whose dips repeat periodically",
             periodic as f64,
-            ">=",
+            Comparator::AtLeast,
             n as f64,
             "GPUs",
             None,
@@ -175,7 +176,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e = evidence(
         "exposed communication (NCCL not overlapped with compute) over the span",
         x,
-        ">=",
+        Comparator::AtLeast,
         MIN_EXPOSED_COMM_SHARE,
         "fraction",
         None,
@@ -187,7 +188,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     ev.push(evidence(
         "communication over the span",
         r.comm_us / r.span_us,
-        ">=",
+        Comparator::AtLeast,
         MIN_EXPOSED_COMM_SHARE,
         "fraction",
         None,
@@ -196,7 +197,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e = evidence(
         "communication overlapped with compute",
         overlap,
-        "<",
+        Comparator::Below,
         0.5,
         "fraction",
         None,

@@ -3,6 +3,7 @@
 use super::traced::*;
 use super::{action, experiment};
 use super::{confidence, evidence, gpus, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Action, Cost, DataLoaderInfo, Experiment, Finding, Severity};
 use crate::signals::{Signals, NEAR_ZERO_UTIL};
 use crate::trace::TraceSummary;
@@ -96,7 +97,7 @@ impl Rule for DataStarvation {
             ev.push(evidence(
                 &format!("share of samples with util_gpu < {NEAR_ZERO_UTIL}%"),
                 idle,
-                ">=",
+                Comparator::AtLeast,
                 MIN_IDLE_SHARE,
                 "fraction",
                 dev,
@@ -104,7 +105,7 @@ impl Rule for DataStarvation {
             ev.push(evidence(
                 "share of samples with util_gpu >= 80%",
                 busy,
-                ">=",
+                Comparator::AtLeast,
                 MIN_BUSY_SHARE,
                 "fraction",
                 dev,
@@ -115,7 +116,7 @@ impl Rule for DataStarvation {
                     let mut e = evidence(
                         "util_gpu autocorrelation at its dominant period",
                         p.strength,
-                        ">=",
+                        Comparator::AtLeast,
                         MIN_PERIOD_STRENGTH,
                         "r",
                         dev,
@@ -135,7 +136,7 @@ impl Rule for DataStarvation {
                 let e = evidence(
                     "correlation of power with util_gpu",
                     c,
-                    ">=",
+                    Comparator::AtLeast,
                     MIN_POWER_CORRELATION,
                     "r",
                     dev,
@@ -151,7 +152,7 @@ impl Rule for DataStarvation {
                 evidence(
                     "data phase share of step time p50",
                     d,
-                    ">=",
+                    Comparator::AtLeast,
                     MIN_DATA_SHARE,
                     "fraction",
                     None,
@@ -163,7 +164,7 @@ impl Rule for DataStarvation {
                     evidence(
                         "data phase share of step time p95",
                         p95,
-                        ">=",
+                        Comparator::AtLeast,
                         MIN_DATA_SHARE,
                         "fraction",
                         None,
@@ -180,7 +181,7 @@ impl Rule for DataStarvation {
             let e = evidence(
                 "host CPU busy p95",
                 cpu.p95,
-                ">=",
+                Comparator::AtLeast,
                 HOST_CPU_SATURATED,
                 "%",
                 None,
@@ -215,7 +216,7 @@ impl Rule for DataStarvation {
                 evidence(
                     "data phase time / total step time",
                     t,
-                    ">=",
+                    Comparator::AtLeast,
                     MIN_DATA_SHARE,
                     "fraction",
                     None,

@@ -2,6 +2,7 @@
 
 use super::traced::*;
 use super::{action, confidence, evidence, experiment, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::Finding;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
@@ -45,7 +46,7 @@ impl Rule for DynamicShapes {
         let e1 = evidence(
             "step time IQR / p50",
             st.iqr_over_p50,
-            ">=",
+            Comparator::AtLeast,
             MIN_IQR_OVER_P50,
             "ratio",
             None,
@@ -53,7 +54,7 @@ impl Rule for DynamicShapes {
         let e2 = evidence(
             "step time p95 / p50",
             st.p95_over_p50,
-            ">=",
+            Comparator::AtLeast,
             MIN_P95_OVER_P50,
             "ratio",
             None,
@@ -72,7 +73,7 @@ impl Rule for DynamicShapes {
         let e3 = evidence(
             "step-time autocorrelation at its dominant period",
             strength,
-            "<",
+            Comparator::Below,
             MAX_PERIOD_STRENGTH,
             "r",
             None,
@@ -87,7 +88,7 @@ impl Rule for DynamicShapes {
                 let e = evidence(
                     "mem_used p95 − p5 over total",
                     m.p95 - m.p5,
-                    ">=",
+                    Comparator::AtLeast,
                     MEM_SWING,
                     "ratio",
                     Some(d.index),
@@ -138,7 +139,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e1 = evidence(
         "step time IQR / p50 (trace)",
         st.iqr_over_p50,
-        ">=",
+        Comparator::AtLeast,
         MIN_STEP_IQR,
         "ratio",
         None,
@@ -151,7 +152,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e2 = evidence(
         "kernels per step p95 / p50",
         swing,
-        ">=",
+        Comparator::AtLeast,
         KERNEL_COUNT_SWING,
         "ratio",
         None,

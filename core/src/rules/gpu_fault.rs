@@ -1,6 +1,7 @@
 //! `gpu_fault`: the GPU reported errors or fell off the bus.
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
@@ -39,8 +40,14 @@ impl Rule for GpuFault {
             if !d.xids.is_empty() {
                 hit = true;
                 for (t, code) in d.xids.iter().take(20) {
-                    let mut e =
-                        evidence(&format!("XID {code}"), *code as f64, ">", 0.0, "xid", dev);
+                    let mut e = evidence(
+                        &format!("XID {code}"),
+                        *code as f64,
+                        Comparator::Above,
+                        0.0,
+                        "xid",
+                        dev,
+                    );
                     e.time_range = Some([*t, *t]);
                     ev.push(e);
                 }
@@ -59,7 +66,14 @@ impl Rule for GpuFault {
             if let Some(t) = d.lost_at_s {
                 hit = true;
                 lost_any = true;
-                let mut e = evidence("GPU lost (GPU_IS_LOST) at", t, ">=", 0.0, "s", dev);
+                let mut e = evidence(
+                    "GPU lost (GPU_IS_LOST) at",
+                    t,
+                    Comparator::AtLeast,
+                    0.0,
+                    "s",
+                    dev,
+                );
                 e.time_range = Some([t, s.duration_s.max(t)]);
                 ev.push(e);
                 parts.push(format!("GPU {} was lost at {t:.1} s", d.index));

@@ -3,6 +3,7 @@
 use super::traced::*;
 use super::{action, confidence, evidence, experiment, round};
 use super::{Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::Cost;
 use crate::report::{Finding, Severity};
 use crate::signals::Signals;
@@ -62,7 +63,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e_per = evidence(
         "synchronizing calls per step p50",
         per,
-        ">=",
+        Comparator::AtLeast,
         MIN_SYNCS_PER_STEP,
         "calls",
         None,
@@ -70,7 +71,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e_time = evidence(
         "GPU idle time across or after synchronizing calls, over the traced span",
         sync_share(r),
-        ">=",
+        Comparator::AtLeast,
         MIN_CAUSE_SHARE,
         "fraction",
         None,
@@ -95,7 +96,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e = evidence(
         "GPU idle share of the traced span",
         r.idle_share,
-        ">=",
+        Comparator::AtLeast,
         MIN_IDLE_SHARE,
         "fraction",
         None,
@@ -106,7 +107,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         let e = evidence(
             "host-wait share of the main stream's idle time",
             hw,
-            ">=",
+            Comparator::AtLeast,
             MIN_HOST_WAIT_SHARE,
             "fraction",
             None,

@@ -3,6 +3,7 @@
 use super::traced::*;
 use super::{action, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
 use super::{confidence, round};
+use crate::report::Comparator;
 use crate::report::Finding;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
@@ -93,7 +94,14 @@ impl Rule for HostTransfer {
             for (name, dd) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
                 if let Some(x) = dd {
                     let name = format!("{name} p95 / {against}");
-                    let e = evidence(&name, x.p95 / cap, ">=", HIGH_LINK_SHARE, "ratio", dev);
+                    let e = evidence(
+                        &name,
+                        x.p95 / cap,
+                        Comparator::AtLeast,
+                        HIGH_LINK_SHARE,
+                        "ratio",
+                        dev,
+                    );
                     if e.agrees {
                         hit = true;
                         worst = worst.max(x.p95 / cap);
@@ -111,7 +119,14 @@ impl Rule for HostTransfer {
                     let v = x.map_or(0.0, |x| x.p95 / cap);
                     worst = worst.max(v);
                     let name = format!("{name} p95 / {against} (both directions)");
-                    ev.push(evidence(&name, v, ">=", OFFLOAD_LINK_SHARE, "ratio", dev));
+                    ev.push(evidence(
+                        &name,
+                        v,
+                        Comparator::AtLeast,
+                        OFFLOAD_LINK_SHARE,
+                        "ratio",
+                        dev,
+                    ));
                 }
             }
             if hit {
@@ -125,7 +140,7 @@ impl Rule for HostTransfer {
             ev.push(evidence(
                 "optimizer phase time / total step time",
                 o,
-                ">=",
+                Comparator::AtLeast,
                 OFFLOAD_OPTIMIZER_SHARE,
                 "fraction",
                 None,
@@ -188,7 +203,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e = evidence(
         "host↔device memcpy time over the span",
         share(r),
-        ">=",
+        Comparator::AtLeast,
         MIN_HOST_COPY_SHARE,
         "fraction",
         None,
@@ -200,7 +215,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e2 = evidence(
         "async copies from/to pageable memory",
         pageable,
-        ">",
+        Comparator::Above,
         0.0,
         "calls",
         None,

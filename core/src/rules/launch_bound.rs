@@ -2,6 +2,7 @@
 
 use super::traced::*;
 use super::{action, confidence, evidence, experiment, round, verb, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::Finding;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
@@ -62,7 +63,7 @@ impl Rule for LaunchBound {
             let e = evidence(
                 "GPU-measured / CPU forward+backward time p50",
                 r,
-                "<=",
+                Comparator::AtMost,
                 MAX_GPU_CPU_RATIO,
                 "ratio",
                 None,
@@ -82,7 +83,7 @@ impl Rule for LaunchBound {
             let e = evidence(
                 "data phase share of step p50",
                 d,
-                "<",
+                Comparator::Below,
                 NO_DATA_WAIT_SHARE,
                 "fraction",
                 None,
@@ -105,7 +106,7 @@ impl Rule for LaunchBound {
                 ev.push(evidence(
                     "util_gpu p50 (steady, mid-level)",
                     u.p50,
-                    "<",
+                    Comparator::Below,
                     UTIL_BAND.1,
                     "%",
                     dev,
@@ -113,7 +114,7 @@ impl Rule for LaunchBound {
                 ev.push(evidence(
                     "util_gpu p95 − p5",
                     spread,
-                    "<=",
+                    Comparator::AtMost,
                     MAX_SPREAD,
                     "points",
                     dev,
@@ -133,7 +134,7 @@ impl Rule for LaunchBound {
                     let e = evidence(
                         "recorded process CPU p50",
                         cpu.p50,
-                        ">=",
+                        Comparator::AtLeast,
                         SATURATED_THREAD,
                         "% of one core",
                         None,
@@ -281,7 +282,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e_idle = evidence(
         "GPU idle share of the traced span",
         r.idle_share,
-        ">=",
+        Comparator::AtLeast,
         MIN_IDLE_SHARE,
         "fraction",
         None,
@@ -289,7 +290,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e_hw = evidence(
         "share of the GPU's idle time that is host time between launches (no DataLoader, allocator call, sync or CPU work under it)",
         share,
-        ">=",
+        Comparator::AtLeast,
         MIN_LAUNCH_SHARE,
         "fraction",
         None,
@@ -303,7 +304,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e = evidence(
         "mean kernel duration",
         k.duration_us.mean,
-        "<",
+        Comparator::Below,
         SMALL_KERNEL_MEAN_US,
         "µs",
         None,
@@ -314,7 +315,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         let e = evidence(
             "share of kernels shorter than their launch call",
             sh,
-            ">=",
+            Comparator::AtLeast,
             0.5,
             "fraction",
             None,
@@ -326,7 +327,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         let e = evidence(
             "kernels per step p50",
             r.step_stats.kernels.p50,
-            ">=",
+            Comparator::AtLeast,
             STORM_KERNELS_PER_STEP,
             "kernels",
             None,
@@ -336,7 +337,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         let e = evidence(
             "GPU busy / CPU step time p50",
             r.step_stats.gpu_cpu_ratio.p50,
-            "<=",
+            Comparator::AtMost,
             0.5,
             "ratio",
             None,
@@ -348,7 +349,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         let e = evidence(
             "host-wait share of the main stream's idle time",
             hw,
-            ">=",
+            Comparator::AtLeast,
             MIN_HOST_WAIT_SHARE,
             "fraction",
             None,

@@ -51,6 +51,7 @@ pub use small_batch::SmallBatch;
 pub use throttling::Throttling;
 pub use unexplained_idle::UnexplainedIdle;
 
+use crate::report::Comparator;
 use crate::report::{Evidence, Finding, Severity};
 use crate::signals::Signals;
 
@@ -161,28 +162,20 @@ pub static RULES: &[&dyn Rule] = &[
 pub(crate) fn evidence(
     metric: &str,
     value: f64,
-    cmp: &str,
+    cmp: Comparator,
     threshold: f64,
     unit: &str,
     device: Option<u32>,
 ) -> Evidence {
-    let agrees = match cmp {
-        ">=" => value >= threshold,
-        ">" => value > threshold,
-        "<=" => value <= threshold,
-        "<" => value < threshold,
-        "!=" => (value - threshold).abs() > f64::EPSILON,
-        _ => false,
-    };
     Evidence {
         metric: metric.to_string(),
         value: round(value),
         threshold,
-        comparison: cmp.to_string(),
+        agrees: cmp.holds(value, threshold),
+        comparison: cmp,
         unit: unit.to_string(),
         device,
         time_range: None,
-        agrees,
     }
 }
 

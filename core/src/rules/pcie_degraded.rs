@@ -1,6 +1,7 @@
 //! `pcie_degraded`: the PCIe link runs below its capability.
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
@@ -36,7 +37,7 @@ impl Rule for PcieDegraded {
                 let e = evidence(
                     "pcie_gen p50 under load",
                     cur,
-                    "<",
+                    Comparator::Below,
                     f64::from(max),
                     "gen",
                     dev,
@@ -50,7 +51,7 @@ impl Rule for PcieDegraded {
                 let e = evidence(
                     "pcie_width p50 under load",
                     cur,
-                    "<",
+                    Comparator::Below,
                     f64::from(max),
                     "lanes",
                     dev,

@@ -1,6 +1,7 @@
 //! `periodic_stall`: something stops training every N steps.
 
 use super::{action, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -37,7 +38,7 @@ impl Rule for PeriodicStall {
             evidence(
                 "step-time outliers",
                 st.outliers as f64,
-                ">=",
+                Comparator::AtLeast,
                 MIN_OUTLIERS as f64,
                 "steps",
                 None,
@@ -45,7 +46,7 @@ impl Rule for PeriodicStall {
             evidence(
                 "coefficient of variation of outlier spacing",
                 cv,
-                "<",
+                Comparator::Below,
                 MAX_SPACING_CV,
                 "ratio",
                 None,
@@ -54,7 +55,14 @@ impl Rule for PeriodicStall {
         if !ev.iter().all(|e| e.agrees) {
             return None;
         }
-        ev.push(evidence("outlier period", period, ">", 1.0, "steps", None));
+        ev.push(evidence(
+            "outlier period",
+            period,
+            Comparator::Above,
+            1.0,
+            "steps",
+            None,
+        ));
         let kinds: Vec<&str> = ["eval", "checkpoint", "log"]
             .into_iter()
             .filter(|k| s.events.iter().any(|e| e.kind == *k))

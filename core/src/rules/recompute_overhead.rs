@@ -1,6 +1,7 @@
 //! `recompute_overhead`: activation checkpointing costs more than it buys.
 
 use super::{action, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -36,7 +37,7 @@ impl Rule for RecomputeOverhead {
         let er = evidence(
             "backward / forward time p50",
             ratio,
-            ">",
+            Comparator::Above,
             MAX_BWD_FWD_RATIO,
             "ratio",
             None,
@@ -55,7 +56,7 @@ impl Rule for RecomputeOverhead {
             let e = evidence(
                 "mem_used p95 / memory total (highest GPU)",
                 m,
-                "<",
+                Comparator::Below,
                 HEADROOM_MEM_USED,
                 "ratio",
                 None,

@@ -1,6 +1,7 @@
 //! `shared_gpu`: another process, not of the job, runs on one of the job's GPUs.
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
@@ -48,7 +49,7 @@ impl Rule for SharedGpu {
                 let mut e = evidence(
                     &format!("{who} memory share"),
                     m * 100.0,
-                    ">=",
+                    Comparator::AtLeast,
                     HEAVY_MEMORY_PCT,
                     "%",
                     Some(p.device),
@@ -62,7 +63,7 @@ impl Rule for SharedGpu {
                 ev.push(evidence(
                     &format!("{who} share of the run seen"),
                     seen * 100.0,
-                    ">",
+                    Comparator::Above,
                     0.0,
                     "%",
                     Some(p.device),

@@ -1,6 +1,7 @@
 //! `small_batch`: kernels too small to fill the GPU, with nothing else to blame.
 
 use super::{action, confidence, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -77,7 +78,7 @@ impl Rule for SmallBatch {
             let ep = evidence(
                 "power p50 / enforced limit",
                 p,
-                "<",
+                Comparator::Below,
                 LOW_POWER_RATIO,
                 "ratio",
                 dev,
@@ -85,7 +86,7 @@ impl Rule for SmallBatch {
             let em = evidence(
                 "mem_used p95 / memory total",
                 m.p95,
-                "<",
+                Comparator::Below,
                 ROOM_MEM_USED,
                 "ratio",
                 dev,
@@ -94,12 +95,26 @@ impl Rule for SmallBatch {
                 continue;
             }
             devices.push(d.index);
-            ev.push(evidence("util_gpu p50", u.p50, "<", UTIL_BAND.1, "%", dev));
+            ev.push(evidence(
+                "util_gpu p50",
+                u.p50,
+                Comparator::Below,
+                UTIL_BAND.1,
+                "%",
+                dev,
+            ));
             ev.push(ep);
             ev.push(em);
             w.push((2.0, true));
             if let Some(r) = d.sm_clock_ratio_loaded {
-                let e = evidence("sm_clock p50 under load / max", r, ">=", 0.85, "ratio", dev);
+                let e = evidence(
+                    "sm_clock p50 under load / max",
+                    r,
+                    Comparator::AtLeast,
+                    0.85,
+                    "ratio",
+                    dev,
+                );
                 w.push((1.0, e.agrees));
                 ev.push(e);
             }

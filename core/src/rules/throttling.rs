@@ -8,6 +8,7 @@
 
 use super::{confidence, evidence, round, Rule, RuleDoc, RuleMeta};
 use crate::metric::reasons;
+use crate::report::Comparator;
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::cross::GpuActivity;
 use crate::signals::{DeviceSignals, Signals};
@@ -87,7 +88,7 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
             evidence(
                 "share of loaded samples with a throttling reason",
                 sh,
-                ">=",
+                Comparator::AtLeast,
                 MIN_THROTTLED_SHARE,
                 "fraction",
                 dev,
@@ -105,7 +106,7 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
         c.evidence.push(evidence(
             &format!("share of loaded samples with {name}"),
             *sh,
-            ">=",
+            Comparator::AtLeast,
             MIN_THROTTLED_SHARE,
             "fraction",
             dev,
@@ -117,7 +118,7 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
             evidence(
                 "sm_clock p50 under load / max sm_clock",
                 r,
-                "<",
+                Comparator::Below,
                 MAX_CLOCK_RATIO,
                 "ratio",
                 dev,
@@ -127,7 +128,14 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
     });
     let hot = match (d.temp, d.temp_slowdown) {
         (Some(t), Some(sd)) => Some(c.push(
-            evidence("temp p95", t.p95, ">=", sd - NEAR_SLOWDOWN_C, "°C", dev),
+            evidence(
+                "temp p95",
+                t.p95,
+                Comparator::AtLeast,
+                sd - NEAR_SLOWDOWN_C,
+                "°C",
+                dev,
+            ),
             1.0,
         )),
         _ => None,
@@ -137,7 +145,7 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
             evidence(
                 "share of loaded samples not in P0",
                 p,
-                ">=",
+                Comparator::AtLeast,
                 MIN_NOT_P0_SHARE,
                 "fraction",
                 dev,
@@ -150,7 +158,7 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
             evidence(
                 "power p50 under load / enforced limit",
                 r,
-                ">=",
+                Comparator::AtLeast,
                 AT_POWER_LIMIT,
                 "ratio",
                 dev,
@@ -214,7 +222,14 @@ fn against_peers(s: &Signals, d: &DeviceSignals) -> Option<Check> {
         s.cross.clock_metric, fastest.0.index
     );
     let slow = c.push(
-        evidence(&metric, ratio, "<", PEER_CLOCK_RATIO, "ratio", dev),
+        evidence(
+            &metric,
+            ratio,
+            Comparator::Below,
+            PEER_CLOCK_RATIO,
+            "ratio",
+            dev,
+        ),
         2.0,
     );
     let power = me
@@ -224,14 +239,21 @@ fn against_peers(s: &Signals, d: &DeviceSignals) -> Option<Check> {
     let weaker = power.map(|(p, f)| {
         let metric = format!("power p50 under load / GPU {}'s", fastest.0.index);
         c.push(
-            evidence(&metric, p / f, "<", PEER_POWER_RATIO, "ratio", dev),
+            evidence(
+                &metric,
+                p / f,
+                Comparator::Below,
+                PEER_POWER_RATIO,
+                "ratio",
+                dev,
+            ),
             1.0,
         )
     });
     c.evidence.push(evidence(
         "util_gpu p50 under load",
         my_util,
-        ">=",
+        Comparator::AtLeast,
         0.0,
         "%",
         dev,

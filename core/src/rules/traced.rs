@@ -6,6 +6,7 @@
 //! sample-based ones; each rule tries its trace evidence first, in its own file.
 
 use super::{evidence, round};
+use crate::report::Comparator;
 use crate::report::{Evidence, Finding};
 use crate::trace::{GapCauses, RankSummary, TraceSummary};
 
@@ -69,7 +70,7 @@ pub(crate) fn costly<'a>(
     let e = evidence(
         &format!("GPU idle time {what}, over the traced span"),
         share,
-        ">=",
+        Comparator::AtLeast,
         MIN_CAUSE_SHARE,
         "fraction",
         None,
@@ -81,7 +82,7 @@ pub(crate) fn costly<'a>(
     let e_idle = evidence(
         &format!("share of the GPU's idle time {what}"),
         g.of_idle(part(g)),
-        ">=",
+        Comparator::AtLeast,
         0.0,
         "fraction",
         None,
@@ -89,7 +90,7 @@ pub(crate) fn costly<'a>(
     let e_all = evidence(
         "GPU idle share of the traced span",
         r.idle_share,
-        ">=",
+        Comparator::AtLeast,
         MIN_IDLE_SHARE,
         "fraction",
         None,

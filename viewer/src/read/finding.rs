@@ -98,7 +98,7 @@ fn evidence(s: &mut Scan) -> R<Evidence> {
         metric,
         value,
         threshold,
-        comparison,
+        comparison: comparison.into(),
         unit,
         device,
         time_range,

@@ -15,6 +15,7 @@ pub(crate) use ranks::ev;
 pub use ranks::MAX_NAMED;
 
 use super::{evidence, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::cross::GpuActivity;
 use crate::signals::stats::median;
@@ -107,7 +108,7 @@ fn waits_coincide(s: &Signals, own_wait: f64) -> (bool, Option<Evidence>) {
     let e = evidence(
         "share of sample times every GPU waits, over the straggler's wait share",
         all / own_wait,
-        ">=",
+        Comparator::AtLeast,
         0.5,
         "ratio",
         None,
@@ -135,7 +136,7 @@ fn clock_check(s: &Signals, outlier: u32) -> Option<(Evidence, String)> {
     let e = evidence(
         "outlier clock under load below the others' median",
         gap,
-        ">=",
+        Comparator::AtLeast,
         CLOCK_GAP,
         "fraction",
         Some(outlier),

@@ -5,6 +5,7 @@
 //! (`PHASE_RATIO`, `STEP_RATIO`, `MAX_UTIL_DISTANCE`, …) say where the numbers come from.
 
 use super::RankImbalance;
+use crate::report::Comparator;
 use crate::report::{Action, Cost, Evidence, Experiment, Finding, RanksData, Straggler};
 use crate::rules::{round, Rule};
 use crate::signals::ranks::{min_excess, thresholds_met, MAX_UTIL_DISTANCE};
@@ -15,7 +16,7 @@ pub const MAX_NAMED: usize = 5;
 pub(crate) fn ev(
     metric: String,
     value: f64,
-    cmp: &str,
+    cmp: Comparator,
     threshold: f64,
     unit: &str,
     agrees: bool,
@@ -24,7 +25,7 @@ pub(crate) fn ev(
         metric,
         value: round(value),
         threshold,
-        comparison: cmp.into(),
+        comparison: cmp,
         unit: unit.into(),
         device: None,
         time_range: None,
@@ -98,7 +99,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
         ev(
             format!("{who} {what} over the other ranks' median"),
             top.ratio,
-            ">=",
+            Comparator::AtLeast,
             threshold,
             "×",
             true,
@@ -106,7 +107,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
         ev(
             format!("{who} {what} minus the other ranks' median"),
             top.excess_s,
-            ">=",
+            Comparator::AtLeast,
             round(excess_needed),
             "s",
             true,
@@ -120,7 +121,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
                 phase_name(s)
             ),
             s.ratio,
-            ">=",
+            Comparator::AtLeast,
             thresholds_met(s, min_excess).0,
             "×",
             true,
@@ -141,7 +142,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
         evidence.push(ev(
             format!("{who} util_gpu p50 distance from the job's median"),
             d,
-            ">",
+            Comparator::Above,
             MAX_UTIL_DISTANCE,
             "points",
             agrees,
@@ -228,7 +229,7 @@ pub(super) fn imbalance_finding(r: &RanksData) -> Option<Finding> {
     let mut evidence = vec![ev(
         "spread of per-GPU util_gpu p50 across the job".into(),
         im.util_p50_spread,
-        ">",
+        Comparator::Above,
         MAX_UTIL_DISTANCE,
         "points",
         im.util_p50_spread > MAX_UTIL_DISTANCE,
@@ -240,7 +241,11 @@ pub(super) fn imbalance_finding(r: &RanksData) -> Option<Finding> {
                 o.index, o.host
             ),
             o.distance,
-            if o.distance < 0.0 { "<" } else { ">" },
+            if o.distance < 0.0 {
+                Comparator::Below
+            } else {
+                Comparator::Above
+            },
             if o.distance < 0.0 {
                 -MAX_UTIL_DISTANCE
             } else {

@@ -3,6 +3,7 @@
 
 use super::super::traced::*;
 use super::super::{action, evidence, experiment, round, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Finding};
 use crate::trace::TraceSummary;
 
@@ -19,7 +20,7 @@ pub(super) fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e1 = evidence(
         "communication start skew over step time (p50)",
         sk.skew_over_step,
-        ">=",
+        Comparator::AtLeast,
         MIN_SKEW_OVER_STEP,
         "fraction",
         None,
@@ -27,7 +28,7 @@ pub(super) fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let e2 = evidence(
         "share of steps in which the same rank is last",
         sk.straggler_share,
-        ">=",
+        Comparator::AtLeast,
         MIN_STRAGGLER_SHARE,
         "fraction",
         None,

@@ -5,6 +5,7 @@ use super::{
     gpus, lined_up_needed, median, others, verb, waits_coincide, Straggle, CLOCK_GAP,
     MAX_UTIL_SPREAD, MIN_WAIT_GAP, POWER_GAP,
 };
+use crate::report::Comparator;
 use crate::rules::{evidence, round};
 use crate::signals::cross::GpuActivity;
 use crate::signals::Signals;
@@ -38,7 +39,7 @@ pub(super) fn by_wait(s: &Signals) -> Option<Straggle> {
     let mut ev = vec![evidence(
         "others' wait share minus the straggler's (time-weighted)",
         lost,
-        ">=",
+        Comparator::AtLeast,
         MIN_WAIT_GAP,
         "fraction",
         None,
@@ -47,7 +48,7 @@ pub(super) fn by_wait(s: &Signals) -> Option<Straggle> {
         ev.push(evidence(
             "wait share (idle, or well below its own level)",
             a.wait_share,
-            ">=",
+            Comparator::AtLeast,
             0.0,
             "fraction",
             Some(a.index),
@@ -65,7 +66,7 @@ pub(super) fn by_wait(s: &Signals) -> Option<Straggle> {
         let e = evidence(
             "share of sample times it works while all others wait",
             share,
-            ">=",
+            Comparator::AtLeast,
             round(lined_up_needed(lost)),
             "fraction",
             Some(devs[0]),
@@ -161,7 +162,7 @@ pub(super) fn by_util(s: &Signals) -> Option<Straggle> {
     let mut ev = vec![evidence(
         "spread of per-GPU util_gpu p50",
         spread,
-        ">",
+        Comparator::Above,
         MAX_UTIL_SPREAD,
         "points",
         None,
@@ -170,14 +171,21 @@ pub(super) fn by_util(s: &Signals) -> Option<Straggle> {
         ev.push(evidence(
             "distance of time-weighted mean util from the others' median",
             d.abs(),
-            ">",
+            Comparator::Above,
             MAX_UTIL_SPREAD,
             "points",
             Some(a.index),
         ));
     }
     for (d, u) in &s.cross.util_p50_by_device {
-        ev.push(evidence("util_gpu p50", *u, ">=", 0.0, "%", Some(*d)));
+        ev.push(evidence(
+            "util_gpu p50",
+            *u,
+            Comparator::AtLeast,
+            0.0,
+            "%",
+            Some(*d),
+        ));
     }
     let how = if distance > 0.0 {
         "busier than"
@@ -244,7 +252,7 @@ pub(super) fn by_power(s: &Signals) -> Option<Straggle> {
     let mut ev = vec![evidence(
         "loaded power gap between the GPU groups (1 − low/high)",
         gap,
-        ">=",
+        Comparator::AtLeast,
         POWER_GAP,
         "fraction",
         None,
@@ -257,7 +265,7 @@ pub(super) fn by_power(s: &Signals) -> Option<Straggle> {
         let e = evidence(
             "memory activity under load, high-power group minus low",
             h - l,
-            ">",
+            Comparator::Above,
             0.0,
             "points",
             None,
