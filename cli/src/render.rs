@@ -254,6 +254,7 @@ mod tests {
             actions: Vec::new(),
             experiment: Default::default(),
             unseen: Vec::new(),
+            source: None,
         };
         f.evidence.push(ev(5, 0.3));
         r.findings.push(f);

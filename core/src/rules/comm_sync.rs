@@ -227,6 +227,6 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "exposed communication share of the span falls by about half",
         "trace exposed communication share",
     );
-    f.unseen.push(choices_unseen(t));
+    mark_traced(&mut f, t);
     Some(f)
 }

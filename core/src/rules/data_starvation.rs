@@ -4,6 +4,7 @@ use super::traced::*;
 use super::{action, experiment};
 use super::{confidence, evidence, gpus, round, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{Action, Cost, DataLoaderInfo, Experiment, Finding, Severity};
 use crate::signals::{Signals, NEAR_ZERO_UTIL};
 use crate::trace::TraceSummary;
@@ -264,6 +265,12 @@ impl Rule for DataStarvation {
                 metric: "util_gpu near-zero share; step time p50".into(),
             },
             unseen,
+            // The step markers' data phase decides when it was recorded.
+            source: Some(if data_share.is_some() {
+                FindingSource::Steps
+            } else {
+                FindingSource::Samples
+            }),
         })
     }
 }

@@ -4,6 +4,7 @@ use super::traced::*;
 use super::{action, confidence, evidence, experiment, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
 use crate::report::Finding;
+use crate::report::FindingSource;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 use crate::trace::TraceSummary;
@@ -102,6 +103,7 @@ impl Rule for DynamicShapes {
             format!("Step time varies widely (p95 {:.1}× p50) without a pattern: input shapes change from step to step.", st.p95_over_p50),
             ev,
         );
+        f.source = Some(FindingSource::Steps);
         f.lost_share_basis = Some("not estimated: varying shapes change how long steps take, not a share of idle time; what padding or bucketing saves shows in a compare".into());
         f.devices = s.sampled_devices().map(|d| d.index).collect();
         f.actions = vec![
@@ -185,6 +187,6 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "step time IQR/p50 falls below 0.1 and kernels per step become constant",
         "trace step time IQR/p50",
     );
-    f.unseen.push(choices_unseen(t));
+    mark_traced(&mut f, t);
     Some(f)
 }

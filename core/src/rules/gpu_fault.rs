@@ -2,6 +2,7 @@
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
@@ -114,6 +115,7 @@ impl Rule for GpuFault {
                 metric: "events of kind xid / gpu_lost".into(),
             },
             unseen: Vec::new(),
+            source: Some(FindingSource::Samples),
         })
     }
 }

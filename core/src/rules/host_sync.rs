@@ -156,6 +156,6 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "synchronizing calls per step fall toward 0 and host-wait idle falls",
         "trace syncs per step; idle share",
     );
-    f.unseen.push(choices_unseen(t));
+    mark_traced(&mut f, t);
     Some(f)
 }

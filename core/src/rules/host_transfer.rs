@@ -251,6 +251,6 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "memcpy time share of the span falls",
         "trace memcpy share",
     );
-    f.unseen.push(choices_unseen(t));
+    mark_traced(&mut f, t);
     Some(f)
 }

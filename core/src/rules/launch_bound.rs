@@ -394,6 +394,6 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "host-wait idle falls and kernels per step drop; GPU idle share of the span falls",
         "trace idle share; host-wait share",
     );
-    f.unseen.push(choices_unseen(t));
+    mark_traced(&mut f, t);
     Some(f)
 }

@@ -51,7 +51,7 @@ pub use small_batch::SmallBatch;
 pub use throttling::Throttling;
 pub use unexplained_idle::UnexplainedIdle;
 
-use crate::report::Comparator;
+use crate::report::{Comparator, FindingSource};
 use crate::report::{Evidence, Finding, Severity};
 use crate::signals::Signals;
 
@@ -102,6 +102,7 @@ impl RuleMeta {
             actions: Vec::new(),
             experiment: crate::report::Experiment::default(),
             unseen: Vec::new(),
+            source: Some(FindingSource::Samples),
         }
     }
 }

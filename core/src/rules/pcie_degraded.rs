@@ -2,6 +2,7 @@
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
@@ -94,6 +95,7 @@ impl Rule for PcieDegraded {
                 metric: "pcie_gen, pcie_width under load".into(),
             },
             unseen: vec!["How much of the step time PCIe transfers take is not measured from samples; a profiler trace shows memcpy time.".into()],
+            source: Some(FindingSource::Samples),
         })
     }
 }

@@ -2,6 +2,7 @@
 
 use super::{action, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -91,6 +92,7 @@ impl Rule for PeriodicStall {
             (None, "not estimated: no step times".to_string())
         };
         let mut f = META.finding(conf, format!("Every ~{period:.0} steps a step takes far longer than the median{cause}: a periodic stall{}.", lost.map_or(String::new(), |l| format!(" costing ~{:.0}% of the run", l * 100.0))), ev);
+        f.source = Some(FindingSource::Steps);
         f.lost_share = lost;
         f.lost_share_basis = Some(basis);
         f.devices = s.sampled_devices().map(|d| d.index).collect();

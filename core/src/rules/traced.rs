@@ -7,7 +7,7 @@
 
 use super::{evidence, round};
 use crate::report::Comparator;
-use crate::report::{Evidence, Finding};
+use crate::report::{Evidence, Finding, FindingSource};
 use crate::trace::{GapCauses, RankSummary, TraceSummary};
 
 /// GPU idle share of the traced span from which idle time is worth a finding (TraceLens's
@@ -36,13 +36,19 @@ pub(crate) fn rank_note(t: &TraceSummary, r: &RankSummary) -> String {
     }
 }
 
-/// How every trace-backed finding's `unseen` note on the inclusion choices begins; it also
-/// marks the finding as measured from the trace.
+/// How every trace-backed finding's `unseen` note on the inclusion choices begins.
 pub const CHOICES_NOTE: &str = "Trace inclusion choices: ";
 
 /// Whether `f` was concluded from a profiler trace.
-pub fn from_trace(f: &crate::report::Finding) -> bool {
-    f.unseen.iter().any(|u| u.starts_with(CHOICES_NOTE))
+pub fn from_trace(f: &Finding) -> bool {
+    f.source == Some(FindingSource::Trace)
+}
+
+/// Marks `f` as concluded from the trace `t`: its source, and the note on the trace's
+/// inclusion choices.
+pub(crate) fn mark_traced(f: &mut Finding, t: &TraceSummary) {
+    f.source = Some(FindingSource::Trace);
+    f.unseen.push(choices_unseen(t));
 }
 
 pub(crate) fn choices_unseen(t: &TraceSummary) -> String {
@@ -112,5 +118,5 @@ pub(crate) fn named(g: &GapCauses, keep: impl Fn(&str) -> bool) -> String {
 
 pub(crate) fn finish(f: &mut Finding, t: &TraceSummary, share: f64) {
     f.lost_share = Some(round(share));
-    f.unseen.push(choices_unseen(t));
+    mark_traced(f, t);
 }

@@ -3,7 +3,7 @@
 //! diagnosed whole.
 
 use crate::analysis::diagnose_traced as diagnose;
-use crate::report::Report;
+use crate::report::{FindingSource, Report};
 use crate::trace::*;
 
 fn path(name: &str) -> String {
@@ -41,6 +41,10 @@ fn diagnosed(names: &[&str]) -> Report {
     let t = TraceSummary::from_ranks(ranks, Choices::default());
     let mut r = report(&t);
     diagnose(&mut r, &t);
+    // A trace alone has no samples: whatever is found was found in the trace.
+    for f in &r.findings {
+        assert_eq!(f.source, Some(FindingSource::Trace), "{}", f.id);
+    }
     r
 }
 

@@ -16,6 +16,7 @@ pub use ranks::MAX_NAMED;
 
 use super::{evidence, round, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::cross::GpuActivity;
 use crate::signals::stats::median;
@@ -195,6 +196,7 @@ impl Rule for RankImbalance {
             } else {
                 "Per-rank step times were not recorded; merge per-rank reports (or add step markers) to see which phase the straggler spends longer in.".into()
             }],
+            source: Some(FindingSource::Samples),
         })
     }
 }

@@ -6,6 +6,7 @@
 
 use super::RankImbalance;
 use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{Action, Cost, Evidence, Experiment, Finding, RanksData, Straggler};
 use crate::rules::{round, Rule};
 use crate::signals::ranks::{min_excess, thresholds_met, MAX_UTIL_DISTANCE};
@@ -189,6 +190,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
             metric: format!("{who} {what} over the other ranks' median"),
         },
         unseen: Vec::new(),
+        source: Some(FindingSource::Ranks),
     })
 }
 

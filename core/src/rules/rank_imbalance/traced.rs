@@ -56,6 +56,6 @@ pub(super) fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "If the GPU is the cause the lateness follows the GPU; if the data is, it stays with the rank",
         "trace communication start skew",
     );
-    f.unseen.push(choices_unseen(t));
+    mark_traced(&mut f, t);
     Some(f)
 }
