@@ -10,7 +10,10 @@ pub(super) const SHARED_TRACE: &str = include_str!("../traced.rs");
 pub(super) fn files(id: &str) -> &'static [&'static str] {
     match id {
         "data_starvation" => &[include_str!("../data_starvation.rs")],
-        "launch_bound" => &[include_str!("../launch_bound.rs")],
+        "launch_bound" => &[
+            include_str!("../launch_bound/mod.rs"),
+            include_str!("../launch_bound/traced.rs"),
+        ],
         "busy_not_working" => &[include_str!("../busy_not_working.rs")],
         "memory_bound" => &[include_str!("../memory_bound.rs")],
         "memory_headroom" => &[include_str!("../memory_headroom.rs")],
