@@ -3,8 +3,8 @@
 use super::traced::*;
 use super::{action, confidence, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
-use crate::report::Finding;
 use crate::report::{Cost, Severity};
+use crate::report::{Evidence, Finding};
 use crate::signals::Signals;
 use crate::trace::{RankSummary, TraceSummary};
 
@@ -89,71 +89,82 @@ impl Rule for CommSync {
                 None,
             ));
         }
-        let mut w = vec![(2.0, true)];
-        let ratios: Vec<f64> = s
-            .sampled_devices()
-            .filter_map(|d| d.traffic_in_dips)
-            .filter(|(_, out)| *out > 0.0)
-            .map(|(i, o)| i / o)
-            .collect();
-        if !ratios.is_empty() {
-            let r = ratios.iter().sum::<f64>() / ratios.len() as f64;
-            let e = evidence(
-                "NVLink+PCIe traffic in dips / outside",
-                r,
-                Comparator::AtLeast,
-                TRAFFIC_RATIO,
-                "ratio",
-                None,
-            );
-            w.push((1.0, e.agrees));
-            ev.push(e);
-        }
-        let periodic = s
-            .sampled_devices()
-            .filter(|d| d.util_period.is_some_and(|p| p.strength >= 0.3))
-            .count();
+        let w = supporting_evidence(s, n, &mut ev);
+        Some(finding(s, n, dip_share, ev, &w))
+    }
+}
+
+/// What supports synchronized dips besides the dips themselves: traffic bursts inside them
+/// and dips that repeat on every GPU; the weights of the signals checked.
+fn supporting_evidence(s: &Signals, n: usize, ev: &mut Vec<Evidence>) -> Vec<(f64, bool)> {
+    let mut w = vec![(2.0, true)];
+    let ratios: Vec<f64> = s
+        .sampled_devices()
+        .filter_map(|d| d.traffic_in_dips)
+        .filter(|(_, out)| *out > 0.0)
+        .map(|(i, o)| i / o)
+        .collect();
+    if !ratios.is_empty() {
+        let r = ratios.iter().sum::<f64>() / ratios.len() as f64;
         let e = evidence(
-            "GPUs whose dips repeat periodically",
-            periodic as f64,
+            "NVLink+PCIe traffic in dips / outside",
+            r,
             Comparator::AtLeast,
-            n as f64,
-            "GPUs",
+            TRAFFIC_RATIO,
+            "ratio",
             None,
         );
         w.push((1.0, e.agrees));
         ev.push(e);
-        let devices: Vec<u32> = s.job_devices().map(|d| d.index).collect();
-        // The time lost is the time every GPU idles at once, over the sample times at which all
-        // of them were sampled (evenly spaced, so a share of times is a share of time).
-        let lost = s.cross.all_idle_share.unwrap_or(dip_share);
-        let mut f = META.finding(
-            confidence(&w) * if s.steps.is_some() { 0.85 } else { 0.7 },
-            format!("All {n} GPUs dip together in {:.0}% of samples: they wait on each other (collective communication), not on input. About {:.0}% of the run is lost, estimated as the share of time at which every GPU idles at once.", dip_share * 100.0, lost * 100.0),
-            ev,
-        );
-        f.lost_share = Some(round(lost));
-        f.lost_share_basis = Some(if s.cross.all_idle_share.is_some() {
-            "time-weighted: the share of time at which every one of the job's GPUs idles at once"
-                .into()
-        } else {
-            "the share of samples in which all the job's GPUs dip together".into()
-        });
-        f.devices = devices;
-        f.actions = vec![
-            action(Cost::Low, "Raise the per-GPU batch or use gradient accumulation so each all-reduce amortises over more compute"),
-            action(Cost::Low, "Raise DDP bucket_cap_mb (25 → 50–100 MB) and keep gradient_as_bucket_view=True"),
-            action(Cost::Medium, "Overlap communication with backward (DDP does by default; check no_sync/hooks); prefer ZeRO-1/2 over ZeRO-3 on slow links"),
-            action(Cost::High, "Check the interconnect: NVLink/P2P enabled (`nvidia-smi topo -m`), NIC and NCCL settings across nodes"),
-        ];
-        f.experiment = experiment(
-            "Double gradient accumulation steps (one change)",
-            "the share of synchronized dips falls by about half; step time per sample falls",
-            "synchronized dip share; samples per second",
-        );
-        f.unseen.push("Without a profiler trace the NCCL kernels and their overlap with compute are not visible; a PyTorch profiler trace shows them.".into());
-        Some(f)
     }
+    let periodic = s
+        .sampled_devices()
+        .filter(|d| d.util_period.is_some_and(|p| p.strength >= 0.3))
+        .count();
+    let e = evidence(
+        "GPUs whose dips repeat periodically",
+        periodic as f64,
+        Comparator::AtLeast,
+        n as f64,
+        "GPUs",
+        None,
+    );
+    w.push((1.0, e.agrees));
+    ev.push(e);
+    w
+}
+
+/// The finding from the dips' evidence: what the synchronized idling costs and the fixes.
+fn finding(s: &Signals, n: usize, dip_share: f64, ev: Vec<Evidence>, w: &[(f64, bool)]) -> Finding {
+    let devices: Vec<u32> = s.job_devices().map(|d| d.index).collect();
+    // The time lost is the time every GPU idles at once, over the sample times at which all
+    // of them were sampled (evenly spaced, so a share of times is a share of time).
+    let lost = s.cross.all_idle_share.unwrap_or(dip_share);
+    let mut f = META.finding(
+        confidence(w) * if s.steps.is_some() { 0.85 } else { 0.7 },
+        format!("All {n} GPUs dip together in {:.0}% of samples: they wait on each other (collective communication), not on input. About {:.0}% of the run is lost, estimated as the share of time at which every GPU idles at once.", dip_share * 100.0, lost * 100.0),
+        ev,
+    );
+    f.lost_share = Some(round(lost));
+    f.lost_share_basis = Some(if s.cross.all_idle_share.is_some() {
+        "time-weighted: the share of time at which every one of the job's GPUs idles at once".into()
+    } else {
+        "the share of samples in which all the job's GPUs dip together".into()
+    });
+    f.devices = devices;
+    f.actions = vec![
+        action(Cost::Low, "Raise the per-GPU batch or use gradient accumulation so each all-reduce amortises over more compute"),
+        action(Cost::Low, "Raise DDP bucket_cap_mb (25 → 50–100 MB) and keep gradient_as_bucket_view=True"),
+        action(Cost::Medium, "Overlap communication with backward (DDP does by default; check no_sync/hooks); prefer ZeRO-1/2 over ZeRO-3 on slow links"),
+        action(Cost::High, "Check the interconnect: NVLink/P2P enabled (`nvidia-smi topo -m`), NIC and NCCL settings across nodes"),
+    ];
+    f.experiment = experiment(
+        "Double gradient accumulation steps (one change)",
+        "the share of synchronized dips falls by about half; step time per sample falls",
+        "synchronized dip share; samples per second",
+    );
+    f.unseen.push("Without a profiler trace the NCCL kernels and their overlap with compute are not visible; a PyTorch profiler trace shows them.".into());
+    f
 }
 
 // Evidence from a profiler trace, tried first when one is attached.
