@@ -4,9 +4,9 @@ use super::traced::*;
 use super::{action, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
 use super::{confidence, round};
 use crate::report::Comparator;
-use crate::report::Finding;
 use crate::report::{Cost, Severity};
-use crate::signals::Signals;
+use crate::report::{Evidence, Finding};
+use crate::signals::{DeviceSignals, Signals};
 use crate::trace::{RankSummary, TraceSummary};
 
 /// PCIe throughput p95 over the current link's capacity from which host↔GPU copies
@@ -85,51 +85,7 @@ impl Rule for HostTransfer {
             .filter(|o| *o >= OFFLOAD_OPTIMIZER_SHARE);
         let mut offload = false;
         for d in s.sampled_devices() {
-            if d.pcie_rx.is_none() && d.pcie_tx.is_none() {
-                continue;
-            }
-            let (cap, against) = link_capacity(d);
-            let dev = Some(d.index);
-            let mut hit = false;
-            for (name, dd) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
-                if let Some(x) = dd {
-                    let name = format!("{name} p95 / {against}");
-                    let e = evidence(
-                        &name,
-                        x.p95 / cap,
-                        Comparator::AtLeast,
-                        HIGH_LINK_SHARE,
-                        "ratio",
-                        dev,
-                    );
-                    if e.agrees {
-                        hit = true;
-                        worst = worst.max(x.p95 / cap);
-                        ev.push(e);
-                    }
-                }
-            }
-            let two_way = [d.pcie_rx, d.pcie_tx]
-                .iter()
-                .all(|x| x.is_some_and(|x| x.p95 / cap >= OFFLOAD_LINK_SHARE));
-            if !hit && two_way && optimizer.is_some() {
-                hit = true;
-                offload = true;
-                for (name, x) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
-                    let v = x.map_or(0.0, |x| x.p95 / cap);
-                    worst = worst.max(v);
-                    let name = format!("{name} p95 / {against} (both directions)");
-                    ev.push(evidence(
-                        &name,
-                        v,
-                        Comparator::AtLeast,
-                        OFFLOAD_LINK_SHARE,
-                        "ratio",
-                        dev,
-                    ));
-                }
-            }
-            if hit {
+            if busy_link(d, optimizer.is_some(), &mut ev, &mut worst, &mut offload) {
                 devices.push(d.index);
             }
         }
@@ -183,6 +139,63 @@ impl Rule for HostTransfer {
         f.unseen.push("Which tensors are copied is not visible from samples; a profiler trace shows the memcpy calls.".into());
         Some(f)
     }
+}
+
+/// Whether `d`'s PCIe link carries much of its capacity in either direction, or, with an
+/// offload-sized optimizer phase (`optimizer`), a good share both ways; its evidence goes
+/// to `ev`, the highest share to `worst`, and an offload reading to `offload`.
+fn busy_link(
+    d: &DeviceSignals,
+    optimizer: bool,
+    ev: &mut Vec<Evidence>,
+    worst: &mut f64,
+    offload: &mut bool,
+) -> bool {
+    if d.pcie_rx.is_none() && d.pcie_tx.is_none() {
+        return false;
+    }
+    let (cap, against) = link_capacity(d);
+    let dev = Some(d.index);
+    let mut hit = false;
+    for (name, dd) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
+        if let Some(x) = dd {
+            let name = format!("{name} p95 / {against}");
+            let e = evidence(
+                &name,
+                x.p95 / cap,
+                Comparator::AtLeast,
+                HIGH_LINK_SHARE,
+                "ratio",
+                dev,
+            );
+            if e.agrees {
+                hit = true;
+                *worst = worst.max(x.p95 / cap);
+                ev.push(e);
+            }
+        }
+    }
+    let two_way = [d.pcie_rx, d.pcie_tx]
+        .iter()
+        .all(|x| x.is_some_and(|x| x.p95 / cap >= OFFLOAD_LINK_SHARE));
+    if !hit && two_way && optimizer {
+        hit = true;
+        *offload = true;
+        for (name, x) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
+            let v = x.map_or(0.0, |x| x.p95 / cap);
+            *worst = worst.max(v);
+            let name = format!("{name} p95 / {against} (both directions)");
+            ev.push(evidence(
+                &name,
+                v,
+                Comparator::AtLeast,
+                OFFLOAD_LINK_SHARE,
+                "ratio",
+                dev,
+            ));
+        }
+    }
+    hit
 }
 
 // Evidence from a profiler trace, tried first when one is attached.
