@@ -5,9 +5,9 @@ use super::{action, confidence, evidence, experiment, round};
 use super::{Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
 use crate::report::Cost;
-use crate::report::{Finding, Severity};
+use crate::report::{Evidence, Finding, Severity};
 use crate::signals::Signals;
-use crate::trace::{RankSummary, TraceSummary};
+use crate::trace::{RankSummary, SyncStats, TraceSummary};
 
 static META: RuleMeta = RuleMeta {
     id: "host_sync",
@@ -85,7 +85,6 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     if !(e_time.agrees || (steps && e_per.agrees && !measured)) {
         return None;
     }
-    let s = &r.syncs;
     let (mut w, mut ev) = (Vec::new(), Vec::new());
     if steps {
         w.push((2.0, e_per.agrees));
@@ -93,46 +92,12 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     }
     w.push((2.0, e_time.agrees));
     ev.push(e_time);
-    let e = evidence(
-        "GPU idle share of the traced span",
-        r.idle_share,
-        Comparator::AtLeast,
-        MIN_IDLE_SHARE,
-        "fraction",
-        None,
-    );
-    w.push((1.0, e.agrees));
-    ev.push(e);
-    if let Some(hw) = r.main_stream_idle.host_wait_share() {
-        let e = evidence(
-            "host-wait share of the main stream's idle time",
-            hw,
-            Comparator::AtLeast,
-            MIN_HOST_WAIT_SHARE,
-            "fraction",
-            None,
-        );
-        w.push((1.0, e.agrees));
-        ev.push(e);
-    }
-    let kinds: Vec<String> = [
-        ("cudaDeviceSynchronize", s.device_sync),
-        ("cudaStreamSynchronize", s.stream_sync),
-        ("cudaEventSynchronize", s.event_sync),
-        ("synchronous cudaMemcpy", s.sync_memcpy),
-        (
-            "cudaMemcpyAsync of pageable memory",
-            s.pageable_async_memcpy,
-        ),
-    ]
-    .iter()
-    .filter(|(_, n)| *n > 0)
-    .map(|(k, n)| format!("{k} ×{n}"))
-    .collect();
+    idle_evidence(r, &mut ev, &mut w);
+    let kinds = sync_kinds(&r.syncs);
     let how_often = if steps {
         format!("{per:.0} synchronizing calls per step")
     } else {
-        format!("{} synchronizing calls", s.total)
+        format!("{} synchronizing calls", r.syncs.total)
     };
     let mut f = meta.finding(
         confidence(&w) * 0.9,
@@ -158,4 +123,48 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     );
     mark_traced(&mut f, t);
     Some(f)
+}
+
+/// How idle the GPU is, and how much of the main stream's idle time is a wait on the host.
+fn idle_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, bool)>) {
+    let e = evidence(
+        "GPU idle share of the traced span",
+        r.idle_share,
+        Comparator::AtLeast,
+        MIN_IDLE_SHARE,
+        "fraction",
+        None,
+    );
+    w.push((1.0, e.agrees));
+    ev.push(e);
+    if let Some(hw) = r.main_stream_idle.host_wait_share() {
+        let e = evidence(
+            "host-wait share of the main stream's idle time",
+            hw,
+            Comparator::AtLeast,
+            MIN_HOST_WAIT_SHARE,
+            "fraction",
+            None,
+        );
+        w.push((1.0, e.agrees));
+        ev.push(e);
+    }
+}
+
+/// The synchronizing calls seen, by kind: `cudaStreamSynchronize ×40`.
+fn sync_kinds(s: &SyncStats) -> Vec<String> {
+    [
+        ("cudaDeviceSynchronize", s.device_sync),
+        ("cudaStreamSynchronize", s.stream_sync),
+        ("cudaEventSynchronize", s.event_sync),
+        ("synchronous cudaMemcpy", s.sync_memcpy),
+        (
+            "cudaMemcpyAsync of pageable memory",
+            s.pageable_async_memcpy,
+        ),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(k, n)| format!("{k} ×{n}"))
+    .collect()
 }
