@@ -79,10 +79,15 @@ impl Check {
     }
 }
 
-/// One GPU against its own limits.
-fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>) -> Check {
+/// The driver's own throttle reasons on `d`: the share of loaded samples with any (whether
+/// it reaches [`MIN_THROTTLED_SHARE`], `None` where reasons are not reported) and each
+/// frequent one by name, added to `kinds`.
+fn throttle_reasons(
+    d: &DeviceSignals,
+    c: &mut Check,
+    kinds: &mut std::collections::BTreeSet<String>,
+) -> Option<bool> {
     let dev = Some(d.index);
-    let mut c = Check::default();
     let reasons_hit = d.throttled_share.map(|sh| {
         c.push(
             evidence(
@@ -112,6 +117,14 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
             dev,
         ));
     }
+    reasons_hit
+}
+
+/// One GPU against its own limits.
+fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>) -> Check {
+    let dev = Some(d.index);
+    let mut c = Check::default();
+    let reasons_hit = throttle_reasons(d, &mut c, kinds);
     c.ratio = d.sm_clock_ratio_loaded;
     let clock_low = d.sm_clock_ratio_loaded.map(|r| {
         c.push(
