@@ -90,10 +90,13 @@ impl Rule for BusyNotWorking {
     }
 }
 
+/// A GPU's evidence and the weights of the signals checked on it.
+type Judged = (Vec<Evidence>, Vec<(f64, bool)>);
+
 /// A GPU that reports itself busy while its compute units are mostly idle: GPM SM
 /// utilization and occupancy low, or (weaker, without GPM) power low with the clocks not
 /// held down; its evidence and the weights of the signals checked.
-fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<(Vec<Evidence>, Vec<(f64, bool)>)> {
+fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<Judged> {
     let u = d.util?;
     if u.p50 < BUSY_UTIL_P50 {
         return None;

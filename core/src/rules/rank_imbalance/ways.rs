@@ -307,14 +307,14 @@ fn util_evidence(
     ev
 }
 
+/// GPUs with their (scaled) loaded power.
+type PowerOrder<'a> = Vec<(&'a GpuActivity, f64)>;
+
 /// The GPUs ordered by loaded power (scaled by their limits when all have one), where the
 /// order splits them into two groups with the largest ratio, and the gap there; `None`
 /// unless every GPU was under load at about the same utilization and the gap reaches
 /// [`POWER_GAP`].
-fn power_split(
-    acts: &[GpuActivity],
-    by_limit: bool,
-) -> Option<(Vec<(&GpuActivity, f64)>, usize, f64)> {
+fn power_split(acts: &[GpuActivity], by_limit: bool) -> Option<(PowerOrder<'_>, usize, f64)> {
     let mut p: Vec<(&GpuActivity, f64)> = acts
         .iter()
         .map(|a| a.power_scaled(by_limit).map(|v| (a, v)))
