@@ -43,10 +43,10 @@ fn choose_gpus(loaded: &mut crate::import::Loaded, sel: &[gpuwhy::jobgpus::Selec
     let job = gpuwhy::jobgpus::override_report(&r.devices, r.run.job_gpus.as_ref(), sel);
     r.run.job_gpus = Some(job);
     match &loaded.trace {
-        Some(t) => gpuwhy::trace::diagnose(r, t),
+        Some(t) => gpuwhy::analysis::diagnose_traced(r, t),
         None => gpuwhy::analysis::diagnose(r),
     }
-    gpuwhy::import::temper(r);
+    gpuwhy::analysis::temper(r);
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use gpuwhy::import::{self, Diagnosed, ImportOptions, Input, Kind};
+use gpuwhy::analysis::{self, Diagnosed};
+use gpuwhy::import::{self, ImportOptions, Input, Kind};
 use gpuwhy::report::Report;
 use gpuwhy::trace::{self, Choices, ReadOptions, TraceSummary};
 
@@ -123,7 +124,7 @@ pub fn load(inp: &Inputs) -> Result<Loaded> {
         }
         None => None,
     };
-    let Diagnosed { report, notes, .. } = import::diagnose_any(input, trace.as_ref())?;
+    let Diagnosed { report, notes, .. } = analysis::diagnose_any(input, trace.as_ref())?;
     Ok(Loaded {
         report,
         trace,

@@ -269,6 +269,7 @@ mod tests {
             actions: Vec::new(),
             experiment: Default::default(),
             unseen: Vec::new(),
+            source: None,
         };
         f.evidence.push(ev(5, 0.3));
         r.findings.push(f);

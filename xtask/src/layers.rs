@@ -53,9 +53,9 @@ pub const LAYERS: &[Layer] = &[
     Layer {
         name: "sources",
         modules: &[
-            "nvml", "host", "collect", "jobgpus", "session", "steps", "import", "trace",
+            "nvml", "host", "collect", "jobgpus", "steps", "import", "trace",
         ],
-        what: "NVML, /proc, the sampler, which GPUs are the job's, step markers, log importers and the trace reader produce data",
+        what: "NVML, /proc, the sampler, which GPUs are the job's, step logs, log importers and the trace reader produce data",
     },
     Layer {
         name: "signals",
@@ -76,6 +76,11 @@ pub const LAYERS: &[Layer] = &[
         name: "outputs",
         modules: &["merge", "compare", "export"],
         what: "join ranks, compare runs and export reports, feeding signals or calling analysis",
+    },
+    Layer {
+        name: "front",
+        modules: &["session"],
+        what: "the embedding API a training loop drives: starts the sampler, takes step markers, and at the end diagnoses (and compares) its report, as the CLI and the C ABI do",
     },
 ];
 

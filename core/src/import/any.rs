@@ -1,8 +1,8 @@
-//! Any file `gpuwhy diagnose` reads, diagnosed: a report or crash journal parsed, a dmon or
-//! CSV log imported, a profiler trace's report built, then the rules run (with the trace
-//! when there is one) and a short log's confidence lowered — the one path the CLI
-//! (`cli/src/import.rs`, from files) and the browser's analysis module (`viewer/analyze`,
-//! from a dropped file's bytes) both take, so they cannot drift apart.
+//! Any file `gpuwhy diagnose` reads, as a report: a report or crash journal parsed, a dmon or
+//! CSV log imported, a profiler trace's report built — the first half of the one path
+//! (`crate::analysis::diagnose_any` runs the rules on it) that the CLI (`cli/src/import.rs`,
+//! from files) and the browser's analysis module (`viewer/analyze`, from a dropped file's
+//! bytes) both take, so they cannot drift apart.
 //!
 //! Not for: telling a file's kind ([`super::detect`]), reading files, or reading profiler
 //! traces ([`crate::trace::read_rank`] streams a file, [`crate::trace::read_slice`] reads
@@ -34,10 +34,11 @@ pub enum Input<'a> {
     Report(Box<Report>),
 }
 
-/// A diagnosed input.
+/// An input read as a report, not diagnosed yet.
 #[derive(Debug, Clone)]
-pub struct Diagnosed {
-    /// The report with fresh findings and verdict.
+pub struct Loaded {
+    /// The report, its findings and verdict as the file had them (none for a log or a
+    /// trace).
     pub report: Report,
     /// What the log importer inferred or left out, one sentence each (none for a report, a
     /// journal or a trace alone).
@@ -47,17 +48,15 @@ pub struct Diagnosed {
 }
 
 /// Reads `input` into a report — or, without one, builds the report of `trace` alone
-/// ([`trace::report`]) — and runs the rules on it: with `trace` attached when given
-/// ([`trace::diagnose`]), alone otherwise ([`crate::analysis::diagnose`]); then a log of
-/// few samples has its confidence lowered ([`super::temper`]).
+/// ([`trace::report`]).
 ///
 /// Errors: the reader's message for a damaged file (naming it and, where known, the line);
 /// [`Error::InvalidArgument`] for bytes of a trace, and when there is neither an input nor
 /// a trace.
-pub fn diagnose(input: Option<Input<'_>>, trace: Option<&TraceSummary>) -> Result<Diagnosed> {
+pub fn load(input: Option<Input<'_>>, trace: Option<&TraceSummary>) -> Result<Loaded> {
     let mut notes = Vec::new();
     let mut samples = None;
-    let mut report = match input {
+    let report = match input {
         Some(Input::Report(report)) => *report,
         Some(Input::Bytes {
             kind: Kind::Report | Kind::Journal,
@@ -85,17 +84,9 @@ pub fn diagnose(input: Option<Input<'_>>, trace: Option<&TraceSummary>) -> Resul
             }
         },
     };
-    match trace {
-        Some(t) => trace::diagnose(&mut report, t),
-        None => crate::analysis::diagnose(&mut report),
-    }
-    super::temper(&mut report);
-    Ok(Diagnosed {
+    Ok(Loaded {
         report,
         notes,
         samples,
     })
 }
-
-#[cfg(test)]
-mod tests;

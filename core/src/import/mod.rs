@@ -6,10 +6,10 @@
 //! viewer imports a dropped log the same way the CLI does. [`detect`] tells the kinds of
 //! input apart by content (a report, a recording journal, a profiler trace, a dmon log, a
 //! CSV log, an `nvidia-smi -q` dump); profiler traces are read by [`crate::trace`]. A log says less than a
-//! recording: metrics it has no column for are unavailable with the reason, and a log of a
-//! few samples lowers the findings' confidence ([`diagnose_log`]). [`diagnose_any`] is the
-//! whole path from any file's content to a diagnosed report, taken by the CLI and the
-//! browser alike.
+//! recording: metrics it has no column for are unavailable with the reason (and
+//! `crate::analysis::diagnose_log` lowers the confidence of a log of few samples). [`load`]
+//! turns any file's content into a report, the first half of the path to a diagnosed report
+//! (`crate::analysis::diagnose_any`) that the CLI and the browser both take.
 //!
 //! Not for: reading files (callers pass bytes) or writing anything.
 
@@ -19,12 +19,11 @@ pub mod dmon;
 pub mod smi;
 mod table;
 
-pub use any::{diagnose as diagnose_any, Diagnosed, Input};
+pub use any::{load, Input, Loaded};
 
 use std::path::PathBuf;
 
 use crate::recording::Recording;
-use crate::report::Report;
 use crate::{Error, Result};
 
 /// What a file holds, told by its content.
@@ -151,65 +150,6 @@ pub(crate) fn bad(opts: &ImportOptions, line: Option<usize>, what: &str) -> Erro
             Some(n) => format!("line {n}: {what}"),
             None => what.to_string(),
         },
-    }
-}
-
-/// Samples per GPU below which an imported log's findings lose confidence: percentiles
-/// (p5/p95) and the periodicity search (at least 16 samples and two periods) mean little on
-/// fewer, and 60 is one minute at dmon's default 1 s interval.
-pub const FEW_SAMPLES: usize = 60;
-
-/// Runs the rules on a report imported from a log ([`crate::analysis::diagnose`]) and, when
-/// the log has fewer than [`FEW_SAMPLES`] samples per GPU, lowers every finding's confidence
-/// in proportion (to at most half) and says so in the verdict and the findings — except
-/// findings measured from a profiler trace of the same run.
-pub fn diagnose_log(report: &mut Report) {
-    crate::analysis::diagnose(report);
-    temper(report);
-}
-
-/// Lowers confidence for short logs (see [`diagnose_log`]); a no-op for other reports.
-pub fn temper(report: &mut Report) {
-    if !matches!(report.run.source.as_str(), "dmon" | "csv" | "smi") {
-        return;
-    }
-    let n = report
-        .series
-        .iter()
-        .map(|s| s.data.t.len() + s.data.coarse.as_ref().map_or(0, |c| c.t_start.len()))
-        .max()
-        .unwrap_or(0);
-    if n >= FEW_SAMPLES {
-        return;
-    }
-    let factor = (n as f64 / FEW_SAMPLES as f64).max(0.5);
-    let what = match report.run.source.as_str() {
-        "smi" => "nvidia-smi -q dump",
-        "dmon" => "dmon log",
-        _ => "csv log",
-    };
-    let why = format!(
-        "Only {n} samples per GPU ({:.0} s) were in the {what}: confidence is lowered; a log of at least {FEW_SAMPLES} samples would settle it.",
-        report.run.duration_s,
-    );
-    // Findings measured from a profiler trace read beside the log keep their confidence.
-    for f in report
-        .findings
-        .iter_mut()
-        .filter(|f| !crate::trace::findings::from_trace(f))
-    {
-        f.confidence = crate::rules::round(f.confidence * factor);
-        f.unseen.push(why.clone());
-    }
-    let top_from_trace = report
-        .findings
-        .first()
-        .is_some_and(crate::trace::findings::from_trace);
-    if let Some(top) = report.findings.first() {
-        report.verdict.confidence = top.confidence;
-    }
-    if !top_from_trace {
-        report.verdict.summary = format!("{} ({why})", report.verdict.summary);
     }
 }
 

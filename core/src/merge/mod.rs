@@ -15,25 +15,22 @@
 
 mod checks;
 mod digest;
-mod findings;
-mod imbalance;
-mod stragglers;
 mod table;
-mod verdict;
 mod wire;
 
+// The job's signals (stragglers, imbalance) and its finding live with the other signals and
+// rules, and its verdict in `crate::analysis`; they stay reachable here as before.
+pub use crate::analysis::rank_list;
+pub use crate::rules::MAX_NAMED;
+pub use crate::signals::ranks::{
+    thresholds_met, LARGE_EXCESS_SHARE, LARGE_PHASE_RATIO, MAX_LISTED, MAX_UTIL_DISTANCE,
+    MIN_EXCESS_SHARE, PHASE_RATIO, STEP_RATIO,
+};
 pub use checks::CLOCK_SLACK_S;
 pub use digest::{RankDigest, MAX_EVENTS_PER_RANK};
-pub use findings::MAX_NAMED;
-pub use imbalance::{MAX_LISTED, MAX_UTIL_DISTANCE};
-pub use stragglers::{
-    thresholds_met, LARGE_EXCESS_SHARE, LARGE_PHASE_RATIO, MIN_EXCESS_SHARE, PHASE_RATIO,
-    STEP_RATIO,
-};
 pub use table::{
     rank_table, RankRow, RankTable, SlowPhase, ALL_RANKS_UP_TO, FIRST_RANKS, MAX_STRAGGLER_ROWS,
 };
-pub use verdict::rank_list;
 
 use std::collections::BTreeMap;
 
@@ -108,22 +105,18 @@ pub fn merge(mut digests: Vec<RankDigest>, opts: &MergeOptions) -> Result<Report
         ranks: Some(ranks),
         comparison: None,
     };
-    diagnose_job(&mut report);
+    crate::analysis::diagnose(&mut report);
     Ok(report)
 }
 
 /// Re-derives a job report's nodes, stragglers, imbalance, findings and verdict from its
-/// per-rank rows. Returns false (and changes nothing) for a report that is not a job report.
+/// per-rank rows (what [`crate::analysis::diagnose`] does with a job report). Returns false
+/// (and changes nothing) for a report that is not a job report.
 pub fn diagnose_job(report: &mut Report) -> bool {
-    let Some(r) = report.ranks.as_mut() else {
+    if report.ranks.is_none() {
         return false;
-    };
-    r.nodes = imbalance::nodes(&r.ranks);
-    r.imbalance = imbalance::imbalance(&r.ranks, &r.nodes);
-    r.stragglers = stragglers::stragglers(&r.ranks);
-    let (findings, verdict) = verdict::judge(r);
-    report.findings = findings;
-    report.verdict = verdict;
+    }
+    crate::analysis::diagnose(report);
     true
 }
 
@@ -174,7 +167,7 @@ fn own_gpus(rows: &mut [RankSummary]) {
             None => {
                 let mut u: Vec<f64> = r.gpus.iter().filter_map(|g| g.util_p50).collect();
                 u.sort_by(f64::total_cmp);
-                stragglers::median(&u)
+                crate::signals::ranks::median(&u)
             }
         };
     }

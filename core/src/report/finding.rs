@@ -59,7 +59,7 @@ pub struct Evidence {
     #[serde(deserialize_with = "f64_or_nan")]
     pub threshold: f64,
     /// How: `>=`, `<=`, `<`, `>`, `!=`.
-    pub comparison: String,
+    pub comparison: Comparator,
     /// Unit of value and threshold.
     pub unit: String,
     /// The device it was measured on, if one.
@@ -70,6 +70,84 @@ pub struct Evidence {
     pub time_range: Option<[f64; 2]>,
     /// True when this signal agreed with the finding; false when it was checked and did not.
     pub agrees: bool,
+}
+
+/// How an evidence value was compared with its threshold. Written to the report as its
+/// symbol (`>=`, `>`, `<=`, `<`, `!=`); a symbol this version does not know is kept as read
+/// ([`Comparator::Other`]) and holds for nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum Comparator {
+    /// `>=`
+    AtLeast,
+    /// `>`
+    Above,
+    /// `<=`
+    AtMost,
+    /// `<`
+    Below,
+    /// `!=`: differs by more than `f64::EPSILON`.
+    Differs,
+    /// A symbol written by another version.
+    Other(String),
+}
+
+impl Comparator {
+    /// The symbol, as the report writes it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Comparator::AtLeast => ">=",
+            Comparator::Above => ">",
+            Comparator::AtMost => "<=",
+            Comparator::Below => "<",
+            Comparator::Differs => "!=",
+            Comparator::Other(s) => s,
+        }
+    }
+
+    /// Whether `value` compared with `threshold` this way holds (never for
+    /// [`Comparator::Other`], nor when either is NaN, except for `!=`).
+    pub fn holds(&self, value: f64, threshold: f64) -> bool {
+        match self {
+            Comparator::AtLeast => value >= threshold,
+            Comparator::Above => value > threshold,
+            Comparator::AtMost => value <= threshold,
+            Comparator::Below => value < threshold,
+            Comparator::Differs => (value - threshold).abs() > f64::EPSILON,
+            Comparator::Other(_) => false,
+        }
+    }
+}
+
+impl From<&str> for Comparator {
+    fn from(s: &str) -> Self {
+        match s {
+            ">=" => Comparator::AtLeast,
+            ">" => Comparator::Above,
+            "<=" => Comparator::AtMost,
+            "<" => Comparator::Below,
+            "!=" => Comparator::Differs,
+            other => Comparator::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<String> for Comparator {
+    fn from(s: String) -> Self {
+        Comparator::from(s.as_str())
+    }
+}
+
+impl From<Comparator> for String {
+    fn from(c: Comparator) -> Self {
+        c.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for Comparator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// How expensive an action is to try.
@@ -137,6 +215,60 @@ pub struct Finding {
     /// What could not be seen and would sharpen the diagnosis.
     #[serde(default)]
     pub unseen: Vec<String>,
+    /// What the finding was concluded from; absent in reports written before it was kept
+    /// (and for a value this version does not know).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "source_or_none"
+    )]
+    pub source: Option<FindingSource>,
+}
+
+/// What a finding was concluded from: the input whose evidence decided it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingSource {
+    /// The GPU and host samples.
+    Samples,
+    /// The step markers' phase times.
+    Steps,
+    /// A profiler trace read beside the samples.
+    Trace,
+    /// The per-rank summaries of a merged job.
+    Ranks,
+}
+
+impl FindingSource {
+    /// The name the report writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingSource::Samples => "samples",
+            FindingSource::Steps => "steps",
+            FindingSource::Trace => "trace",
+            FindingSource::Ranks => "ranks",
+        }
+    }
+
+    /// The source a report names, `None` for a name this version does not know.
+    pub fn from_name(name: &str) -> Option<FindingSource> {
+        [
+            FindingSource::Samples,
+            FindingSource::Steps,
+            FindingSource::Trace,
+            FindingSource::Ranks,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == name)
+    }
+}
+
+/// Reads `source` forgivingly: a name from a newer version is no source, not an error.
+fn source_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<FindingSource>, D::Error> {
+    let name: Option<String> = Option::deserialize(d)?;
+    Ok(name.as_deref().and_then(FindingSource::from_name))
 }
 
 impl Finding {
@@ -172,5 +304,51 @@ impl Default for Verdict {
             lost_share: None,
             summary: "No rule fired.".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparators_keep_their_symbol_and_an_unknown_one_holds_for_nothing() {
+        for sym in [">=", ">", "<=", "<", "!="] {
+            let c = Comparator::from(sym);
+            assert!(!matches!(c, Comparator::Other(_)), "{sym}");
+            assert_eq!(
+                serde_json::to_string(&c).expect("writes"),
+                format!("\"{sym}\"")
+            );
+        }
+        assert!(Comparator::AtLeast.holds(1.0, 1.0) && !Comparator::Above.holds(1.0, 1.0));
+        assert!(Comparator::Below.holds(0.5, 1.0) && Comparator::Differs.holds(0.5, 1.0));
+        let newer: Comparator = serde_json::from_str("\"~=\"").expect("reads");
+        assert_eq!(newer, Comparator::Other("~=".into()));
+        assert!(!newer.holds(1.0, 1.0));
+        assert_eq!(newer.to_string(), "~=");
+    }
+
+    #[test]
+    fn a_source_is_written_by_name_and_an_unknown_one_is_no_source() {
+        let json = r#"{"id":"x","title":"t","severity":"low","confidence":0.5,"summary":"s",
+            "evidence":[],"actions":[],"experiment":{"change":"","expect":""}}"#;
+        let old: Finding = serde_json::from_str(json).expect("reads an older finding");
+        assert_eq!(old.source, None);
+        let mut f = old.clone();
+        f.source = Some(FindingSource::Steps);
+        let text = serde_json::to_string(&f).expect("writes");
+        assert!(text.contains("\"source\":\"steps\""), "{text}");
+        let back: Finding = serde_json::from_str(&text).expect("reads");
+        assert_eq!(back.source, Some(FindingSource::Steps));
+        let newer = json.replace(
+            "\"summary\":\"s\"",
+            "\"summary\":\"s\",\"source\":\"telepathy\"",
+        );
+        let f: Finding = serde_json::from_str(&newer).expect("a newer source is not an error");
+        assert_eq!(f.source, None);
+        assert!(!serde_json::to_string(&old)
+            .expect("writes")
+            .contains("source"));
     }
 }

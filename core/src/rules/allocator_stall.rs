@@ -1,8 +1,12 @@
 //! `allocator_stall`: the GPU idles across device-memory allocation and release calls.
 
+use super::traced::*;
+use super::{action, confidence, experiment};
 use super::{Rule, RuleDoc, RuleMeta};
+use crate::report::Cost;
 use crate::report::{Finding, Severity};
 use crate::signals::Signals;
+use crate::trace::TraceSummary;
 
 static META: RuleMeta = RuleMeta {
     id: "allocator_stall",
@@ -25,6 +29,45 @@ impl Rule for AllocatorStall {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
-        crate::trace::findings::allocator_stall(s.trace.as_ref()?, &META)
+        traced(s.trace.as_ref()?, &META)
     }
+}
+
+// Evidence from a profiler trace, tried first when one is attached.
+
+/// `allocator_stall` from a trace: the GPU idles across allocator calls.
+fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+    let (r, share, ev) = costly(
+        t,
+        "across allocator calls (cudaMalloc/cudaFree, ...)",
+        |g| g.allocator_us,
+    )?;
+    let g = &r.gap_causes;
+    let names = named(g, crate::trace::is_allocator_call);
+    let w = [(3.0, true), (1.0, ev[2].agrees)];
+    let mut f = meta.finding(
+        confidence(&w) * 0.9,
+        format!(
+            "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) is spent across device-memory allocation and release calls{}: each cudaFree waits for the GPU to drain, so the memory is not being reused from PyTorch's cache.",
+            rank_note(t, r),
+            r.idle_share * 100.0,
+            share * 100.0,
+            g.of_idle(g.allocator_us) * 100.0,
+            if names.is_empty() { String::new() } else { format!(" ({names})") },
+        ),
+        ev,
+    );
+    f.actions = vec![
+        action(Cost::Low, "Keep PyTorch's caching allocator on: unset PYTORCH_NO_CUDA_MEMORY_CACHING (and on ROCm the same variable)"),
+        action(Cost::Low, "Remove torch.cuda.empty_cache() (and gc-driven frees) from the training loop"),
+        action(Cost::Low, "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so varying sizes reuse one growing segment instead of new cudaMalloc/cudaFree pairs"),
+        action(Cost::Medium, "Allocate buffers once and reuse them; pad or bucket shapes so sizes repeat"),
+    ];
+    f.experiment = experiment(
+        "Run with the caching allocator on and without empty_cache in the loop (one change), profile again",
+        "cudaMalloc/cudaFree calls per step fall to near 0 and the idle time across them disappears",
+        "trace: idle time across allocator calls over the span",
+    );
+    finish(&mut f, t, share);
+    Some(f)
 }

@@ -1,8 +1,9 @@
 //! `busy_not_working`: "100 % utilization" while the compute units are mostly idle.
 
 use super::{action, confidence, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
+use crate::report::{Comparator, Evidence};
 use crate::report::{Cost, Severity};
-use crate::signals::Signals;
+use crate::signals::{DeviceSignals, Signals};
 
 /// Utilization p50 (%) from which the GPU "looks busy".
 pub const BUSY_UTIL_P50: f64 = 90.0;
@@ -42,64 +43,11 @@ impl Rule for BusyNotWorking {
         let mut w = Vec::new();
         let mut any_gpm = false;
         for d in s.sampled_devices() {
-            let Some(u) = d.util else { continue };
-            if u.p50 < BUSY_UTIL_P50 {
-                continue;
+            // GPM counts where a GPU was busy enough to be judged.
+            if d.util.is_some_and(|u| u.p50 >= BUSY_UTIL_P50) {
+                any_gpm |= d.gpm_sm_util.is_some();
             }
-            let dev = Some(d.index);
-            let mut local = vec![evidence(
-                "util_gpu p50",
-                u.p50,
-                ">=",
-                BUSY_UTIL_P50,
-                "%",
-                dev,
-            )];
-            let mut hits = Vec::new();
-            if let Some(sm) = d.gpm_sm_util {
-                any_gpm = true;
-                let e = evidence("GPM SM utilization p50", sm.p50, "<", LOW_SM_UTIL, "%", dev);
-                hits.push((2.0, e.agrees));
-                local.push(e);
-            }
-            if let Some(occ) = d.gpm_sm_occupancy {
-                let e = evidence(
-                    "GPM SM occupancy p50",
-                    occ.p50,
-                    "<",
-                    LOW_SM_OCCUPANCY,
-                    "%",
-                    dev,
-                );
-                hits.push((1.0, e.agrees));
-                local.push(e);
-            }
-            // Without GPM, low power is the sign; a clock held far below its maximum (or
-            // below an identical peer's at equal utilization) explains low power by itself:
-            // that GPU is slowed, which `throttling` reports, not idle inside its kernels.
-            let held_down = d
-                .sm_clock_ratio_loaded
-                .or_else(|| super::throttling::peer_ratio(s, d.index))
-                .is_some_and(|r| r < super::throttling::PEER_CLOCK_RATIO);
-            if let Some(p) = d.power_over_limit.filter(|_| !held_down) {
-                let e = evidence(
-                    "power p50 / enforced limit",
-                    p,
-                    "<",
-                    LOW_POWER_RATIO,
-                    "ratio",
-                    dev,
-                );
-                hits.push((1.0, e.agrees));
-                local.push(e);
-            }
-            // GPM is the direct measure; without it, low power alone is the (weaker) sign.
-            let primary = if d.gpm_sm_util.is_some() {
-                hits.first().is_some_and(|h| h.1)
-            } else {
-                hits.iter().any(|h| h.1)
-            };
-            if primary {
+            if let Some((local, hits)) = idle_inside(s, d) {
                 devices.push(d.index);
                 ev.extend(local);
                 w.extend(hits);
@@ -140,4 +88,77 @@ impl Rule for BusyNotWorking {
         }
         Some(f)
     }
+}
+
+/// A GPU's evidence and the weights of the signals checked on it.
+type Judged = (Vec<Evidence>, Vec<(f64, bool)>);
+
+/// A GPU that reports itself busy while its compute units are mostly idle: GPM SM
+/// utilization and occupancy low, or (weaker, without GPM) power low with the clocks not
+/// held down; its evidence and the weights of the signals checked.
+fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<Judged> {
+    let u = d.util?;
+    if u.p50 < BUSY_UTIL_P50 {
+        return None;
+    }
+    let dev = Some(d.index);
+    let mut local = vec![evidence(
+        "util_gpu p50",
+        u.p50,
+        Comparator::AtLeast,
+        BUSY_UTIL_P50,
+        "%",
+        dev,
+    )];
+    let mut hits = Vec::new();
+    if let Some(sm) = d.gpm_sm_util {
+        let e = evidence(
+            "GPM SM utilization p50",
+            sm.p50,
+            Comparator::Below,
+            LOW_SM_UTIL,
+            "%",
+            dev,
+        );
+        hits.push((2.0, e.agrees));
+        local.push(e);
+    }
+    if let Some(occ) = d.gpm_sm_occupancy {
+        let e = evidence(
+            "GPM SM occupancy p50",
+            occ.p50,
+            Comparator::Below,
+            LOW_SM_OCCUPANCY,
+            "%",
+            dev,
+        );
+        hits.push((1.0, e.agrees));
+        local.push(e);
+    }
+    // Without GPM, low power is the sign; a clock held far below its maximum (or
+    // below an identical peer's at equal utilization) explains low power by itself:
+    // that GPU is slowed, which `throttling` reports, not idle inside its kernels.
+    let held_down = d
+        .sm_clock_ratio_loaded
+        .or_else(|| super::throttling::peer_ratio(s, d.index))
+        .is_some_and(|r| r < super::throttling::PEER_CLOCK_RATIO);
+    if let Some(p) = d.power_over_limit.filter(|_| !held_down) {
+        let e = evidence(
+            "power p50 / enforced limit",
+            p,
+            Comparator::Below,
+            LOW_POWER_RATIO,
+            "ratio",
+            dev,
+        );
+        hits.push((1.0, e.agrees));
+        local.push(e);
+    }
+    // GPM is the direct measure; without it, low power alone is the (weaker) sign.
+    let primary = if d.gpm_sm_util.is_some() {
+        hits.first().is_some_and(|h| h.1)
+    } else {
+        hits.iter().any(|h| h.1)
+    };
+    primary.then_some((local, hits))
 }

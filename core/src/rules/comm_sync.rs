@@ -1,8 +1,12 @@
 //! `comm_sync`: GPUs wait on each other (collective-communication bubbles).
 
+use super::traced::*;
 use super::{action, confidence, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Severity};
+use crate::report::{Evidence, Finding};
 use crate::signals::Signals;
+use crate::trace::{RankSummary, TraceSummary};
 
 /// Share of dip times at which every GPU dips, from which the dips are synchronized:
 /// independent waits (input, launches) rarely line up across GPUs; waits on an all-reduce do.
@@ -36,11 +40,7 @@ impl Rule for CommSync {
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
         // A profiler trace measures this directly: trust it first.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::comm_sync(t, &META))
-        {
+        if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {
             return Some(f);
         }
         let agreement = s.cross.dip_agreement?;
@@ -59,7 +59,7 @@ impl Rule for CommSync {
             evidence(
                 "share of dip times at which all GPUs dip",
                 agreement,
-                ">=",
+                Comparator::AtLeast,
                 MIN_DIP_AGREEMENT,
                 "fraction",
                 None,
@@ -67,7 +67,7 @@ impl Rule for CommSync {
             evidence(
                 "share of samples in synchronized dips",
                 dip_share,
-                ">=",
+                Comparator::AtLeast,
                 MIN_DIP_SHARE,
                 "fraction",
                 None,
@@ -83,75 +83,161 @@ impl Rule for CommSync {
             ev.push(evidence(
                 "data phase share of step p50",
                 d,
-                "<",
+                Comparator::Below,
                 DATA_WAIT_SHARE,
                 "fraction",
                 None,
             ));
         }
-        let mut w = vec![(2.0, true)];
-        let ratios: Vec<f64> = s
-            .sampled_devices()
-            .filter_map(|d| d.traffic_in_dips)
-            .filter(|(_, out)| *out > 0.0)
-            .map(|(i, o)| i / o)
-            .collect();
-        if !ratios.is_empty() {
-            let r = ratios.iter().sum::<f64>() / ratios.len() as f64;
-            let e = evidence(
-                "NVLink+PCIe traffic in dips / outside",
-                r,
-                ">=",
-                TRAFFIC_RATIO,
-                "ratio",
-                None,
-            );
-            w.push((1.0, e.agrees));
-            ev.push(e);
-        }
-        let periodic = s
-            .sampled_devices()
-            .filter(|d| d.util_period.is_some_and(|p| p.strength >= 0.3))
-            .count();
+        let w = supporting_evidence(s, n, &mut ev);
+        Some(finding(s, n, dip_share, ev, &w))
+    }
+}
+
+/// What supports synchronized dips besides the dips themselves: traffic bursts inside them
+/// and dips that repeat on every GPU; the weights of the signals checked.
+fn supporting_evidence(s: &Signals, n: usize, ev: &mut Vec<Evidence>) -> Vec<(f64, bool)> {
+    let mut w = vec![(2.0, true)];
+    let ratios: Vec<f64> = s
+        .sampled_devices()
+        .filter_map(|d| d.traffic_in_dips)
+        .filter(|(_, out)| *out > 0.0)
+        .map(|(i, o)| i / o)
+        .collect();
+    if !ratios.is_empty() {
+        let r = ratios.iter().sum::<f64>() / ratios.len() as f64;
         let e = evidence(
-            "GPUs whose dips repeat periodically",
-            periodic as f64,
-            ">=",
-            n as f64,
-            "GPUs",
+            "NVLink+PCIe traffic in dips / outside",
+            r,
+            Comparator::AtLeast,
+            TRAFFIC_RATIO,
+            "ratio",
             None,
         );
         w.push((1.0, e.agrees));
         ev.push(e);
-        let devices: Vec<u32> = s.job_devices().map(|d| d.index).collect();
-        // The time lost is the time every GPU idles at once, over the sample times at which all
-        // of them were sampled (evenly spaced, so a share of times is a share of time).
-        let lost = s.cross.all_idle_share.unwrap_or(dip_share);
-        let mut f = META.finding(
-            confidence(&w) * if s.steps.is_some() { 0.85 } else { 0.7 },
-            format!("All {n} GPUs dip together in {:.0}% of samples: they wait on each other (collective communication), not on input. About {:.0}% of the run is lost, estimated as the share of time at which every GPU idles at once.", dip_share * 100.0, lost * 100.0),
-            ev,
-        );
-        f.lost_share = Some(round(lost));
-        f.lost_share_basis = Some(if s.cross.all_idle_share.is_some() {
-            "time-weighted: the share of time at which every one of the job's GPUs idles at once"
-                .into()
-        } else {
-            "the share of samples in which all the job's GPUs dip together".into()
-        });
-        f.devices = devices;
-        f.actions = vec![
-            action(Cost::Low, "Raise the per-GPU batch or use gradient accumulation so each all-reduce amortises over more compute"),
-            action(Cost::Low, "Raise DDP bucket_cap_mb (25 → 50–100 MB) and keep gradient_as_bucket_view=True"),
-            action(Cost::Medium, "Overlap communication with backward (DDP does by default; check no_sync/hooks); prefer ZeRO-1/2 over ZeRO-3 on slow links"),
-            action(Cost::High, "Check the interconnect: NVLink/P2P enabled (`nvidia-smi topo -m`), NIC and NCCL settings across nodes"),
-        ];
-        f.experiment = experiment(
-            "Double gradient accumulation steps (one change)",
-            "the share of synchronized dips falls by about half; step time per sample falls",
-            "synchronized dip share; samples per second",
-        );
-        f.unseen.push("Without a profiler trace the NCCL kernels and their overlap with compute are not visible; a PyTorch profiler trace shows them.".into());
-        Some(f)
     }
+    let periodic = s
+        .sampled_devices()
+        .filter(|d| d.util_period.is_some_and(|p| p.strength >= 0.3))
+        .count();
+    let e = evidence(
+        "GPUs whose dips repeat periodically",
+        periodic as f64,
+        Comparator::AtLeast,
+        n as f64,
+        "GPUs",
+        None,
+    );
+    w.push((1.0, e.agrees));
+    ev.push(e);
+    w
+}
+
+/// The finding from the dips' evidence: what the synchronized idling costs and the fixes.
+fn finding(s: &Signals, n: usize, dip_share: f64, ev: Vec<Evidence>, w: &[(f64, bool)]) -> Finding {
+    let devices: Vec<u32> = s.job_devices().map(|d| d.index).collect();
+    // The time lost is the time every GPU idles at once, over the sample times at which all
+    // of them were sampled (evenly spaced, so a share of times is a share of time).
+    let lost = s.cross.all_idle_share.unwrap_or(dip_share);
+    let mut f = META.finding(
+        confidence(w) * if s.steps.is_some() { 0.85 } else { 0.7 },
+        format!("All {n} GPUs dip together in {:.0}% of samples: they wait on each other (collective communication), not on input. About {:.0}% of the run is lost, estimated as the share of time at which every GPU idles at once.", dip_share * 100.0, lost * 100.0),
+        ev,
+    );
+    f.lost_share = Some(round(lost));
+    f.lost_share_basis = Some(if s.cross.all_idle_share.is_some() {
+        "time-weighted: the share of time at which every one of the job's GPUs idles at once".into()
+    } else {
+        "the share of samples in which all the job's GPUs dip together".into()
+    });
+    f.devices = devices;
+    f.actions = vec![
+        action(Cost::Low, "Raise the per-GPU batch or use gradient accumulation so each all-reduce amortises over more compute"),
+        action(Cost::Low, "Raise DDP bucket_cap_mb (25 → 50–100 MB) and keep gradient_as_bucket_view=True"),
+        action(Cost::Medium, "Overlap communication with backward (DDP does by default; check no_sync/hooks); prefer ZeRO-1/2 over ZeRO-3 on slow links"),
+        action(Cost::High, "Check the interconnect: NVLink/P2P enabled (`nvidia-smi topo -m`), NIC and NCCL settings across nodes"),
+    ];
+    f.experiment = experiment(
+        "Double gradient accumulation steps (one change)",
+        "the share of synchronized dips falls by about half; step time per sample falls",
+        "synchronized dip share; samples per second",
+    );
+    f.unseen.push("Without a profiler trace the NCCL kernels and their overlap with compute are not visible; a PyTorch profiler trace shows them.".into());
+    f
+}
+
+// Evidence from a profiler trace, tried first when one is attached.
+
+/// Exposed (not overlapped) communication over the span from which communication costs
+/// time (torch-tb-profiler recommends acting above 10 % communication; §2.2).
+pub const MIN_EXPOSED_COMM_SHARE: f64 = 0.10;
+
+/// `comm_sync` from a trace: communication kernels not hidden under compute.
+fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+    let exposed = |r: &RankSummary| {
+        if r.span_us > 0.0 {
+            (r.comm_us - r.comm_overlap_us) / r.span_us
+        } else {
+            0.0
+        }
+    };
+    let r = worst(t, exposed)?;
+    let x = exposed(r);
+    let e = evidence(
+        "exposed communication (NCCL not overlapped with compute) over the span",
+        x,
+        Comparator::AtLeast,
+        MIN_EXPOSED_COMM_SHARE,
+        "fraction",
+        None,
+    );
+    if !e.agrees {
+        return None;
+    }
+    let mut ev = vec![e];
+    ev.push(evidence(
+        "communication over the span",
+        r.comm_us / r.span_us,
+        Comparator::AtLeast,
+        MIN_EXPOSED_COMM_SHARE,
+        "fraction",
+        None,
+    ));
+    let overlap = r.comm_overlap_share.unwrap_or(0.0);
+    let e = evidence(
+        "communication overlapped with compute",
+        overlap,
+        Comparator::Below,
+        0.5,
+        "fraction",
+        None,
+    );
+    let w = [(3.0, true), (1.0, e.agrees)];
+    ev.push(e);
+    let mut f = meta.finding(
+        confidence(&w) * 0.95,
+        format!(
+            "NCCL kernels take {:.0}% of the traced span{} and only {:.0}% of that runs under compute: {:.0}% of the span is exposed communication.",
+            r.comm_us / r.span_us * 100.0,
+            rank_note(t, r),
+            overlap * 100.0,
+            x * 100.0
+        ),
+        ev,
+    );
+    f.lost_share = Some(round(x));
+    f.actions = vec![
+        action(Cost::Low, "Raise the per-GPU batch or use gradient accumulation so each all-reduce amortises over more compute"),
+        action(Cost::Low, "Raise DDP bucket_cap_mb (25 → 50–100 MB) and keep gradient_as_bucket_view=True"),
+        action(Cost::Medium, "Overlap communication with backward (DDP does by default; check no_sync/hooks); prefer ZeRO-1/2 over ZeRO-3 on slow links"),
+        action(Cost::High, "Check the interconnect: NVLink/P2P enabled (`nvidia-smi topo -m`), NIC and NCCL settings across nodes"),
+    ];
+    f.experiment = experiment(
+        "Double gradient accumulation steps (one change), profile again",
+        "exposed communication share of the span falls by about half",
+        "trace exposed communication share",
+    );
+    mark_traced(&mut f, t);
+    Some(f)
 }

@@ -1,8 +1,13 @@
 //! `dynamic_shapes`: shapes change from step to step.
 
+use super::traced::*;
 use super::{action, confidence, evidence, experiment, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
+use crate::report::Finding;
+use crate::report::FindingSource;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
+use crate::trace::TraceSummary;
 
 /// Step time IQR over p50 from which step times vary a lot without a pattern.
 pub const MIN_IQR_OVER_P50: f64 = 0.3;
@@ -35,18 +40,14 @@ impl Rule for DynamicShapes {
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
         // A profiler trace measures this directly: trust it first.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::dynamic_shapes(t, &META))
-        {
+        if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {
             return Some(f);
         }
         let st = s.steps.as_ref()?;
         let e1 = evidence(
             "step time IQR / p50",
             st.iqr_over_p50,
-            ">=",
+            Comparator::AtLeast,
             MIN_IQR_OVER_P50,
             "ratio",
             None,
@@ -54,7 +55,7 @@ impl Rule for DynamicShapes {
         let e2 = evidence(
             "step time p95 / p50",
             st.p95_over_p50,
-            ">=",
+            Comparator::AtLeast,
             MIN_P95_OVER_P50,
             "ratio",
             None,
@@ -73,7 +74,7 @@ impl Rule for DynamicShapes {
         let e3 = evidence(
             "step-time autocorrelation at its dominant period",
             strength,
-            "<",
+            Comparator::Below,
             MAX_PERIOD_STRENGTH,
             "r",
             None,
@@ -88,7 +89,7 @@ impl Rule for DynamicShapes {
                 let e = evidence(
                     "mem_used p95 − p5 over total",
                     m.p95 - m.p5,
-                    ">=",
+                    Comparator::AtLeast,
                     MEM_SWING,
                     "ratio",
                     Some(d.index),
@@ -102,6 +103,7 @@ impl Rule for DynamicShapes {
             format!("Step time varies widely (p95 {:.1}× p50) without a pattern: input shapes change from step to step.", st.p95_over_p50),
             ev,
         );
+        f.source = Some(FindingSource::Steps);
         f.lost_share_basis = Some("not estimated: varying shapes change how long steps take, not a share of idle time; what padding or bucketing saves shows in a compare".into());
         f.devices = s.sampled_devices().map(|d| d.index).collect();
         f.actions = vec![
@@ -116,4 +118,75 @@ impl Rule for DynamicShapes {
         f.unseen.push("The shapes themselves are not recorded; a profiler trace with record_shapes=True lists them.".into());
         Some(f)
     }
+}
+
+// Evidence from a profiler trace, tried first when one is attached.
+
+/// Steps needed before step-time spread means anything.
+pub const MIN_STEPS: usize = 8;
+
+/// Step time IQR over p50 from which step times vary a lot (as the `dynamic_shapes` rule).
+pub const MIN_STEP_IQR: f64 = 0.3;
+
+/// Kernels-per-step p95 over p50 from which the launched work changes from step to step.
+pub const KERNEL_COUNT_SWING: f64 = 1.2;
+
+/// `dynamic_shapes` from a trace: step times and the launched work change step to step.
+fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+    let r = worst(t, |r| r.step_stats.iqr_over_p50)?;
+    let st = &r.step_stats;
+    if st.count < MIN_STEPS {
+        return None;
+    }
+    let e1 = evidence(
+        "step time IQR / p50 (trace)",
+        st.iqr_over_p50,
+        Comparator::AtLeast,
+        MIN_STEP_IQR,
+        "ratio",
+        None,
+    );
+    let swing = if st.kernels.p50 > 0.0 {
+        st.kernels.p95 / st.kernels.p50
+    } else {
+        1.0
+    };
+    let e2 = evidence(
+        "kernels per step p95 / p50",
+        swing,
+        Comparator::AtLeast,
+        KERNEL_COUNT_SWING,
+        "ratio",
+        None,
+    );
+    if !(e1.agrees && e2.agrees) {
+        return None;
+    }
+    let mut f = meta.finding(
+        0.85,
+        format!(
+            "Step times vary widely (IQR {:.0}% of the median){} and so does the launched work (kernels per step p95 {:.1}× p50): shapes change from step to step.",
+            st.iqr_over_p50 * 100.0,
+            rank_note(t, r),
+            swing
+        ),
+        vec![e1, e2],
+    );
+    f.actions = vec![
+        action(
+            Cost::Low,
+            "Bucket sequences by length (a length-grouped sampler) to cut padding and shape churn",
+        ),
+        action(
+            Cost::Medium,
+            "Pad to a few fixed shapes, then torch.compile (dynamic=False) or CUDA Graphs",
+        ),
+    ];
+    f.experiment = experiment(
+        "Pad every batch to a fixed length (one change), profile again",
+        "step time IQR/p50 falls below 0.1 and kernels per step become constant",
+        "trace step time IQR/p50",
+    );
+    mark_traced(&mut f, t);
+    Some(f)
 }

@@ -1,8 +1,10 @@
 //! `gpu_fault`: the GPU reported errors or fell off the bus.
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
-use crate::report::{Action, Cost, Experiment, Finding, Severity};
-use crate::signals::Signals;
+use crate::report::Comparator;
+use crate::report::FindingSource;
+use crate::report::{Action, Cost, Evidence, Experiment, Finding, Severity};
+use crate::signals::{DeviceSignals, Signals};
 
 /// XID 79: "GPU has fallen off the bus".
 pub(crate) const XID_FALLEN_OFF_BUS: u64 = 79;
@@ -38,28 +40,19 @@ impl Rule for GpuFault {
             let mut hit = false;
             if !d.xids.is_empty() {
                 hit = true;
-                for (t, code) in d.xids.iter().take(20) {
-                    let mut e =
-                        evidence(&format!("XID {code}"), *code as f64, ">", 0.0, "xid", dev);
-                    e.time_range = Some([*t, *t]);
-                    ev.push(e);
-                }
-                let codes: Vec<String> = d.xids.iter().map(|x| x.1.to_string()).collect();
-                let off_bus = if d.xids.iter().any(|x| x.1 == XID_FALLEN_OFF_BUS) {
-                    " (79: fallen off the bus)"
-                } else {
-                    ""
-                };
-                parts.push(format!(
-                    "GPU {} reported XID {}{off_bus}",
-                    d.index,
-                    codes.join(", ")
-                ));
+                parts.push(xids(d, &mut ev));
             }
             if let Some(t) = d.lost_at_s {
                 hit = true;
                 lost_any = true;
-                let mut e = evidence("GPU lost (GPU_IS_LOST) at", t, ">=", 0.0, "s", dev);
+                let mut e = evidence(
+                    "GPU lost (GPU_IS_LOST) at",
+                    t,
+                    Comparator::AtLeast,
+                    0.0,
+                    "s",
+                    dev,
+                );
                 e.time_range = Some([t, s.duration_s.max(t)]);
                 ev.push(e);
                 parts.push(format!("GPU {} was lost at {t:.1} s", d.index));
@@ -100,6 +93,32 @@ impl Rule for GpuFault {
                 metric: "events of kind xid / gpu_lost".into(),
             },
             unseen: Vec::new(),
+            source: Some(FindingSource::Samples),
         })
     }
+}
+
+/// `d`'s XID events as evidence (the first 20, each at its time), and the sentence that
+/// names them.
+fn xids(d: &DeviceSignals, ev: &mut Vec<Evidence>) -> String {
+    let dev = Some(d.index);
+    for (t, code) in d.xids.iter().take(20) {
+        let mut e = evidence(
+            &format!("XID {code}"),
+            *code as f64,
+            Comparator::Above,
+            0.0,
+            "xid",
+            dev,
+        );
+        e.time_range = Some([*t, *t]);
+        ev.push(e);
+    }
+    let codes: Vec<String> = d.xids.iter().map(|x| x.1.to_string()).collect();
+    let off_bus = if d.xids.iter().any(|x| x.1 == XID_FALLEN_OFF_BUS) {
+        " (79: fallen off the bus)"
+    } else {
+        ""
+    };
+    format!("GPU {} reported XID {}{off_bus}", d.index, codes.join(", "))
 }

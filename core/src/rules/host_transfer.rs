@@ -1,8 +1,13 @@
 //! `host_transfer`: too much copying between host and GPU.
 
+use super::traced::*;
 use super::{action, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
+use super::{confidence, round};
+use crate::report::Comparator;
 use crate::report::{Cost, Severity};
-use crate::signals::Signals;
+use crate::report::{Evidence, Finding};
+use crate::signals::{DeviceSignals, Signals};
+use crate::trace::{RankSummary, TraceSummary};
 
 /// PCIe throughput p95 over the current link's capacity from which host↔GPU copies
 /// occupy the link for a large part of the time (a link past ~60 % of its nominal rate is
@@ -67,11 +72,7 @@ impl Rule for HostTransfer {
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
         // A profiler trace measures this directly: trust it first.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::host_transfer(t, &META))
-        {
+        if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {
             return Some(f);
         }
         let mut devices = Vec::new();
@@ -84,37 +85,7 @@ impl Rule for HostTransfer {
             .filter(|o| *o >= OFFLOAD_OPTIMIZER_SHARE);
         let mut offload = false;
         for d in s.sampled_devices() {
-            if d.pcie_rx.is_none() && d.pcie_tx.is_none() {
-                continue;
-            }
-            let (cap, against) = link_capacity(d);
-            let dev = Some(d.index);
-            let mut hit = false;
-            for (name, dd) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
-                if let Some(x) = dd {
-                    let name = format!("{name} p95 / {against}");
-                    let e = evidence(&name, x.p95 / cap, ">=", HIGH_LINK_SHARE, "ratio", dev);
-                    if e.agrees {
-                        hit = true;
-                        worst = worst.max(x.p95 / cap);
-                        ev.push(e);
-                    }
-                }
-            }
-            let two_way = [d.pcie_rx, d.pcie_tx]
-                .iter()
-                .all(|x| x.is_some_and(|x| x.p95 / cap >= OFFLOAD_LINK_SHARE));
-            if !hit && two_way && optimizer.is_some() {
-                hit = true;
-                offload = true;
-                for (name, x) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
-                    let v = x.map_or(0.0, |x| x.p95 / cap);
-                    worst = worst.max(v);
-                    let name = format!("{name} p95 / {against} (both directions)");
-                    ev.push(evidence(&name, v, ">=", OFFLOAD_LINK_SHARE, "ratio", dev));
-                }
-            }
-            if hit {
+            if busy_link(d, optimizer.is_some(), &mut ev, &mut worst, &mut offload) {
                 devices.push(d.index);
             }
         }
@@ -125,7 +96,7 @@ impl Rule for HostTransfer {
             ev.push(evidence(
                 "optimizer phase time / total step time",
                 o,
-                ">=",
+                Comparator::AtLeast,
                 OFFLOAD_OPTIMIZER_SHARE,
                 "fraction",
                 None,
@@ -168,4 +139,131 @@ impl Rule for HostTransfer {
         f.unseen.push("Which tensors are copied is not visible from samples; a profiler trace shows the memcpy calls.".into());
         Some(f)
     }
+}
+
+/// Whether `d`'s PCIe link carries much of its capacity in either direction, or, with an
+/// offload-sized optimizer phase (`optimizer`), a good share both ways; its evidence goes
+/// to `ev`, the highest share to `worst`, and an offload reading to `offload`.
+fn busy_link(
+    d: &DeviceSignals,
+    optimizer: bool,
+    ev: &mut Vec<Evidence>,
+    worst: &mut f64,
+    offload: &mut bool,
+) -> bool {
+    if d.pcie_rx.is_none() && d.pcie_tx.is_none() {
+        return false;
+    }
+    let (cap, against) = link_capacity(d);
+    let dev = Some(d.index);
+    let mut hit = false;
+    for (name, dd) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
+        if let Some(x) = dd {
+            let name = format!("{name} p95 / {against}");
+            let e = evidence(
+                &name,
+                x.p95 / cap,
+                Comparator::AtLeast,
+                HIGH_LINK_SHARE,
+                "ratio",
+                dev,
+            );
+            if e.agrees {
+                hit = true;
+                *worst = worst.max(x.p95 / cap);
+                ev.push(e);
+            }
+        }
+    }
+    let two_way = [d.pcie_rx, d.pcie_tx]
+        .iter()
+        .all(|x| x.is_some_and(|x| x.p95 / cap >= OFFLOAD_LINK_SHARE));
+    if !hit && two_way && optimizer {
+        hit = true;
+        *offload = true;
+        for (name, x) in [("pcie_rx", d.pcie_rx), ("pcie_tx", d.pcie_tx)] {
+            let v = x.map_or(0.0, |x| x.p95 / cap);
+            *worst = worst.max(v);
+            let name = format!("{name} p95 / {against} (both directions)");
+            ev.push(evidence(
+                &name,
+                v,
+                Comparator::AtLeast,
+                OFFLOAD_LINK_SHARE,
+                "ratio",
+                dev,
+            ));
+        }
+    }
+    hit
+}
+
+// Evidence from a profiler trace, tried first when one is attached.
+
+/// Host↔device copy time over the span from which copies cost time (same 10 % bar).
+pub const MIN_HOST_COPY_SHARE: f64 = 0.10;
+
+/// `host_transfer` from a trace: host↔device copies take a large share of the GPU timeline.
+fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
+    let share = |r: &RankSummary| {
+        if r.span_us > 0.0 {
+            r.host_copy_us / r.span_us
+        } else {
+            0.0
+        }
+    };
+    let r = worst(t, share)?;
+    let e = evidence(
+        "host↔device memcpy time over the span",
+        share(r),
+        Comparator::AtLeast,
+        MIN_HOST_COPY_SHARE,
+        "fraction",
+        None,
+    );
+    if !e.agrees {
+        return None;
+    }
+    let pageable = r.syncs.pageable_async_memcpy as f64;
+    let e2 = evidence(
+        "async copies from/to pageable memory",
+        pageable,
+        Comparator::Above,
+        0.0,
+        "calls",
+        None,
+    );
+    let w = [(3.0, true), (1.0, e2.agrees)];
+    let mut f = meta.finding(
+        confidence(&w) * 0.9,
+        format!(
+            "Host↔device copies occupy {:.0}% of the traced span{}{}.",
+            share(r) * 100.0,
+            rank_note(t, r),
+            if pageable > 0.0 { format!(", {pageable:.0} of them async copies of pageable memory (synchronous in effect)") } else { String::new() }
+        ),
+        vec![e, e2],
+    );
+    f.lost_share = Some(round(share(r)));
+    f.actions = vec![
+        action(
+            Cost::Low,
+            "Use pin_memory=True and .to(device, non_blocking=True)",
+        ),
+        action(
+            Cost::Medium,
+            "Keep tensors on the GPU between steps; avoid .cpu()/.numpy() in the loop",
+        ),
+        action(
+            Cost::High,
+            "Avoid CPU/NVMe offload (ZeRO-Offload) in high-frequency training, or overlap it",
+        ),
+    ];
+    f.experiment = experiment(
+        "Pin the copied host memory (or keep the tensor on the GPU) (one change), profile again",
+        "memcpy time share of the span falls",
+        "trace memcpy share",
+    );
+    mark_traced(&mut f, t);
+    Some(f)
 }

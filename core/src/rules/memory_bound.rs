@@ -1,6 +1,7 @@
 //! `memory_bound`: kernels limited by memory bandwidth.
 
 use super::{action, confidence, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -45,7 +46,7 @@ impl Rule for MemoryBound {
                 let e = evidence(
                     "GPM DRAM bandwidth p50",
                     bw.p50,
-                    ">=",
+                    Comparator::AtLeast,
                     HIGH_DRAM_BW,
                     "% of peak",
                     dev,
@@ -57,7 +58,14 @@ impl Rule for MemoryBound {
                 w.push((2.0, true));
                 ev.push(e);
                 if let Some(t) = d.gpm_tensor {
-                    let e = evidence("GPM tensor activity p50", t.p50, "<", LOW_TENSOR, "%", dev);
+                    let e = evidence(
+                        "GPM tensor activity p50",
+                        t.p50,
+                        Comparator::Below,
+                        LOW_TENSOR,
+                        "%",
+                        dev,
+                    );
                     w.push((1.0, e.agrees));
                     ev.push(e);
                 }
@@ -68,7 +76,7 @@ impl Rule for MemoryBound {
                     ev.push(evidence(
                         "util_mem p50 (memory controller busy)",
                         um.p50,
-                        ">=",
+                        Comparator::AtLeast,
                         HIGH_UTIL_MEM,
                         "%",
                         dev,

@@ -1,6 +1,7 @@
 //! `memory_headroom`: memory saved but not used.
 
 use super::{action, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -44,12 +45,19 @@ impl Rule for MemoryHeadroom {
             let em = evidence(
                 "mem_used p95 / memory total",
                 m.p95,
-                "<",
+                Comparator::Below,
                 LOW_MEM_USED,
                 "ratio",
                 dev,
             );
-            let eu = evidence("util_gpu p50", u.p50, "<", NOT_SATURATED_UTIL, "%", dev);
+            let eu = evidence(
+                "util_gpu p50",
+                u.p50,
+                Comparator::Below,
+                NOT_SATURATED_UTIL,
+                "%",
+                dev,
+            );
             if em.agrees && eu.agrees {
                 devices.push(d.index);
                 free.push(1.0 - m.p95);

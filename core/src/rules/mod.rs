@@ -25,6 +25,7 @@ mod shared_gpu;
 pub(crate) mod short_log;
 mod small_batch;
 mod throttling;
+pub(crate) mod traced;
 pub(crate) mod unexplained_idle;
 
 pub use allocator_stall::AllocatorStall;
@@ -42,13 +43,15 @@ pub use memory_bound::MemoryBound;
 pub use memory_headroom::MemoryHeadroom;
 pub use pcie_degraded::PcieDegraded;
 pub use periodic_stall::PeriodicStall;
-pub use rank_imbalance::RankImbalance;
+pub(crate) use rank_imbalance::ev;
+pub use rank_imbalance::{RankImbalance, MAX_NAMED};
 pub use recompute_overhead::RecomputeOverhead;
 pub use shared_gpu::SharedGpu;
 pub use small_batch::SmallBatch;
 pub use throttling::Throttling;
 pub use unexplained_idle::UnexplainedIdle;
 
+use crate::report::{Comparator, FindingSource};
 use crate::report::{Evidence, Finding, Severity};
 use crate::signals::Signals;
 
@@ -99,6 +102,7 @@ impl RuleMeta {
             actions: Vec::new(),
             experiment: crate::report::Experiment::default(),
             unseen: Vec::new(),
+            source: Some(FindingSource::Samples),
         }
     }
 }
@@ -159,28 +163,20 @@ pub static RULES: &[&dyn Rule] = &[
 pub(crate) fn evidence(
     metric: &str,
     value: f64,
-    cmp: &str,
+    cmp: Comparator,
     threshold: f64,
     unit: &str,
     device: Option<u32>,
 ) -> Evidence {
-    let agrees = match cmp {
-        ">=" => value >= threshold,
-        ">" => value > threshold,
-        "<=" => value <= threshold,
-        "<" => value < threshold,
-        "!=" => (value - threshold).abs() > f64::EPSILON,
-        _ => false,
-    };
     Evidence {
         metric: metric.to_string(),
         value: round(value),
         threshold,
-        comparison: cmp.to_string(),
+        agrees: cmp.holds(value, threshold),
+        comparison: cmp,
         unit: unit.to_string(),
         device,
         time_range: None,
-        agrees,
     }
 }
 
@@ -241,4 +237,4 @@ mod registry_tests {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -7,6 +7,7 @@
 //! them under its finding.
 
 use super::{data_starvation, evidence, host_transfer, launch_bound, periodic_stall};
+use crate::report::Comparator;
 use crate::report::Evidence;
 use crate::signals::Signals;
 
@@ -39,7 +40,7 @@ fn from_steps(s: &Signals, out: &mut Vec<Evidence>) {
             let e = evidence(
                 "data phase share of step time p50",
                 d,
-                ">=",
+                Comparator::AtLeast,
                 data_starvation::MIN_DATA_SHARE,
                 "fraction",
                 None,
@@ -52,7 +53,7 @@ fn from_steps(s: &Signals, out: &mut Vec<Evidence>) {
             let e = evidence(
                 "GPU-measured / CPU forward+backward time p50",
                 r,
-                "<=",
+                Comparator::AtMost,
                 launch_bound::MAX_GPU_CPU_RATIO,
                 "ratio",
                 None,
@@ -67,7 +68,7 @@ fn from_steps(s: &Signals, out: &mut Vec<Evidence>) {
             let e = evidence(
                 "coefficient of variation of outlier spacing",
                 cv,
-                "<",
+                Comparator::Below,
                 periodic_stall::MAX_SPACING_CV,
                 "ratio",
                 None,
@@ -87,7 +88,7 @@ fn from_samples(s: &Signals, out: &mut Vec<Evidence>) {
                 let e = evidence(
                     "share of samples with util_gpu < 10%",
                     z,
-                    ">=",
+                    Comparator::AtLeast,
                     data_starvation::MIN_IDLE_SHARE,
                     "fraction",
                     dev,
@@ -107,7 +108,7 @@ fn from_samples(s: &Signals, out: &mut Vec<Evidence>) {
                 let e = evidence(
                     &format!("{name} p95 / {against}"),
                     r,
-                    ">=",
+                    Comparator::AtLeast,
                     host_transfer::HIGH_LINK_SHARE,
                     "ratio",
                     dev,

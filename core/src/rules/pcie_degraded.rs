@@ -1,6 +1,8 @@
 //! `pcie_degraded`: the PCIe link runs below its capability.
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
@@ -36,7 +38,7 @@ impl Rule for PcieDegraded {
                 let e = evidence(
                     "pcie_gen p50 under load",
                     cur,
-                    "<",
+                    Comparator::Below,
                     f64::from(max),
                     "gen",
                     dev,
@@ -50,7 +52,7 @@ impl Rule for PcieDegraded {
                 let e = evidence(
                     "pcie_width p50 under load",
                     cur,
-                    "<",
+                    Comparator::Below,
                     f64::from(max),
                     "lanes",
                     dev,
@@ -93,6 +95,7 @@ impl Rule for PcieDegraded {
                 metric: "pcie_gen, pcie_width under load".into(),
             },
             unseen: vec!["How much of the step time PCIe transfers take is not measured from samples; a profiler trace shows memcpy time.".into()],
+            source: Some(FindingSource::Samples),
         })
     }
 }

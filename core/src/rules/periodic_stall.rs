@@ -1,6 +1,8 @@
 //! `periodic_stall`: something stops training every N steps.
 
 use super::{action, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -37,7 +39,7 @@ impl Rule for PeriodicStall {
             evidence(
                 "step-time outliers",
                 st.outliers as f64,
-                ">=",
+                Comparator::AtLeast,
                 MIN_OUTLIERS as f64,
                 "steps",
                 None,
@@ -45,7 +47,7 @@ impl Rule for PeriodicStall {
             evidence(
                 "coefficient of variation of outlier spacing",
                 cv,
-                "<",
+                Comparator::Below,
                 MAX_SPACING_CV,
                 "ratio",
                 None,
@@ -54,7 +56,14 @@ impl Rule for PeriodicStall {
         if !ev.iter().all(|e| e.agrees) {
             return None;
         }
-        ev.push(evidence("outlier period", period, ">", 1.0, "steps", None));
+        ev.push(evidence(
+            "outlier period",
+            period,
+            Comparator::Above,
+            1.0,
+            "steps",
+            None,
+        ));
         let kinds: Vec<&str> = ["eval", "checkpoint", "log"]
             .into_iter()
             .filter(|k| s.events.iter().any(|e| e.kind == *k))
@@ -83,6 +92,7 @@ impl Rule for PeriodicStall {
             (None, "not estimated: no step times".to_string())
         };
         let mut f = META.finding(conf, format!("Every ~{period:.0} steps a step takes far longer than the median{cause}: a periodic stall{}.", lost.map_or(String::new(), |l| format!(" costing ~{:.0}% of the run", l * 100.0))), ev);
+        f.source = Some(FindingSource::Steps);
         f.lost_share = lost;
         f.lost_share_basis = Some(basis);
         f.devices = s.sampled_devices().map(|d| d.index).collect();

@@ -1,6 +1,8 @@
 //! `recompute_overhead`: activation checkpointing costs more than it buys.
 
 use super::{action, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{Cost, Severity};
 use crate::signals::Signals;
 
@@ -36,7 +38,7 @@ impl Rule for RecomputeOverhead {
         let er = evidence(
             "backward / forward time p50",
             ratio,
-            ">",
+            Comparator::Above,
             MAX_BWD_FWD_RATIO,
             "ratio",
             None,
@@ -55,7 +57,7 @@ impl Rule for RecomputeOverhead {
             let e = evidence(
                 "mem_used p95 / memory total (highest GPU)",
                 m,
-                "<",
+                Comparator::Below,
                 HEADROOM_MEM_USED,
                 "ratio",
                 None,
@@ -73,6 +75,7 @@ impl Rule for RecomputeOverhead {
             format!("Backward takes {ratio:.1}× the forward (about 2× without recomputation) while memory is far from full: checkpointing recomputes work it does not need to."),
             ev,
         );
+        f.source = Some(FindingSource::Steps);
         f.lost_share = Some(round(lost.clamp(0.0, 1.0)));
         f.lost_share_basis = Some("backward time beyond twice the forward, over forward plus backward ((ratio − 2) / (1 + ratio), backward/forward p50)".into());
         f.devices = s.sampled_devices().map(|d| d.index).collect();

@@ -1,6 +1,7 @@
 //! `shared_gpu`: another process, not of the job, runs on one of the job's GPUs.
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Action, Cost, Experiment, Finding, Severity};
 use crate::signals::Signals;
 
@@ -42,59 +43,7 @@ impl Rule for SharedGpu {
         let mut devices: Vec<u32> = shared.iter().map(|p| p.device).collect();
         devices.sort_unstable();
         devices.dedup();
-        let mut ev = Vec::new();
-        let mut names = Vec::new();
-        let mut heavy = false;
-        for p in shared.iter().take(20) {
-            let who = match &p.name {
-                Some(n) => format!("process {} ({n})", p.pid),
-                None => format!("process {}", p.pid),
-            };
-            if let Some(m) = p.memory_share {
-                let mut e = evidence(
-                    &format!("{who} memory share"),
-                    m * 100.0,
-                    ">=",
-                    HEAVY_MEMORY_PCT,
-                    "%",
-                    Some(p.device),
-                );
-                e.time_range = Some([p.first_s, p.last_s]);
-                heavy |= e.agrees;
-                ev.push(e);
-            }
-            if let Some(sm) = p.sm_share {
-                let mut e = evidence(
-                    &format!("{who} SM time share"),
-                    sm * 100.0,
-                    ">=",
-                    HEAVY_SM_PCT,
-                    "%",
-                    Some(p.device),
-                );
-                e.time_range = Some([p.first_s, p.last_s]);
-                heavy |= e.agrees;
-                ev.push(e);
-            }
-            if s.duration_s > 0.0 {
-                let seen = ((p.last_s - p.first_s) / s.duration_s).clamp(0.0, 1.0);
-                ev.push(evidence(
-                    &format!("{who} share of the run seen"),
-                    seen * 100.0,
-                    ">",
-                    0.0,
-                    "%",
-                    Some(p.device),
-                ));
-            }
-            let mem = p
-                .used_mib
-                .map_or(String::new(), |m| format!(", {:.1} GiB", m / 1024.0));
-            let sm = p
-                .sm_share
-                .map_or(String::new(), |x| format!(", {:.0}% of SM time", x * 100.0));
-            names.push(format!("{who} on GPU {}{mem}{sm}", p.device));
-        }
+        let (ev, names, heavy) = per_process(shared, s.duration_s);
         let mut f = META.finding(
             if heavy { 0.8 } else { 0.6 },
             format!(
@@ -124,6 +73,68 @@ impl Rule for SharedGpu {
         }
         Some(f)
     }
+}
+
+/// Evidence and a one-line name for each process not of the job on the job's GPUs (at most
+/// 20), and whether any of them takes a heavy share of memory or SM time.
+fn per_process(
+    shared: &[crate::report::ForeignProcess],
+    duration_s: f64,
+) -> (Vec<crate::report::Evidence>, Vec<String>, bool) {
+    let mut ev = Vec::new();
+    let mut names = Vec::new();
+    let mut heavy = false;
+    for p in shared.iter().take(20) {
+        let who = match &p.name {
+            Some(n) => format!("process {} ({n})", p.pid),
+            None => format!("process {}", p.pid),
+        };
+        if let Some(m) = p.memory_share {
+            let mut e = evidence(
+                &format!("{who} memory share"),
+                m * 100.0,
+                Comparator::AtLeast,
+                HEAVY_MEMORY_PCT,
+                "%",
+                Some(p.device),
+            );
+            e.time_range = Some([p.first_s, p.last_s]);
+            heavy |= e.agrees;
+            ev.push(e);
+        }
+        if let Some(sm) = p.sm_share {
+            let mut e = evidence(
+                &format!("{who} SM time share"),
+                sm * 100.0,
+                Comparator::AtLeast,
+                HEAVY_SM_PCT,
+                "%",
+                Some(p.device),
+            );
+            e.time_range = Some([p.first_s, p.last_s]);
+            heavy |= e.agrees;
+            ev.push(e);
+        }
+        if duration_s > 0.0 {
+            let seen = ((p.last_s - p.first_s) / duration_s).clamp(0.0, 1.0);
+            ev.push(evidence(
+                &format!("{who} share of the run seen"),
+                seen * 100.0,
+                Comparator::Above,
+                0.0,
+                "%",
+                Some(p.device),
+            ));
+        }
+        let mem = p
+            .used_mib
+            .map_or(String::new(), |m| format!(", {:.1} GiB", m / 1024.0));
+        let sm = p
+            .sm_share
+            .map_or(String::new(), |x| format!(", {:.0}% of SM time", x * 100.0));
+        names.push(format!("{who} on GPU {}{mem}{sm}", p.device));
+    }
+    (ev, names, heavy)
 }
 
 #[cfg(test)]

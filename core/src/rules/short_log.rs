@@ -24,7 +24,7 @@ pub const SETTLE_S: u32 = 120;
 /// Caps the confidence of `findings` (a failing GPU excepted: an XID is certain from one
 /// line) when `s` holds a short log, and says so in each finding's `unseen` — except for
 /// dmon and CSV logs, whose importer already says how many samples it read and how long a
-/// log would settle it (`crate::import::temper`).
+/// log would settle it (`crate::analysis::temper`).
 pub(crate) fn temper(findings: &mut [Finding], s: &Signals) {
     if s.steps.is_some() || s.trace.is_some() {
         return;

@@ -1,8 +1,10 @@
 //! `small_batch`: kernels too small to fill the GPU, with nothing else to blame.
 
 use super::{action, confidence, evidence, experiment, verb, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
+use crate::report::Evidence;
 use crate::report::{Cost, Severity};
-use crate::signals::Signals;
+use crate::signals::{DeviceSignals, Signals};
 
 /// Utilization p50 band (%) of a GPU that works but is not filled.
 pub const UTIL_BAND: (f64, f64) = (30.0, 80.0);
@@ -35,73 +37,16 @@ impl Rule for SmallBatch {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
-        // Another cause explains moderate utilization: not this rule's call.
-        if s.steps
-            .as_ref()
-            .is_some_and(|st| st.data_share_p50.is_some_and(|d| d >= NO_DATA_WAIT_SHARE))
-        {
-            return None;
-        }
-        if s.steps
-            .as_ref()
-            .and_then(|st| st.gpu_cpu_ratio_p50)
-            .is_some_and(|r| r < super::launch_bound::MAX_GPU_CPU_RATIO)
-        {
-            return None;
-        }
-        // A saturated launching thread is the launch-bound signature: the CPU, not the
-        // batch, sets the pace (launch_bound's samples-only path reports it).
-        if s.host_proc_cpu
-            .is_some_and(|cpu| cpu.p50 >= super::launch_bound::SATURATED_THREAD)
-        {
+        if other_cause(s) {
             return None;
         }
         let mut devices = Vec::new();
         let mut ev = Vec::new();
         let mut w = Vec::new();
         for d in s.sampled_devices() {
-            let Some(u) = d.util else { continue };
-            let dev = Some(d.index);
-            if !(UTIL_BAND.0..UTIL_BAND.1).contains(&u.p50) {
-                continue;
-            }
-            // A sawtooth is data starvation, not batch size.
-            if d.util_near_zero
-                .is_some_and(|z| z >= super::data_starvation::MIN_IDLE_SHARE)
-            {
-                continue;
-            }
-            let (Some(p), Some(m)) = (d.power_over_limit, d.mem_used_ratio) else {
-                continue;
-            };
-            let ep = evidence(
-                "power p50 / enforced limit",
-                p,
-                "<",
-                LOW_POWER_RATIO,
-                "ratio",
-                dev,
-            );
-            let em = evidence(
-                "mem_used p95 / memory total",
-                m.p95,
-                "<",
-                ROOM_MEM_USED,
-                "ratio",
-                dev,
-            );
-            if !(ep.agrees && em.agrees) {
-                continue;
-            }
-            devices.push(d.index);
-            ev.push(evidence("util_gpu p50", u.p50, "<", UTIL_BAND.1, "%", dev));
-            ev.push(ep);
-            ev.push(em);
-            w.push((2.0, true));
-            if let Some(r) = d.sm_clock_ratio_loaded {
-                let e = evidence("sm_clock p50 under load / max", r, ">=", 0.85, "ratio", dev);
-                w.push((1.0, e.agrees));
-                ev.push(e);
+            if let Some(e) = unfilled(d, &mut w) {
+                devices.push(d.index);
+                ev.extend(e);
             }
         }
         if devices.is_empty() {
@@ -137,4 +82,92 @@ impl Rule for SmallBatch {
         }
         Some(f)
     }
+}
+
+/// Whether another cause explains moderate utilization (an input wait, launch-bound phase
+/// times, a saturated launching thread): then it is not this rule's call.
+fn other_cause(s: &Signals) -> bool {
+    if s.steps
+        .as_ref()
+        .is_some_and(|st| st.data_share_p50.is_some_and(|d| d >= NO_DATA_WAIT_SHARE))
+    {
+        return true;
+    }
+    if s.steps
+        .as_ref()
+        .and_then(|st| st.gpu_cpu_ratio_p50)
+        .is_some_and(|r| r < super::launch_bound::MAX_GPU_CPU_RATIO)
+    {
+        return true;
+    }
+    // A saturated launching thread is the launch-bound signature: the CPU, not the
+    // batch, sets the pace (launch_bound's samples-only path reports it).
+    if s.host_proc_cpu
+        .is_some_and(|cpu| cpu.p50 >= super::launch_bound::SATURATED_THREAD)
+    {
+        return true;
+    }
+    false
+}
+
+/// A GPU that works but is not filled, from its samples: moderate utilization without a
+/// sawtooth, low power and much free memory; its evidence, with its weights pushed to `w`.
+fn unfilled(d: &DeviceSignals, w: &mut Vec<(f64, bool)>) -> Option<Vec<Evidence>> {
+    let u = d.util?;
+    let dev = Some(d.index);
+    if !(UTIL_BAND.0..UTIL_BAND.1).contains(&u.p50) {
+        return None;
+    }
+    // A sawtooth is data starvation, not batch size.
+    if d.util_near_zero
+        .is_some_and(|z| z >= super::data_starvation::MIN_IDLE_SHARE)
+    {
+        return None;
+    }
+    let (Some(p), Some(m)) = (d.power_over_limit, d.mem_used_ratio) else {
+        return None;
+    };
+    let ep = evidence(
+        "power p50 / enforced limit",
+        p,
+        Comparator::Below,
+        LOW_POWER_RATIO,
+        "ratio",
+        dev,
+    );
+    let em = evidence(
+        "mem_used p95 / memory total",
+        m.p95,
+        Comparator::Below,
+        ROOM_MEM_USED,
+        "ratio",
+        dev,
+    );
+    if !(ep.agrees && em.agrees) {
+        return None;
+    }
+    let mut ev = vec![evidence(
+        "util_gpu p50",
+        u.p50,
+        Comparator::Below,
+        UTIL_BAND.1,
+        "%",
+        dev,
+    )];
+    ev.push(ep);
+    ev.push(em);
+    w.push((2.0, true));
+    if let Some(r) = d.sm_clock_ratio_loaded {
+        let e = evidence(
+            "sm_clock p50 under load / max",
+            r,
+            Comparator::AtLeast,
+            0.85,
+            "ratio",
+            dev,
+        );
+        w.push((1.0, e.agrees));
+        ev.push(e);
+    }
+    Some(ev)
 }

@@ -8,6 +8,7 @@
 
 use super::{confidence, evidence, round, Rule, RuleDoc, RuleMeta};
 use crate::metric::reasons;
+use crate::report::Comparator;
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::cross::GpuActivity;
 use crate::signals::{DeviceSignals, Signals};
@@ -78,16 +79,21 @@ impl Check {
     }
 }
 
-/// One GPU against its own limits.
-fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>) -> Check {
+/// The driver's own throttle reasons on `d`: the share of loaded samples with any (whether
+/// it reaches [`MIN_THROTTLED_SHARE`], `None` where reasons are not reported) and each
+/// frequent one by name, added to `kinds`.
+fn throttle_reasons(
+    d: &DeviceSignals,
+    c: &mut Check,
+    kinds: &mut std::collections::BTreeSet<String>,
+) -> Option<bool> {
     let dev = Some(d.index);
-    let mut c = Check::default();
     let reasons_hit = d.throttled_share.map(|sh| {
         c.push(
             evidence(
                 "share of loaded samples with a throttling reason",
                 sh,
-                ">=",
+                Comparator::AtLeast,
                 MIN_THROTTLED_SHARE,
                 "fraction",
                 dev,
@@ -105,19 +111,27 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
         c.evidence.push(evidence(
             &format!("share of loaded samples with {name}"),
             *sh,
-            ">=",
+            Comparator::AtLeast,
             MIN_THROTTLED_SHARE,
             "fraction",
             dev,
         ));
     }
+    reasons_hit
+}
+
+/// One GPU against its own limits.
+fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>) -> Check {
+    let dev = Some(d.index);
+    let mut c = Check::default();
+    let reasons_hit = throttle_reasons(d, &mut c, kinds);
     c.ratio = d.sm_clock_ratio_loaded;
     let clock_low = d.sm_clock_ratio_loaded.map(|r| {
         c.push(
             evidence(
                 "sm_clock p50 under load / max sm_clock",
                 r,
-                "<",
+                Comparator::Below,
                 MAX_CLOCK_RATIO,
                 "ratio",
                 dev,
@@ -127,7 +141,14 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
     });
     let hot = match (d.temp, d.temp_slowdown) {
         (Some(t), Some(sd)) => Some(c.push(
-            evidence("temp p95", t.p95, ">=", sd - NEAR_SLOWDOWN_C, "°C", dev),
+            evidence(
+                "temp p95",
+                t.p95,
+                Comparator::AtLeast,
+                sd - NEAR_SLOWDOWN_C,
+                "°C",
+                dev,
+            ),
             1.0,
         )),
         _ => None,
@@ -137,7 +158,7 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
             evidence(
                 "share of loaded samples not in P0",
                 p,
-                ">=",
+                Comparator::AtLeast,
                 MIN_NOT_P0_SHARE,
                 "fraction",
                 dev,
@@ -150,7 +171,7 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
             evidence(
                 "power p50 under load / enforced limit",
                 r,
-                ">=",
+                Comparator::AtLeast,
                 AT_POWER_LIMIT,
                 "ratio",
                 dev,
@@ -214,7 +235,14 @@ fn against_peers(s: &Signals, d: &DeviceSignals) -> Option<Check> {
         s.cross.clock_metric, fastest.0.index
     );
     let slow = c.push(
-        evidence(&metric, ratio, "<", PEER_CLOCK_RATIO, "ratio", dev),
+        evidence(
+            &metric,
+            ratio,
+            Comparator::Below,
+            PEER_CLOCK_RATIO,
+            "ratio",
+            dev,
+        ),
         2.0,
     );
     let power = me
@@ -224,14 +252,21 @@ fn against_peers(s: &Signals, d: &DeviceSignals) -> Option<Check> {
     let weaker = power.map(|(p, f)| {
         let metric = format!("power p50 under load / GPU {}'s", fastest.0.index);
         c.push(
-            evidence(&metric, p / f, "<", PEER_POWER_RATIO, "ratio", dev),
+            evidence(
+                &metric,
+                p / f,
+                Comparator::Below,
+                PEER_POWER_RATIO,
+                "ratio",
+                dev,
+            ),
             1.0,
         )
     });
     c.evidence.push(evidence(
         "util_gpu p50 under load",
         my_util,
-        ">=",
+        Comparator::AtLeast,
         0.0,
         "%",
         dev,

@@ -7,6 +7,7 @@
 //! the idle time the other findings leave unexplained.
 
 use super::{action, evidence, experiment, gpus, near_miss, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
 use crate::report::{Cost, Evidence, Finding, Severity};
 use crate::signals::Signals;
 
@@ -76,7 +77,7 @@ fn idle(s: &Signals, ev: &mut Vec<Evidence>) -> Option<(f64, Vec<u32>, String)> 
         ev.push(evidence(
             "GPU busy share of the traced span",
             b,
-            "<",
+            Comparator::Below,
             1.0 - MIN_IDLE_SHARE,
             "fraction",
             None,
@@ -92,7 +93,7 @@ fn idle(s: &Signals, ev: &mut Vec<Evidence>) -> Option<(f64, Vec<u32>, String)> 
         ev.push(evidence(
             "util_gpu time-weighted mean",
             b.util_mean,
-            "<",
+            Comparator::Below,
             100.0 * (1.0 - MIN_IDLE_SHARE),
             "%",
             dev,
@@ -101,7 +102,7 @@ fn idle(s: &Signals, ev: &mut Vec<Evidence>) -> Option<(f64, Vec<u32>, String)> 
             ev.push(evidence(
                 "share of time with util_gpu < 10%",
                 b.near_zero_share,
-                ">=",
+                Comparator::AtLeast,
                 super::data_starvation::MIN_IDLE_SHARE,
                 "fraction",
                 dev,
@@ -113,7 +114,7 @@ fn idle(s: &Signals, ev: &mut Vec<Evidence>) -> Option<(f64, Vec<u32>, String)> 
             ev.push(evidence(
                 "mem_used p50 / memory total (nearly full)",
                 m.p50,
-                ">=",
+                Comparator::AtLeast,
                 MEMORY_NEARLY_FULL,
                 "ratio",
                 dev,
@@ -148,7 +149,7 @@ fn sawtooth(s: &Signals, ev: &mut Vec<Evidence>) -> Vec<u32> {
         ev.push(evidence(
             "swings between util_gpu < 50% and >= 80%",
             b.swings as f64,
-            ">=",
+            Comparator::AtLeast,
             MIN_SWINGS as f64,
             "count",
             Some(d.index),

@@ -311,7 +311,7 @@ impl Session {
         let trace = traces::read(&extras.traces, &mut rec);
         let mut report = Report::from_recording(&rec);
         match trace {
-            Some(t) => crate::trace::diagnose(&mut report, &t),
+            Some(t) => crate::analysis::diagnose_traced(&mut report, &t),
             None => diagnose(&mut report),
         }
         if let Some(path) = &self.baseline {

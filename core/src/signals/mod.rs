@@ -9,6 +9,7 @@ pub mod busy;
 pub mod cross;
 mod device;
 mod gpm_activity;
+pub mod ranks;
 pub mod stats;
 pub mod steps;
 

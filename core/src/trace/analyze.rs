@@ -134,6 +134,24 @@ pub(crate) fn summarize(
         events,
         ..Default::default()
     };
+    busy_times(&mut s, &ops, &names);
+    streams(&mut s, &ops, &calls, choices);
+    kernels_and_launches(&mut s, &ops, &calls, &names);
+    s.launch.unmatched = unmatched;
+    let sync_times = syncs(&mut s, &ops, &calls, &names, &sync_records);
+    s.gap_causes = super::gaps::attribute(&ops, &calls, &cpu, &names, cpu_events > 0);
+    // A GPU operation belongs to the step in which the CPU launched it.
+    let launch: Vec<f64> = ops
+        .iter()
+        .map(|o| calls.of(o).map_or(o.ts, |c| c.ts))
+        .collect();
+    super::steps::per_step(&mut s, &ops, &launch, &steps, sync_times);
+    s
+}
+
+/// How long the GPU was busy over the traced span, in all and by kind of operation, and how
+/// much communication ran under compute.
+fn busy_times(s: &mut RankSummary, ops: &[GpuOp], names: &Names) {
     let all = merge(ops.iter().map(|o| (o.ts, o.end())).collect());
     let of = |k: &[OpKind]| {
         merge(
@@ -166,18 +184,6 @@ pub(crate) fn summarize(
     ));
     s.comm_overlap_us = intersection(&compute, &comm);
     s.comm_overlap_share = (s.comm_us > 0.0).then(|| s.comm_overlap_us / s.comm_us);
-    streams(&mut s, &ops, &calls, choices);
-    kernels_and_launches(&mut s, &ops, &calls, &names);
-    s.launch.unmatched = unmatched;
-    let sync_times = syncs(&mut s, &ops, &calls, &names, &sync_records);
-    s.gap_causes = super::gaps::attribute(&ops, &calls, &cpu, &names, cpu_events > 0);
-    // A GPU operation belongs to the step in which the CPU launched it.
-    let launch: Vec<f64> = ops
-        .iter()
-        .map(|o| calls.of(o).map_or(o.ts, |c| c.ts))
-        .collect();
-    super::steps::per_step(&mut s, &ops, &launch, &steps, sync_times);
-    s
 }
 
 /// One event's start rounded up and end rounded down (HTA's rounding).

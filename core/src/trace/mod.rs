@@ -16,7 +16,6 @@ mod activity;
 mod analyze;
 mod events;
 mod fast;
-pub mod findings;
 mod gaps;
 mod intervals;
 mod multi;
@@ -26,6 +25,7 @@ mod steps;
 mod summary;
 
 pub use activity::CPU_OP_MIN_US;
+pub(crate) use activity::{classify, is_allocator_call, CpuKind};
 pub use gaps::{GapCauses, LAUNCH_GAP_MAX_US, MIN_OPTIMIZER_IDLE, OPENER_SLACK_US, TOP_RANGES};
 pub use summary::{
     Choices, IdleBreakdown, KernelStats, LaunchStats, RankSummary, SkewSummary, Spread, StepStats,
@@ -176,52 +176,9 @@ pub fn report(trace: &TraceSummary) -> Report {
     r
 }
 
-/// Runs the rules on `report` with `trace` attached ([`crate::analysis::diagnose_with`]);
-/// when no rule fires the verdict says what the trace shows.
-pub fn diagnose(report: &mut Report, trace: &TraceSummary) {
-    let mut s = crate::signals::Signals::from_report(report);
-    s.trace = Some(trace.clone());
-    crate::analysis::diagnose_with(report, &s);
-    if report.verdict.id == "none" {
-        if let Some(b) = trace.busy_share() {
-            report.verdict.summary = format!(
-                "No rule fired: in the profiler trace the GPU is busy {:.0}% of the traced span.",
-                b * 100.0
-            );
-        } else if trace.ranks.iter().all(|r| r.streams.is_empty()) {
-            report.verdict.summary = no_gpu_operations(trace);
-        }
-    }
-}
-
-/// The verdict for a trace without a single GPU operation (a CPU-only recording).
-fn no_gpu_operations(trace: &TraceSummary) -> String {
-    let events: u64 = trace.ranks.iter().map(|r| r.events).sum();
-    let steps: usize = trace.ranks.iter().map(|r| r.step_stats.count).sum();
-    let in_steps = match trace.ranks.first() {
-        Some(r) if steps > 0 => format!(
-            " over {steps} profiler steps (CPU time per step p50 {:.1} ms)",
-            r.step_stats.cpu_us.p50 / 1e3
-        ),
-        _ => String::new(),
-    };
-    format!(
-        "The profiler trace has no GPU operations: no kernel, memcpy or memset among its \
-         {events} events{in_steps}, so the traced code ran on the CPU only and there is no GPU \
-         time to explain. To see why a GPU is idle, record on the GPU machine with \
-         ProfilerActivity.CUDA in torch.profiler's activities."
-    )
-}
-
-#[cfg(test)]
-mod cpu_loop_tests;
-#[cfg(test)]
-mod cpu_tests;
 #[cfg(test)]
 mod fast_tests;
 #[cfg(test)]
 mod hostile;
-#[cfg(test)]
-mod real_tests;
 #[cfg(test)]
 mod tests;

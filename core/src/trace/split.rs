@@ -141,8 +141,14 @@ impl<R: BufRead> Splitter<R> {
             b'"' => (0, 0),
             _ => return self.scalar(keep),
         };
-        let string_only = open == 0;
-        let (mut depth, mut in_str, mut esc) = (0u64, false, false);
+        let mut st = Scan {
+            open,
+            close,
+            string_only: open == 0,
+            depth: 0,
+            in_str: false,
+            esc: false,
+        };
         loop {
             let buf = match self.r.fill_buf() {
                 Ok(b) => b,
@@ -151,47 +157,7 @@ impl<R: BufRead> Splitter<R> {
             if buf.is_empty() {
                 return Err(self.eof("the rest of a value"));
             }
-            let mut i = 0;
-            let mut end = None;
-            while i < buf.len() {
-                if esc {
-                    esc = false;
-                    i += 1;
-                    continue;
-                }
-                let found = if in_str {
-                    memchr::memchr2(b'"', b'\\', &buf[i..])
-                } else if string_only {
-                    memchr::memchr(b'"', &buf[i..])
-                } else {
-                    memchr::memchr3(b'"', open, close, &buf[i..])
-                };
-                let Some(p) = found else { break };
-                i += p;
-                let b = buf[i];
-                if in_str {
-                    if b == b'\\' {
-                        esc = true;
-                    } else {
-                        in_str = false;
-                        if string_only {
-                            end = Some(i + 1);
-                            break;
-                        }
-                    }
-                } else if b == b'"' {
-                    in_str = true;
-                } else if b == open {
-                    depth += 1;
-                } else {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = Some(i + 1);
-                        break;
-                    }
-                }
-                i += 1;
-            }
+            let end = st.end_in(buf);
             let n = end.unwrap_or(buf.len());
             if keep {
                 self.scratch.extend_from_slice(&buf[..n]);
@@ -238,5 +204,61 @@ impl<R: BufRead> Splitter<R> {
                 return Ok(&self.scratch);
             }
         }
+    }
+}
+
+/// Where [`Splitter::cut`] is inside a value that spans buffer fills: the brackets it
+/// counts, how deep it is, and whether it is inside a string or after a backslash.
+struct Scan {
+    open: u8,
+    close: u8,
+    /// The value is a string: it ends at its closing quote.
+    string_only: bool,
+    depth: u64,
+    in_str: bool,
+    esc: bool,
+}
+
+impl Scan {
+    /// The end (exclusive) of the value in `buf`, or `None` when it goes on past it.
+    fn end_in(&mut self, buf: &[u8]) -> Option<usize> {
+        let mut i = 0;
+        while i < buf.len() {
+            if self.esc {
+                self.esc = false;
+                i += 1;
+                continue;
+            }
+            let found = if self.in_str {
+                memchr::memchr2(b'"', b'\\', &buf[i..])
+            } else if self.string_only {
+                memchr::memchr(b'"', &buf[i..])
+            } else {
+                memchr::memchr3(b'"', self.open, self.close, &buf[i..])
+            };
+            i += found?;
+            let b = buf[i];
+            if self.in_str {
+                if b == b'\\' {
+                    self.esc = true;
+                } else {
+                    self.in_str = false;
+                    if self.string_only {
+                        return Some(i + 1);
+                    }
+                }
+            } else if b == b'"' {
+                self.in_str = true;
+            } else if b == self.open {
+                self.depth += 1;
+            } else {
+                self.depth -= 1;
+                if self.depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            i += 1;
+        }
+        None
     }
 }

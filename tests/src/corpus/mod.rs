@@ -1,7 +1,7 @@
 //! The accuracy corpus (`tests/corpus/`, described in `docs/accuracy.md`): real logs and
 //! traces from public sources with the cause their source gives, and simulated jobs built
 //! outside the bundled scenarios. This module loads the cases, diagnoses each the way a user
-//! would get it diagnosed (files through [`gpuwhy::import::diagnose_any`], simulated jobs
+//! would get it diagnosed (files through [`gpuwhy::analysis::diagnose_any`], simulated jobs
 //! recorded through the simulator as the scenario table does), and [`judge`] tells whether
 //! the answer holds; `cargo xtask accuracy` prints the table and keeps the baseline.
 //!

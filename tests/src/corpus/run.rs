@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use gpuwhy::analysis;
 use gpuwhy::import::{self, ImportOptions, Input};
 use gpuwhy::report::Report;
 use gpuwhy::trace::{self, Choices, ReadOptions, TraceSummary};
@@ -141,7 +142,7 @@ fn run_files(files: &[std::path::PathBuf]) -> Result<Got, String> {
             ..ImportOptions::default()
         },
     });
-    let diagnosed = import::diagnose_any(input, trace.as_ref()).map_err(|e| e.to_string())?;
+    let diagnosed = analysis::diagnose_any(input, trace.as_ref()).map_err(|e| e.to_string())?;
     Ok(Got::from_report(&diagnosed.report, trace.as_ref()))
 }
 

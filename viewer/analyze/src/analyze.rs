@@ -1,10 +1,11 @@
 //! One dropped file in, a diagnosed report out: the kind told by content with core's
-//! [`import::detect`], then core's [`import::diagnose_any`] — the path `gpuwhy diagnose FILE`
+//! [`import::detect`], then core's [`analysis::diagnose_any`] — the path `gpuwhy diagnose FILE`
 //! takes too (`cli/src/import.rs`) — on the bytes instead of a file.
 
 use std::path::Path;
 
-use gpuwhy::import::{self, Diagnosed, ImportOptions, Input, Kind};
+use gpuwhy::analysis::{self, Diagnosed};
+use gpuwhy::import::{self, ImportOptions, Input, Kind};
 use gpuwhy::report::{Report, Tool};
 use gpuwhy::trace::{self, Choices, ReadOptions, TraceSummary};
 
@@ -73,7 +74,7 @@ pub fn analyze(bytes: &[u8], name: &str) -> Result<Analysis, String> {
         mut report,
         notes,
         samples,
-    } = import::diagnose_any(input, trace.as_ref()).map_err(err)?;
+    } = analysis::diagnose_any(input, trace.as_ref()).map_err(err)?;
     let (source, notes) = match &trace {
         Some(t) => (trace_source(t, name), t.choices_text.clone()),
         None => (file_source(kind, &report, samples, name), notes),

@@ -153,7 +153,7 @@ fn card(h: &mut Html, i: usize, f: &Finding) {
             ));
             h.elem("td", &e.metric);
             h.elem("td class=\"num\"", &sig(e.value, 3));
-            h.elem("td class=\"cmp\"", &e.comparison);
+            h.elem("td class=\"cmp\"", e.comparison.as_str());
             h.elem("td class=\"num\"", &sig(e.threshold, 3));
             h.elem("td", &e.unit);
             h.elem("td", &e.device.map_or_else(String::new, |d| d.to_string()));

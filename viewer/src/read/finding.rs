@@ -2,7 +2,9 @@
 //! (see [`parts`](super::parts) for why). Struct literals name every field, so a field core
 //! adds does not compile here until it is read.
 
-use gpuwhy::report::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
+use gpuwhy::report::{
+    Action, Cost, Evidence, Experiment, Finding, FindingSource, Severity, Verdict,
+};
 
 use super::scan::{ReadError, Scan};
 
@@ -98,7 +100,7 @@ fn evidence(s: &mut Scan) -> R<Evidence> {
         metric,
         value,
         threshold,
-        comparison,
+        comparison: comparison.into(),
         unit,
         device,
         time_range,
@@ -144,6 +146,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
     let (mut devices, mut ev, mut actions, mut unseen) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut exp = Experiment::default();
+    let mut source = None;
     let required = [
         "id",
         "title",
@@ -167,6 +170,12 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
             "actions" => actions = s.list(&mut action)?,
             "experiment" => exp = experiment(s)?,
             "unseen" => unseen = s.list(&mut Scan::string)?,
+            "source" => {
+                source = s
+                    .opt_string()?
+                    .as_deref()
+                    .and_then(FindingSource::from_name)
+            }
             _ => s.skip()?,
         }
         Ok(())
@@ -185,5 +194,6 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
         actions,
         experiment: exp,
         unseen,
+        source,
     })
 }

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use gpuwhy::report::{
     Action, Capability, Column, Cost, DeviceInfo, DeviceSeries, Event, Evidence, Experiment,
-    Finding, Overhead, PhaseTimes, RankSteps, RankSummary, RanksData, Report, RunInfo, SeriesData,
-    Severity, Straggler, Tool, Verdict, SCHEMA,
+    Finding, FindingSource, Overhead, PhaseTimes, RankSteps, RankSummary, RanksData, Report,
+    RunInfo, SeriesData, Severity, Straggler, Tool, Verdict, SCHEMA,
 };
 
 /// One GPU sampled every 0.1 s with the given `util_gpu` and `temp` columns.
@@ -95,6 +95,7 @@ pub fn every_text(s: &str) -> Report {
             time_range: None,
             agrees: true,
         }],
+        source: Some(FindingSource::Trace),
         actions: vec![Action {
             text: s.into(),
             cost: Cost::Low,

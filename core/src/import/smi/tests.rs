@@ -1,7 +1,7 @@
 //! `nvidia-smi -q` dumps of both wordings, `-d` excerpts, looped dumps and lost GPUs.
 
 use super::*;
-use crate::import::{detect, diagnose_any, Input, Kind};
+use crate::import::{detect, Kind};
 use crate::metric::reasons;
 use crate::recording::Recording;
 
@@ -117,33 +117,6 @@ fn a_performance_excerpt_of_a_newer_driver_reads_event_reasons_not_their_counter
         .clone()
         .unwrap_or_default();
     assert!(why.contains("nvidia-smi -q"), "{why}");
-}
-
-#[test]
-fn a_power_capped_snapshot_under_load_is_diagnosed_as_throttling() {
-    // The first GPU is at 98 % with SW Power Cap active at its power limit. (The
-    // PERFORMANCE excerpt alone has no Utilization section, so no load to judge it by.)
-    let text = fixture("smi_q_r470_two_gpus.txt");
-    let d = diagnose_any(
-        Some(Input::Bytes {
-            kind: Kind::Smi,
-            bytes: text.as_bytes(),
-            opts: ImportOptions::default(),
-        }),
-        None,
-    )
-    .expect("diagnoses");
-    assert_eq!(d.samples, Some(1));
-    assert!(
-        d.report.findings.iter().any(|f| f.id == "throttling"),
-        "{:?}",
-        d.report.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
-    );
-    assert!(
-        d.report.verdict.summary.contains("Only 1 samples"),
-        "a snapshot's confidence is lowered: {}",
-        d.report.verdict.summary
-    );
 }
 
 #[test]

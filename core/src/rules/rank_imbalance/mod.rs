@@ -7,9 +7,16 @@
 //! utilization and equal clocks (one GPU draws much more than the others: it computes while
 //! they spin). A profiler trace, when attached, decides first.
 
+mod ranks;
+mod traced;
 mod ways;
 
+pub(crate) use ranks::ev;
+pub use ranks::MAX_NAMED;
+
 use super::{evidence, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
+use crate::report::FindingSource;
 use crate::report::{device_set as gpus, Action, Cost, Evidence, Experiment, Finding, Severity};
 use crate::signals::cross::GpuActivity;
 use crate::signals::stats::median;
@@ -51,6 +58,14 @@ static META: RuleMeta = RuleMeta {
 
 /// See the module docs.
 pub struct RankImbalance;
+
+impl RankImbalance {
+    /// The finding on a merged job from its ranks (`report.ranks`, with the signals of
+    /// `crate::signals::ranks::derive`): its stragglers, else its utilization imbalance.
+    pub fn evaluate_job(&self, r: &crate::report::RanksData) -> Option<Finding> {
+        ranks::straggler_finding(r).or_else(|| ranks::imbalance_finding(r))
+    }
+}
 
 /// What one way of looking found.
 struct Straggle {
@@ -94,7 +109,7 @@ fn waits_coincide(s: &Signals, own_wait: f64) -> (bool, Option<Evidence>) {
     let e = evidence(
         "share of sample times every GPU waits, over the straggler's wait share",
         all / own_wait,
-        ">=",
+        Comparator::AtLeast,
         0.5,
         "ratio",
         None,
@@ -122,7 +137,7 @@ fn clock_check(s: &Signals, outlier: u32) -> Option<(Evidence, String)> {
     let e = evidence(
         "outlier clock under load below the others' median",
         gap,
-        ">=",
+        Comparator::AtLeast,
         CLOCK_GAP,
         "fraction",
         Some(outlier),
@@ -141,11 +156,7 @@ impl Rule for RankImbalance {
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         // A profiler trace measures this directly (issue 6): trust it first.
-        if let Some(f) = s
-            .trace
-            .as_ref()
-            .and_then(|t| crate::trace::findings::rank_imbalance(t, &META))
-        {
+        if let Some(f) = s.trace.as_ref().and_then(|t| traced::traced(t, &META)) {
             return Some(f);
         }
         let mut st = ways::by_wait(s)
@@ -185,6 +196,7 @@ impl Rule for RankImbalance {
             } else {
                 "Per-rank step times were not recorded; merge per-rank reports (or add step markers) to see which phase the straggler spends longer in.".into()
             }],
+            source: Some(FindingSource::Samples),
         })
     }
 }

@@ -5,6 +5,7 @@ use super::{
     gpus, lined_up_needed, median, others, verb, waits_coincide, Straggle, CLOCK_GAP,
     MAX_UTIL_SPREAD, MIN_WAIT_GAP, POWER_GAP,
 };
+use crate::report::{Comparator, Evidence};
 use crate::rules::{evidence, round};
 use crate::signals::cross::GpuActivity;
 use crate::signals::Signals;
@@ -38,7 +39,7 @@ pub(super) fn by_wait(s: &Signals) -> Option<Straggle> {
     let mut ev = vec![evidence(
         "others' wait share minus the straggler's (time-weighted)",
         lost,
-        ">=",
+        Comparator::AtLeast,
         MIN_WAIT_GAP,
         "fraction",
         None,
@@ -47,37 +48,13 @@ pub(super) fn by_wait(s: &Signals) -> Option<Straggle> {
         ev.push(evidence(
             "wait share (idle, or well below its own level)",
             a.wait_share,
-            ">=",
+            Comparator::AtLeast,
             0.0,
             "fraction",
             Some(a.index),
         ));
     }
-    // In synchronous training the others wait at the same moments, while the straggler
-    // works: independent jobs that merely wait different amounts do not line up so.
-    let mut conf: f64 = 0.5;
-    if s.cross.aligned_samples > 0 && devs.len() == 1 {
-        let share = s
-            .cross
-            .lone_working
-            .filter(|(d, _)| *d == devs[0])
-            .map_or(0.0, |l| l.1);
-        let e = evidence(
-            "share of sample times it works while all others wait",
-            share,
-            ">=",
-            round(lined_up_needed(lost)),
-            "fraction",
-            Some(devs[0]),
-        );
-        if !e.agrees {
-            return None;
-        }
-        conf = 0.85;
-        ev.push(e);
-    } else if s.cross.aligned_samples > 0 {
-        conf = 0.7;
-    }
+    let conf = lockstep(s, &devs, lost, &mut ev)?;
     let (together, e) = waits_coincide(s, least);
     if !together {
         return None;
@@ -134,22 +111,7 @@ pub(super) fn by_util(s: &Signals) -> Option<Straggle> {
         Some((a, _)) => a.index,
         None => s.cross.util_outlier?.0,
     };
-    // The gap in time-weighted mean utilization where samples allow, else in medians.
-    let mine = acts.iter().find(|a| a.index == outlier);
-    let (distance, basis) = match mine.zip(others(acts, &[outlier], |o| o.util_mean)) {
-        Some((a, o)) => (a.util_mean - o, "time-weighted mean utilization"),
-        None => {
-            let p50s = &s.cross.util_p50_by_device;
-            let mine = p50s.iter().find(|u| u.0 == outlier)?.1;
-            let rest = median(
-                p50s.iter()
-                    .filter(|u| u.0 != outlier)
-                    .map(|u| u.1)
-                    .collect(),
-            )?;
-            (mine - rest, "median utilization")
-        }
-    };
+    let (distance, basis) = util_distance(s, outlier)?;
     let n = acts.len().max(s.cross.util_p50_by_device.len()).max(2) as f64;
     // A GPU busier than the rest holds them up: they idle `distance` points of the time. A
     // GPU idler than the rest waits alone: the job loses that GPU's share only.
@@ -158,27 +120,7 @@ pub(super) fn by_util(s: &Signals) -> Option<Straggle> {
     } else {
         -distance / 100.0 / n
     };
-    let mut ev = vec![evidence(
-        "spread of per-GPU util_gpu p50",
-        spread,
-        ">",
-        MAX_UTIL_SPREAD,
-        "points",
-        None,
-    )];
-    if let Some((a, d)) = mean_outlier {
-        ev.push(evidence(
-            "distance of time-weighted mean util from the others' median",
-            d.abs(),
-            ">",
-            MAX_UTIL_SPREAD,
-            "points",
-            Some(a.index),
-        ));
-    }
-    for (d, u) in &s.cross.util_p50_by_device {
-        ev.push(evidence("util_gpu p50", *u, ">=", 0.0, "%", Some(*d)));
-    }
+    let ev = util_evidence(s, spread, mean_outlier);
     let how = if distance > 0.0 {
         "busier than"
     } else {
@@ -207,27 +149,7 @@ pub(super) fn by_power(s: &Signals) -> Option<Straggle> {
     if acts.len() < 2 || (!by_limit && acts.iter().any(|a| a.name != acts[0].name)) {
         return None;
     }
-    let mut p: Vec<(&GpuActivity, f64)> = acts
-        .iter()
-        .map(|a| a.power_scaled(by_limit).map(|v| (a, v)))
-        .collect::<Option<_>>()?;
-    // Every GPU must have been under load, at about the same utilization.
-    let utils: Vec<f64> = acts.iter().map(|a| a.util_loaded).collect::<Option<_>>()?;
-    let lo = utils.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = utils.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if hi - lo > MAX_UTIL_SPREAD {
-        return None;
-    }
-    p.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let k = (0..p.len() - 1).max_by(|i, j| {
-        (p[*i].1 / p[*i + 1].1)
-            .total_cmp(&(p[*j].1 / p[*j + 1].1))
-            .reverse()
-    })?;
-    let gap = 1.0 - p[k].1 / p[k + 1].1;
-    if gap < POWER_GAP {
-        return None;
-    }
+    let (p, k, gap) = power_split(acts, by_limit)?;
     let (low, high) = p.split_at(k + 1);
     let clock =
         |g: &[(&GpuActivity, f64)]| median(g.iter().filter_map(|x| x.0.clock_loaded).collect());
@@ -244,7 +166,7 @@ pub(super) fn by_power(s: &Signals) -> Option<Straggle> {
     let mut ev = vec![evidence(
         "loaded power gap between the GPU groups (1 − low/high)",
         gap,
-        ">=",
+        Comparator::AtLeast,
         POWER_GAP,
         "fraction",
         None,
@@ -257,7 +179,7 @@ pub(super) fn by_power(s: &Signals) -> Option<Straggle> {
         let e = evidence(
             "memory activity under load, high-power group minus low",
             h - l,
-            ">",
+            Comparator::Above,
             0.0,
             "points",
             None,
@@ -293,4 +215,126 @@ pub(super) fn by_power(s: &Signals) -> Option<Straggle> {
         evidence: ev,
         confidence: if clocks.is_some() { 0.6 } else { 0.45 } + if mem_agrees { 0.1 } else { 0.0 },
     })
+}
+
+/// The confidence of a wait pattern from lined-up samples: in synchronous training the
+/// others wait at the same moments while the straggler works; independent jobs that merely
+/// wait different amounts do not line up so (`None`: a lone straggler that does not).
+fn lockstep(s: &Signals, devs: &[u32], lost: f64, ev: &mut Vec<Evidence>) -> Option<f64> {
+    let mut conf: f64 = 0.5;
+    if s.cross.aligned_samples > 0 && devs.len() == 1 {
+        let share = s
+            .cross
+            .lone_working
+            .filter(|(d, _)| *d == devs[0])
+            .map_or(0.0, |l| l.1);
+        let e = evidence(
+            "share of sample times it works while all others wait",
+            share,
+            Comparator::AtLeast,
+            round(lined_up_needed(lost)),
+            "fraction",
+            Some(devs[0]),
+        );
+        if !e.agrees {
+            return None;
+        }
+        conf = 0.85;
+        ev.push(e);
+    } else if s.cross.aligned_samples > 0 {
+        conf = 0.7;
+    }
+    Some(conf)
+}
+
+/// How far `outlier`'s utilization is from the others': the gap in time-weighted mean
+/// utilization where samples allow, else in medians; with which of the two it is.
+fn util_distance(s: &Signals, outlier: u32) -> Option<(f64, &'static str)> {
+    let acts = &s.cross.activity;
+    let mine = acts.iter().find(|a| a.index == outlier);
+    let found = match mine.zip(others(acts, &[outlier], |o| o.util_mean)) {
+        Some((a, o)) => (a.util_mean - o, "time-weighted mean utilization"),
+        None => {
+            let p50s = &s.cross.util_p50_by_device;
+            let mine = p50s.iter().find(|u| u.0 == outlier)?.1;
+            let rest = median(
+                p50s.iter()
+                    .filter(|u| u.0 != outlier)
+                    .map(|u| u.1)
+                    .collect(),
+            )?;
+            (mine - rest, "median utilization")
+        }
+    };
+    Some(found)
+}
+
+/// The spread of per-GPU medians, the outlier's distance in mean utilization, and each
+/// GPU's median.
+fn util_evidence(
+    s: &Signals,
+    spread: f64,
+    mean_outlier: Option<(&GpuActivity, f64)>,
+) -> Vec<Evidence> {
+    let mut ev = vec![evidence(
+        "spread of per-GPU util_gpu p50",
+        spread,
+        Comparator::Above,
+        MAX_UTIL_SPREAD,
+        "points",
+        None,
+    )];
+    if let Some((a, d)) = mean_outlier {
+        ev.push(evidence(
+            "distance of time-weighted mean util from the others' median",
+            d.abs(),
+            Comparator::Above,
+            MAX_UTIL_SPREAD,
+            "points",
+            Some(a.index),
+        ));
+    }
+    for (d, u) in &s.cross.util_p50_by_device {
+        ev.push(evidence(
+            "util_gpu p50",
+            *u,
+            Comparator::AtLeast,
+            0.0,
+            "%",
+            Some(*d),
+        ));
+    }
+    ev
+}
+
+/// GPUs with their (scaled) loaded power.
+type PowerOrder<'a> = Vec<(&'a GpuActivity, f64)>;
+
+/// The GPUs ordered by loaded power (scaled by their limits when all have one), where the
+/// order splits them into two groups with the largest ratio, and the gap there; `None`
+/// unless every GPU was under load at about the same utilization and the gap reaches
+/// [`POWER_GAP`].
+fn power_split(acts: &[GpuActivity], by_limit: bool) -> Option<(PowerOrder<'_>, usize, f64)> {
+    let mut p: Vec<(&GpuActivity, f64)> = acts
+        .iter()
+        .map(|a| a.power_scaled(by_limit).map(|v| (a, v)))
+        .collect::<Option<_>>()?;
+    // Every GPU must have been under load, at about the same utilization.
+    let utils: Vec<f64> = acts.iter().map(|a| a.util_loaded).collect::<Option<_>>()?;
+    let lo = utils.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = utils.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if hi - lo > MAX_UTIL_SPREAD {
+        return None;
+    }
+    p.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let k = (0..p.len() - 1).max_by(|i, j| {
+        (p[*i].1 / p[*i + 1].1)
+            .total_cmp(&(p[*j].1 / p[*j + 1].1))
+            .reverse()
+    })?;
+    let gap = 1.0 - p[k].1 / p[k + 1].1;
+    if gap < POWER_GAP {
+        return None;
+    }
+    Some((p, k, gap))
 }

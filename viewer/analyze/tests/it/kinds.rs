@@ -22,7 +22,7 @@ fn log_as_cli(kind: Kind, bytes: &[u8], name: &str) -> Report {
     };
     let imported = import::import(kind, bytes, &opts).expect("imports");
     let mut r = Report::from_recording(&imported.recording);
-    import::diagnose_log(&mut r);
+    gpuwhy::analysis::diagnose_log(&mut r);
     r
 }
 
@@ -124,7 +124,7 @@ fn a_profiler_trace_json_and_gz_give_the_cli_s_findings() {
     let kernels = rank.kernels.count;
     let summary = TraceSummary::from_ranks(vec![rank], Choices::default());
     let mut cli = trace::report(&summary);
-    trace::diagnose(&mut cli, &summary);
+    gpuwhy::analysis::diagnose_traced(&mut cli, &summary);
     assert_eq!(a.report.findings, cli.findings);
     assert_eq!(a.report.verdict.id, "host_sync");
     assert!(

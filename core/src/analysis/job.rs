@@ -1,11 +1,25 @@
-//! The job's verdict: its own finding (see [`super::findings`]) beside the ranks' findings
+//! A merged job's diagnosis: its signals re-derived from the per-rank rows
+//! (`crate::signals::ranks`), its own `rank_imbalance` finding beside the ranks' findings
 //! folded into one per rule id that says on which ranks it holds, ordered as single reports
-//! are (a failing or throttled GPU first).
+//! are (a failing GPU first), and the verdict.
 
-use super::findings::{ev, imbalance_finding, straggler_finding};
-use super::stragglers::median;
-use crate::report::{Evidence, Finding, RanksData, Verdict};
-use crate::rules::round;
+use crate::report::Comparator;
+use crate::report::{Evidence, Finding, RanksData, Report, Verdict};
+use crate::rules::{ev, round, RankImbalance};
+use crate::signals::ranks::median;
+
+/// Re-derives a job report's nodes, stragglers, imbalance, findings and verdict from its
+/// per-rank rows. Returns false (and changes nothing) for a report that is not a job report.
+pub(super) fn diagnose_job(report: &mut Report) -> bool {
+    let Some(r) = report.ranks.as_mut() else {
+        return false;
+    };
+    crate::signals::ranks::derive(r);
+    let (findings, verdict) = judge(r);
+    report.findings = findings;
+    report.verdict = verdict;
+    true
+}
 
 /// `ranks 0–3, 6, 9` (at most a few groups, then `…`).
 pub fn rank_list(ranks: &[u32]) -> String {
@@ -90,7 +104,7 @@ fn folded(r: &RanksData, skip: Option<&str>) -> Vec<(Finding, f64)> {
         let mut evidence = vec![ev(
             "ranks with this finding".into(),
             k as f64,
-            ">=",
+            Comparator::AtLeast,
             1.0,
             "ranks",
             true,
@@ -137,16 +151,16 @@ fn no_finding_summary(r: &RanksData) -> String {
 }
 
 /// The job's findings, most important first, and its verdict.
-pub fn judge(r: &RanksData) -> (Vec<Finding>, Verdict) {
-    let job = straggler_finding(r).or_else(|| imbalance_finding(r));
+fn judge(r: &RanksData) -> (Vec<Finding>, Verdict) {
+    let job = RankImbalance.evaluate_job(r);
     let mut weighted = folded(r, job.as_ref().map(|f| f.id.as_str()));
     weighted.extend(job.map(|f| (f, 1.0)));
     // A failing or throttled GPU comes first even on one rank (fix the hardware before
     // judging anything else); otherwise a rank's own finding counts for the share of ranks
     // that have it, so the job's straggler outranks the local cause that makes it one.
     weighted.sort_by(|(a, wa), (b, wb)| {
-        crate::analysis::precedence(&a.id)
-            .cmp(&crate::analysis::precedence(&b.id))
+        super::precedence(&a.id)
+            .cmp(&super::precedence(&b.id))
             .then_with(|| (b.score() * wb).total_cmp(&(a.score() * wa)))
             .then_with(|| a.id.cmp(&b.id))
     });

@@ -2,7 +2,8 @@
 //! cost — through synthetic reports and through imported dmon logs.
 
 use super::*;
-use crate::import::{diagnose_log, import, ImportOptions, Kind};
+use crate::analysis::diagnose_log;
+use crate::import::{import, ImportOptions, Kind};
 use crate::rules::{LaunchBound, Rule};
 use crate::signals::{Signals, StepView};
 

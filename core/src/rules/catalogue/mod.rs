@@ -1,5 +1,7 @@
 //! `docs/rules.md`, generated from the rule registry so the documentation cannot drift.
 
+mod sources;
+
 use super::RULES;
 
 /// How the rules' findings are weighed into one answer (the part of `docs/rules.md` that is
@@ -101,9 +103,42 @@ pub fn catalogue_markdown() -> String {
             "\n## `{}` — {}\n\n**What it detects.** {}\n\n**Why it matters.** {}\n\n**Evidence.** {}\n\n**What to try first.** {}\n",
             m.id, m.title, m.doc.detects, m.doc.why, m.doc.evidence, m.doc.first
         ));
+        out.push_str(&inputs_and_thresholds(m.id));
     }
+    out.push_str(
+        "\n## Trace thresholds the rules share\n\nWhat several rules read alike from a profiler trace (`core/src/rules/traced.rs`).\n",
+    );
+    out.push_str(&thresholds_table(&sources::thresholds(&[
+        sources::SHARED_TRACE,
+    ])));
     // Hand-written sections, each its own file next to the rules it explains.
-    out.push_str(include_str!("cross_gpu.md"));
+    out.push_str(include_str!("../cross_gpu.md"));
+    out
+}
+
+/// A rule's inputs and thresholds, read from its source files.
+fn inputs_and_thresholds(id: &str) -> String {
+    let files = sources::files(id);
+    let mut out = format!("\n**Inputs.** {}.\n", sources::inputs(files).join(", "));
+    let th = sources::thresholds(files);
+    if !th.is_empty() {
+        out.push_str("\n**Thresholds.**\n");
+        out.push_str(&thresholds_table(&th));
+    }
+    out
+}
+
+fn thresholds_table(th: &[sources::Threshold]) -> String {
+    let mut out =
+        String::from("\n| constant | value | where the number comes from |\n|---|---|---|\n");
+    for t in th {
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            t.name,
+            t.value,
+            t.doc.replace('|', "\\|")
+        ));
+    }
     out
 }
 
@@ -123,5 +158,27 @@ mod tests {
             committed == fresh,
             "docs/rules.md is stale; regenerate it with `GPUWHY_BLESS=1 cargo test -p gpuwhy --lib rules::catalogue`"
         );
+    }
+
+    #[test]
+    fn every_rule_has_its_sources_inputs_and_documented_thresholds() {
+        for r in RULES {
+            let id = r.meta().id;
+            let files = sources::files(id);
+            assert!(
+                !files.is_empty(),
+                "{id}: no source files in catalogue/sources.rs"
+            );
+            assert!(!sources::inputs(files).is_empty(), "{id}: no inputs seen");
+            for t in sources::thresholds(files) {
+                assert!(!t.doc.is_empty(), "{id}: threshold {} has no doc", t.name);
+            }
+        }
+        let th = sources::thresholds(sources::files("data_starvation"));
+        let idle = th
+            .iter()
+            .find(|t| t.name == "MIN_IDLE_SHARE")
+            .expect("listed");
+        assert_eq!(idle.value, "0.10");
     }
 }

@@ -1,26 +1,14 @@
-//! Each rule on synthetic reports and signals: it fires on its pattern and stays quiet on
-//! its near miss. Helpers here; the tests by theme below.
-
-mod cross;
-mod cross_logs;
-mod foundation;
-mod idle;
-mod samples;
-mod shares;
-mod steps;
+//! Builders of synthetic reports for the rules' own tests (and the analysis's).
 
 use std::collections::BTreeMap;
 
-pub(super) use crate::analysis::diagnose;
-pub(super) use crate::metric::{reasons, GpuMetric};
-pub(super) use crate::report::{
-    Column, DeviceInfo, DeviceSeries, Event, Finding, Report, SeriesData,
-};
+pub(crate) use crate::metric::GpuMetric;
+use crate::report::{Column, DeviceInfo, DeviceSeries, Finding, Report, SeriesData};
 
 /// A one-or-more-GPU report from per-device columns of equal length, 100 ms apart.
-pub(super) type Columns = Vec<(GpuMetric, Vec<f32>)>;
+pub(crate) type Columns = Vec<(GpuMetric, Vec<f32>)>;
 
-pub(super) fn report(devs: Vec<(DeviceInfo, Columns)>) -> Report {
+pub(crate) fn report(devs: Vec<(DeviceInfo, Columns)>) -> Report {
     let mut r = Report::from_recording(&crate::recording::Recording::new(Default::default()));
     r.run.interval_s = 0.1;
     for (info, cols) in devs {
@@ -46,7 +34,7 @@ pub(super) fn report(devs: Vec<(DeviceInfo, Columns)>) -> Report {
     r
 }
 
-pub(super) fn h100(index: u32) -> DeviceInfo {
+pub(crate) fn h100(index: u32) -> DeviceInfo {
     DeviceInfo {
         index,
         name: Some("H100".into()),
@@ -60,24 +48,28 @@ pub(super) fn h100(index: u32) -> DeviceInfo {
     }
 }
 
-pub(super) fn constant(v: f32, n: usize) -> Vec<f32> {
+pub(crate) fn constant(v: f32, n: usize) -> Vec<f32> {
     vec![v; n]
 }
 
 /// A square wave: `low` for the first `low_n` samples of every `period`, `high` otherwise.
-pub(super) fn square(n: usize, period: usize, low_n: usize, low: f32, high: f32) -> Vec<f32> {
+pub(crate) fn square(n: usize, period: usize, low_n: usize, low: f32, high: f32) -> Vec<f32> {
     (0..n)
         .map(|i| if i % period < low_n { low } else { high })
         .collect()
 }
 
-pub(super) fn find<'a>(r: &'a Report, id: &str) -> Option<&'a Finding> {
+pub(crate) fn find<'a>(r: &'a Report, id: &str) -> Option<&'a Finding> {
     r.findings.iter().find(|f| f.id == id)
 }
 
-pub(super) fn diagnosed(mut r: Report) -> Report {
-    diagnose(&mut r);
+/// `r` with the findings every rule gives on it, in registry order: the rules alone, without
+/// the analysis's idle settling, short-log tempering and ordering (the tests of those, and of
+/// whole diagnoses, are in `crate::analysis`).
+pub(crate) fn diagnosed(mut r: Report) -> Report {
+    let s = crate::signals::Signals::from_report(&r);
+    r.findings = super::RULES.iter().filter_map(|x| x.evaluate(&s)).collect();
     r
 }
 
-pub(super) const N: usize = 300;
+pub(crate) const N: usize = 300;

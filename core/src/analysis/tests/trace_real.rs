@@ -9,7 +9,8 @@ use std::io::Read;
 
 use serde_json::Value;
 
-use super::*;
+use crate::analysis::diagnose_traced as diagnose;
+use crate::trace::*;
 
 const FIXTURE: &str = "torch_cpu.json.gz";
 

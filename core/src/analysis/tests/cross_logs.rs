@@ -3,7 +3,8 @@
 
 use super::cross::noise;
 use super::*;
-use crate::import::{diagnose_log, import, ImportOptions, Kind};
+use crate::analysis::diagnose_log;
+use crate::import::{import, ImportOptions, Kind};
 
 /// A dmon log (`-s puc`) of `gpus` GPUs, `n` samples 1 s apart; `row(gpu, i)` gives
 /// (sm %, power W, pclk MHz).

@@ -1,4 +1,12 @@
-//! Running the rules over a report: signals → findings → verdict.
+//! Running the rules over a report: signals → findings → verdict. The one place that
+//! orders findings and writes a verdict, for a recorded report, a merged job's
+//! ([`job`]), an imported log's and one read with a profiler trace.
+
+mod job;
+mod sources;
+
+pub use job::rank_list;
+pub use sources::{diagnose_any, diagnose_log, diagnose_traced, temper, Diagnosed, FEW_SAMPLES};
 
 use crate::report::{Finding, Report, Verdict};
 use crate::rules::{short_log, unexplained_idle, Rule, UnexplainedIdle, RULES};
@@ -7,9 +15,9 @@ use crate::signals::Signals;
 /// Runs every rule on `report` and replaces its findings (most important first) and verdict.
 ///
 /// A merged job report (one with a `ranks` section) holds per-rank summaries, not samples:
-/// its findings are re-derived from those (see [`crate::merge::diagnose_job`]).
+/// its signals and findings are re-derived from those.
 pub fn diagnose(report: &mut Report) {
-    if crate::merge::diagnose_job(report) {
+    if job::diagnose_job(report) {
         return;
     }
     let signals = Signals::from_report(report);
@@ -147,3 +155,6 @@ fn verdict(findings: &[Finding], s: &Signals) -> Verdict {
         ..Verdict::default()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,8 +10,9 @@
 
 use serde_json::{json, Value};
 
-use super::*;
+use crate::analysis::diagnose_traced as diagnose;
 use crate::report::{Finding, Report};
+use crate::trace::*;
 
 const PERIOD: f64 = 10_000.0;
 const STEPS: usize = 10;

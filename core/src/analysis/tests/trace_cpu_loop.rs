@@ -6,9 +6,10 @@
 
 use serde_json::{json, Value};
 
-use super::cpu_tests::{call, cpu};
-use super::*;
+use super::trace_cpu::{call, cpu};
+use crate::analysis::diagnose_traced as diagnose;
 use crate::report::Report;
+use crate::trace::*;
 
 /// A loop under construction: events, and the GPU stream's state.
 struct Loop {

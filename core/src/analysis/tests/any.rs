@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 
-use super::*;
-use crate::import::{detect, diagnose_log, import};
-use crate::trace::{Choices, ReadOptions};
+use crate::analysis::{diagnose_any as diagnose, diagnose_log, diagnose_traced, temper};
+use crate::import::{detect, import, ImportOptions, Input, Kind};
+use crate::report::Report;
+use crate::trace::{self, Choices, ReadOptions, TraceSummary};
+use crate::Error;
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -182,7 +184,7 @@ fn a_trace_alone_gets_its_report_and_the_rules_with_the_trace() {
         let t = trace_of(name);
         let d = diagnose(None, Some(&t)).expect("diagnoses");
         let mut steps = trace::report(&t);
-        trace::diagnose(&mut steps, &t);
+        diagnose_traced(&mut steps, &t);
         assert_eq!(d.report.run.source, "trace");
         assert_eq!(d.report.run.label.as_deref(), Some(name));
         assert_eq!(d.report.findings, steps.findings);
@@ -199,8 +201,8 @@ fn a_log_with_a_trace_is_diagnosed_with_the_trace_attached() {
     let d = diagnose(Some(bytes_of(log.as_bytes(), "run.log")), Some(&t)).expect("reads");
     let imported = import(Kind::Dmon, log.as_bytes(), &opts("run.log")).expect("imports");
     let mut steps = Report::from_recording(&imported.recording);
-    trace::diagnose(&mut steps, &t);
-    crate::import::temper(&mut steps);
+    diagnose_traced(&mut steps, &t);
+    temper(&mut steps);
     assert_eq!(d.report.run.source, "dmon");
     assert_eq!(ids(&d.report), ids(&steps));
     assert_eq!(d.report.findings, steps.findings);

@@ -39,7 +39,7 @@ pub const LARGE_PHASE_RATIO: f64 = 1.1;
 pub const STEP_RATIO: f64 = 1.2;
 
 /// Median of sorted values.
-pub(crate) fn median(sorted: &[f64]) -> Option<f64> {
+pub fn median(sorted: &[f64]) -> Option<f64> {
     let n = sorted.len();
     if n == 0 {
         return None;
