@@ -33,6 +33,19 @@ impl Stat {
         n: 0,
     };
 
+    /// A column's statistics as a report wrote them (`n` values of mean `mean`).
+    pub(super) fn from_parts(min: f32, mean: f32, max: f32, n: u32) -> Stat {
+        if n == 0 || mean.is_nan() {
+            return Stat::EMPTY;
+        }
+        Stat {
+            min,
+            max,
+            sum: f64::from(mean) * f64::from(n),
+            n,
+        }
+    }
+
     fn add(&mut self, v: f32) {
         self.min = self.min.min(v);
         self.max = self.max.max(v);

@@ -5,6 +5,7 @@
 //! JSON report. It is not for analysis itself: rules read [`crate::signals`].
 
 mod bucket;
+mod restore;
 mod retired;
 mod rows;
 mod series;

@@ -193,6 +193,47 @@ impl Retired {
         self.rows_per_bucket *= 2;
     }
 
+    /// Appends a piece restored from a written report (see [`super::restore`]), in time
+    /// order after every piece already here, then holds the limits.
+    pub(super) fn push_restored(&mut self, piece: Piece) {
+        if self.pending.rows > 0 {
+            self.close_bucket();
+        }
+        if self.in_window {
+            self.close_window();
+        }
+        if self.pieces.capacity() == 0 {
+            self.pieces.reserve_exact(self.max_pieces());
+        }
+        match &piece {
+            Piece::Window { rows, .. } => {
+                self.windows += 1;
+                self.window_rows += rows.len();
+            }
+            Piece::Bucket(_) => self.buckets += 1,
+        }
+        self.pieces.push(piece);
+        while self.window_rows > self.limits.window_rows || self.windows > self.limits.windows {
+            self.drop_one_window();
+        }
+        if self.buckets >= self.limits.buckets {
+            self.compact();
+        }
+    }
+
+    /// Sets the width of the buckets still to be filled (restoring a written report).
+    pub(super) fn set_rows_per_bucket(&mut self, rows: usize) {
+        self.rows_per_bucket = rows.max(1);
+    }
+
+    pub(super) fn columns(&self) -> usize {
+        self.columns
+    }
+
+    pub(super) fn band_slot(&self) -> &[Option<usize>] {
+        &self.band_slot
+    }
+
     /// Heap bytes in use now.
     pub(super) fn heap_bytes(&self) -> usize {
         let pieces: usize = self

@@ -129,15 +129,15 @@ impl Coarse {
 /// Columnar, bounded storage of `(t, row)` samples. `NaN` marks a missing value.
 #[derive(Debug, Clone)]
 pub struct SeriesBuf {
-    columns: usize,
+    pub(super) columns: usize,
     band_slot: Vec<Option<usize>>,
-    retention: Retention,
+    pub(super) retention: Retention,
     head: Rows,
     ring: Ring,
-    retired: Retired,
+    pub(super) retired: Retired,
     marks: Vec<Mark>,
     scratch: Vec<f32>,
-    total_rows: u64,
+    pub(super) total_rows: u64,
 }
 
 impl SeriesBuf {
