@@ -26,8 +26,8 @@ impl SeriesBuf {
             .collect();
         let row = |i: usize| -> Vec<f32> { cols.iter().map(|c| c[i]).collect() };
         let Some(coarse) = data.coarse.as_ref().filter(|c| !c.t_start.is_empty()) else {
-            for i in 0..data.t.len() {
-                self.push(data.t[i], &row(i));
+            for (i, t) in data.t.iter().enumerate() {
+                self.push(*t, &row(i));
             }
             return;
         };
@@ -40,22 +40,22 @@ impl SeriesBuf {
             .rposition(|x| *x <= last_bucket)
             .map_or(0, |p| p + 1);
         let head = lead.min(self.retention.head_rows);
-        for i in 0..head {
-            self.push(t[i], &row(i));
+        for (i, ti) in t.iter().enumerate().take(head) {
+            self.push(*ti, &row(i));
         }
         // A shorter head than this buffer's: later rows must not go on filling it.
         self.retention.head_rows = head;
         let recent_from = trail_from.max(t.len().saturating_sub(self.retention.recent_rows));
         let mut window = Rows::new(self.columns);
         let mut k = 0;
-        for i in head..recent_from {
-            while k < coarse.t_start.len() && coarse.t_start[k] < t[i] {
+        for (i, ti) in t.iter().enumerate().take(recent_from).skip(head) {
+            while k < coarse.t_start.len() && coarse.t_start[k] < *ti {
                 self.flush_window(&mut window);
                 self.retired
                     .push_restored(Piece::Bucket(self.bucket(coarse, names, k)));
                 k += 1;
             }
-            window.push_bounded(t[i], &row(i), usize::MAX);
+            window.push_bounded(*ti, &row(i), usize::MAX);
         }
         self.flush_window(&mut window);
         for k in k..coarse.t_start.len() {
@@ -63,8 +63,8 @@ impl SeriesBuf {
                 .push_restored(Piece::Bucket(self.bucket(coarse, names, k)));
         }
         self.retired.set_rows_per_bucket(coarse.rows_per_bucket);
-        for i in recent_from..t.len() {
-            self.push(t[i], &row(i));
+        for (i, ti) in t.iter().enumerate().skip(recent_from) {
+            self.push(*ti, &row(i));
         }
         let folded: u64 = coarse.rows.iter().map(|r| u64::from(*r)).sum();
         self.total_rows = t.len() as u64 + folded;

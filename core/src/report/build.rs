@@ -8,7 +8,8 @@ use super::{Verdict, SCHEMA};
 use crate::metric::GpuMetric;
 use crate::recording::{Coarse, Recording, SeriesBuf, BANDS, BAND_EDGES, HOST_COLUMNS, HOST_UNITS};
 
-fn series_data(buf: &SeriesBuf, names: &[String]) -> SeriesData {
+/// One stream as the report writes it: the kept rows, then the buckets.
+pub(crate) fn series_data(buf: &SeriesBuf, names: &[String]) -> SeriesData {
     let mut metrics = BTreeMap::new();
     for (i, name) in names.iter().enumerate() {
         metrics.insert(name.clone(), Column(buf.column(i)));
