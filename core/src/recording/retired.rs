@@ -248,11 +248,13 @@ impl Retired {
     }
 
     /// Upper bound of [`Self::heap_bytes`]. Windows hold at most `window_rows` rows; the open
-    /// window may carry as much growth slack again before it is closed and shrunk.
+    /// window may carry growth slack of at most [`Rows::GROWTH_MAX`] rows (closed windows are
+    /// shrunk to their rows).
     pub(super) fn worst_case_bytes(&self) -> usize {
         let row = 8 + 4 * self.columns;
         let bucket = Bucket::bytes_for(self.columns, self.banded);
-        let windows = 2 * self.limits.window_rows * row;
+        let slack = Rows::GROWTH_MAX.min(self.limits.window_rows);
+        let windows = (self.limits.window_rows + slack) * row;
         // `limits.buckets` finished buckets plus the windows folded since the last compaction.
         let buckets = (self.limits.buckets + self.limits.windows + 1) * bucket;
         windows + buckets + self.max_pieces() * std::mem::size_of::<Piece>()

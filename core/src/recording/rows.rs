@@ -10,6 +10,9 @@ pub(super) struct Rows {
 }
 
 impl Rows {
+    /// Most rows one growth step adds.
+    pub(super) const GROWTH_MAX: usize = 4_096;
+
     pub(super) fn new(columns: usize) -> Rows {
         Rows {
             t: Vec::new(),
@@ -27,7 +30,7 @@ impl Rows {
             let more = self
                 .t
                 .len()
-                .clamp(64, 4_096)
+                .clamp(64, Self::GROWTH_MAX)
                 .min(cap.saturating_sub(self.t.len()).max(1));
             self.t.reserve_exact(more);
             for c in &mut self.cols {

@@ -220,3 +220,14 @@ fn a_restored_stream_writes_what_it_was_restored_from_and_goes_on() {
     assert_eq!(folded(&ca), folded(&cb));
     assert_eq!(ca.t_start[..11], cb.t_start[..11]);
 }
+
+#[test]
+fn the_documented_bound_is_the_computed_one() {
+    // docs/report-format.md, "Memory bound of a recording".
+    let mut rec = Recording::new(crate::report::RunInfo::default());
+    rec.add_device(crate::report::DeviceInfo::default());
+    assert_eq!(rec.devices[0].series.worst_case_bytes(), 9_381_272);
+    assert_eq!(rec.worst_case_bytes(), 9_381_272 + MAX_EVENTS * 256);
+    assert_eq!(SeriesBuf::new(12 + 4).worst_case_bytes(), 6_043_408);
+    assert_eq!(SeriesBuf::new(12 + 64).worst_case_bytes(), 25_834_528);
+}
