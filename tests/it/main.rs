@@ -9,6 +9,7 @@ mod job_gpus;
 mod loader;
 mod memory;
 mod report_io;
+mod retention;
 mod scenarios;
 mod schema;
 mod schema_baseline;

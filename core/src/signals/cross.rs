@@ -94,6 +94,33 @@ struct Tally {
     working: u32,
 }
 
+/// Estimated share of bucket `k`'s samples with power below `limit`. A training GPU's power
+/// alternates between a compute level and a wait level, so a bucket's mean sits between its
+/// minimum and maximum in proportion to the time at each: the share at the low level is
+/// `(max − mean) / (max − min)` when the limit lies between them. Not exact (the samples'
+/// joint values are folded), unlike the band shares of utilization.
+fn low_power_share(data: &SeriesData, k: usize, limit: f64) -> f64 {
+    let Some(c) = data
+        .coarse
+        .as_ref()
+        .and_then(|c| c.metrics.get(GpuMetric::Power.name()))
+    else {
+        return 0.0;
+    };
+    let at = |col: &crate::report::Column| col.0.get(k).map_or(f64::NAN, |v| f64::from(*v));
+    let (mn, mean, mx) = (at(&c.min), at(&c.mean), at(&c.max));
+    if !(mn.is_finite() && mean.is_finite() && mx.is_finite()) {
+        return 0.0;
+    }
+    if mx < limit {
+        1.0
+    } else if mn >= limit || mx <= mn {
+        0.0
+    } else {
+        ((mx - mean) / (mx - mn)).clamp(0.0, 1.0)
+    }
+}
+
 fn loaded_median(v: &[f64], util: &[f64]) -> Option<f64> {
     dist(
         v.iter()
@@ -156,9 +183,23 @@ fn activity(
         let spun = !low && (spinning(*u, *p) || slack(*u));
         total += w[i];
         sum += u * w[i];
-        // A bucket counts the share of its values below the dip and under load exactly.
-        idle += w[i] * spans[i].below(DIP_UTIL);
-        spin += if spun { w[i] } else { 0.0 };
+        // A bucket counts the share of its values below the dip and under load exactly, and
+        // estimates its share spinning (see `bucket_spin`).
+        let idle_frac = spans[i].below(DIP_UTIL);
+        idle += w[i] * idle_frac;
+        spin += w[i]
+            * match i.checked_sub(data.t.len()) {
+                Some(k) => {
+                    let slack_frac = busy_level.map_or(0.0, |b| {
+                        (spans[i].below(b - SLACK_UTIL_POINTS) - idle_frac).max(0.0)
+                    });
+                    let power_frac = compute_power.map_or(0.0, |c| {
+                        (low_power_share(data, k, WAIT_POWER_FRACTION * c) - idle_frac).max(0.0)
+                    });
+                    slack_frac.max(power_frac).min(1.0 - idle_frac)
+                }
+                None => f64::from(u8::from(spun)),
+            };
         loaded += w[i] * spans[i].at_least(LOAD_UTIL);
         if let Some(t) = data.t.get(i) {
             flags.push(((t / tick).round() as u64, low || spun, low));

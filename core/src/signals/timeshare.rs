@@ -47,12 +47,7 @@ impl Span {
     /// band edge).
     pub fn below(&self, threshold: f64) -> f64 {
         match &self.kind {
-            Kind::Bands(edges, frac) => edges
-                .iter()
-                .zip(frac)
-                .take_while(|(e, _)| f64::from(**e) <= threshold)
-                .map(|(_, f)| *f)
-                .sum(),
+            Kind::Bands(edges, frac) => bands_below(edges, frac, threshold),
             Kind::Row | Kind::Mean => f64::from(u8::from(self.u < threshold)),
         }
     }
@@ -66,6 +61,27 @@ impl Span {
     pub fn is_bucket(&self) -> bool {
         self.kind != Kind::Row
     }
+}
+
+/// The fraction of values below `threshold` from band fractions: whole bands below it, and
+/// within the band holding it a share proportional to where it falls (0–100 % scale), which
+/// is exact when the threshold is an edge.
+fn bands_below(edges: &[f32], frac: &[f64], threshold: f64) -> f64 {
+    let mut lo = 0.0;
+    let mut sum = 0.0;
+    for (k, f) in frac.iter().enumerate() {
+        let hi = edges.get(k).map_or(100.0, |e| f64::from(*e));
+        if threshold >= hi {
+            sum += f;
+        } else {
+            if threshold > lo && hi > lo {
+                sum += f * (threshold - lo) / (hi - lo);
+            }
+            break;
+        }
+        lo = hi;
+    }
+    sum
 }
 
 /// The typical spacing of a stream's rows: their median positive gap, else `interval_s`,
