@@ -10,6 +10,7 @@ mod loader;
 mod memory;
 mod mig;
 mod report_io;
+mod retention;
 mod scenarios;
 mod schema;
 mod schema_baseline;

@@ -6,7 +6,7 @@ use super::cost::CallStats;
 use super::hook::SamplerHook;
 use super::sampler::lock;
 use crate::recording::Recording;
-use crate::report::journal::{JournalLine, JournalWriter};
+use crate::report::journal::{checkpoint_lines, JournalLine, JournalWriter};
 
 /// Journal lines and rows buffered between flushes.
 pub(super) struct Journal {
@@ -56,7 +56,13 @@ pub(super) fn flush(
         });
     }
     if let Some(w) = j.writer.as_mut() {
-        if let Err(e) = w.append(&lines, false) {
+        let mut written = w.append(&lines, false);
+        if written.is_ok() && w.checkpoint_due() {
+            // Keep the journal bounded: rewrite it as the bounded recording so far.
+            let cp = checkpoint_lines(&lock(rec), t);
+            written = w.checkpoint(&cp);
+        }
+        if let Err(e) = written {
             *lock(error) = Some(e.to_string());
             // Stop journaling; the in-memory recording and the final report are unaffected.
             j.writer = None;

@@ -42,7 +42,20 @@ pub fn chrome_trace(r: &Report) -> Value {
             let Some(c) = s.data.metrics.get(m.name()) else {
                 continue;
             };
-            for (t, v) in s.data.t.iter().zip(&c.0) {
+            // Rows, then each bucket's mean at its start: buckets fill the folded time between
+            // rows (docs/report-format.md, "Retention"), so a counter does not hold the last
+            // row's value across hours; Chrome orders counter samples by `ts`.
+            let buckets = s.data.coarse.as_ref().and_then(|cd| {
+                let cc = cd.metrics.get(m.name())?;
+                Some(cd.t_start.iter().zip(&cc.mean.0))
+            });
+            for (t, v) in s
+                .data
+                .t
+                .iter()
+                .zip(&c.0)
+                .chain(buckets.into_iter().flatten())
+            {
                 if !v.is_nan() {
                     ev.push(json!({"ph": "C", "name": format!("{} ({})", m.name(), m.unit()), "pid": pid, "tid": 0, "ts": us(*t), "args": {"value": v}}));
                 }
@@ -111,5 +124,26 @@ mod tests {
         assert_eq!(counters.len(), 2, "the gap is a gap");
         assert_eq!(counters[0]["ts"], 1_700_000_000_000_000.0);
         assert_eq!(ev.iter().filter(|e| e["ph"] == "i").count(), 1);
+    }
+
+    #[test]
+    fn a_long_run_exports_its_buckets_between_the_rows() {
+        let mut rec = crate::recording::Recording::with_capacity(Default::default(), 26, 8);
+        rec.add_device(DeviceInfo::default());
+        let mut row = [f32::NAN; crate::metric::GpuMetric::COUNT];
+        for i in 0..200 {
+            row[crate::metric::GpuMetric::UtilGpu.index()] = (i % 100) as f32;
+            rec.push_gpu(0, f64::from(i), &row);
+        }
+        let r = Report::from_recording(&rec);
+        let c = r.series[0].data.coarse.as_ref().expect("buckets");
+        let v = chrome_trace(&r);
+        let ev = v["traceEvents"].as_array().expect("events");
+        let counters = ev.iter().filter(|e| e["ph"] == "C").count();
+        assert_eq!(
+            counters,
+            26 + c.t_start.len(),
+            "every row and every bucket's mean"
+        );
     }
 }

@@ -4,9 +4,20 @@
 //! pushes into it, importers build one from logs, and [`crate::report`] turns it into the
 //! JSON report. It is not for analysis itself: rules read [`crate::signals`].
 
+mod bucket;
+mod restore;
+mod retired;
+mod rows;
 mod series;
+#[cfg(test)]
+mod tests;
 
-pub use series::{Coarse, PendingBucket, SeriesBuf, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT};
+pub use bucket::BANDS;
+pub use series::{
+    band_of, Coarse, Retention, SeriesBuf, BAND_EDGES, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT,
+    HEAD_ROWS_DEFAULT, MAX_WINDOWS, RECENT_ROWS_DEFAULT, WINDOW_AFTER_S, WINDOW_BEFORE_S,
+    WINDOW_ROWS_DEFAULT,
+};
 
 use crate::metric::GpuMetric;
 use crate::report::{
@@ -48,6 +59,22 @@ pub const HOST_UNITS: [&str; 12] = [
     "%",
     "%",
 ];
+
+/// Window importance of a transient NVML error (folded first).
+pub const PRIO_TRANSIENT: u8 = 1;
+/// Window importance of a marker event (eval, checkpoint, ...).
+pub const PRIO_EVENT: u8 = 2;
+/// Window importance of an XID or a lost GPU (folded last).
+pub const PRIO_FAULT: u8 = 3;
+
+/// The GPU columns whose buckets count values per band: the utilization-like ones, in %.
+pub fn banded_gpu_columns() -> Vec<usize> {
+    GpuMetric::ALL
+        .iter()
+        .filter(|m| m.unit() == "%")
+        .map(|m| m.index())
+        .collect()
+}
 
 /// One GPU's static facts and samples.
 #[derive(Debug, Clone)]
@@ -107,9 +134,10 @@ pub struct Recording {
     pub overhead: Overhead,
     /// Why there are no GPU metrics, when there are none (no NVML, no GPU).
     pub gpu_absent_reason: Option<String>,
-    /// Full-resolution rows kept per GPU before coarsening.
+    /// Continuous full-resolution rows kept per GPU: the first minutes plus the last hour
+    /// (see [`Retention::from_full_rows`]).
     pub full_rows: usize,
-    /// Coarse buckets kept per GPU.
+    /// Buckets kept per GPU.
     pub coarse_buckets: usize,
     /// Step and phase timings, when the step markers were used ([`crate::steps`]).
     pub steps: Option<StepsData>,
@@ -148,7 +176,11 @@ impl Recording {
     pub fn add_device(&mut self, info: DeviceInfo) -> usize {
         self.devices.push(DeviceRecording {
             info,
-            series: SeriesBuf::with_capacity(GpuMetric::COUNT, self.full_rows, self.coarse_buckets),
+            series: SeriesBuf::with_retention(
+                GpuMetric::COUNT,
+                Retention::from_full_rows(self.full_rows, self.coarse_buckets),
+                &banded_gpu_columns(),
+            ),
         });
         self.devices.len() - 1
     }
@@ -160,8 +192,18 @@ impl Recording {
         }
     }
 
-    /// Appends an event, or counts it as dropped past [`MAX_EVENTS`].
+    /// Appends an event, or counts it as dropped past [`MAX_EVENTS`]. Every stream keeps the
+    /// rows around it at full resolution (see [`Self::mark_window`]), except around `log`
+    /// markers, which a training loop may send every step.
     pub fn push_event(&mut self, event: Event) {
+        let prio = match event.kind.as_str() {
+            "log" => None,
+            "xid" | "gpu_lost" => Some(PRIO_FAULT),
+            _ => Some(PRIO_EVENT),
+        };
+        if let Some(p) = prio {
+            self.mark_window(event.t_s, p);
+        }
         if self.events.len() < MAX_EVENTS {
             self.events.push(event);
         } else {
@@ -178,6 +220,7 @@ impl Recording {
         name: &str,
         t: f64,
     ) {
+        self.mark_window(t, PRIO_TRANSIENT);
         if let Some(f) = self
             .faults
             .iter_mut()
@@ -198,6 +241,20 @@ impl Recording {
             first_s: t,
             last_s: t,
         });
+    }
+
+    /// Keeps every stream's rows from [`WINDOW_BEFORE_S`] before `t` to [`WINDOW_AFTER_S`]
+    /// after it at full resolution once they are older than the last hour, within the window
+    /// budget; `prio` decides which windows are folded first when it is spent (lowest first,
+    /// then oldest; see `docs/report-format.md`, "Retention").
+    pub fn mark_window(&mut self, t: f64, prio: u8) {
+        let (a, b) = (t - WINDOW_BEFORE_S, t + WINDOW_AFTER_S);
+        for d in &mut self.devices {
+            d.series.mark(a, b, prio);
+        }
+        if let Some(h) = self.host.as_mut() {
+            h.series.mark(a, b, prio);
+        }
     }
 
     /// Marks `metric` unavailable on device position `dev` with `reason` (first reason wins).

@@ -1,91 +1,126 @@
 //! Bounded columnar storage for one stream of samples (one GPU, or the host).
 //!
-//! The first [`SeriesBuf::full_capacity`] rows are kept at full resolution. After that, rows
-//! are folded into buckets that keep min/mean/max per column; when the bucket store is full,
-//! neighbouring buckets are merged pairwise and the bucket width doubles. Memory is therefore
-//! bounded for any run length (see [`SeriesBuf::worst_case_bytes`]) while a short run keeps
-//! every sample and a days-long run keeps its shape.
+//! What is kept (`docs/report-format.md`, "Retention"):
+//! - the first [`Retention::head_rows`] rows (the first minutes) at full resolution;
+//! - the most recent [`Retention::recent_rows`] rows (the last hour) in a ring;
+//! - rows leaving the ring inside a marked window ([`SeriesBuf::mark`]: around an event or a
+//!   fault) at full resolution, up to [`Retention::window_rows`] rows in all; past that the
+//!   least important window, oldest first, is folded into one bucket;
+//! - every other row folded into buckets (min, max, mean, count, and for utilization-like
+//!   columns the count per band of [`BAND_EDGES`]); when [`Retention::buckets`] buckets are
+//!   full, neighbouring buckets are merged pairwise and the width of new buckets doubles.
+//!
+//! A bucket never spans a kept row. Memory is bounded for any run length
+//! ([`SeriesBuf::worst_case_bytes`]).
 
-/// Default number of full-resolution rows per stream: one hour at the default 100 ms interval.
-///
-/// Worst case for one GPU (24 columns): 36 000 × (8 + 24 × 4) B ≈ 3.7 MB; for 8 GPUs ≈ 30 MB.
-pub const FULL_ROWS_DEFAULT: usize = 36_000;
+use super::bucket::{Bucket, BANDS};
+use super::retired::{Limits, Piece, Retired};
+use super::rows::{Ring, Rows};
 
-/// Default number of coarse buckets per stream once the full-resolution part is full.
-///
-/// Worst case for one GPU (24 columns): 4 096 × (16 + 24 × 12) B ≈ 1.2 MB.
+pub use super::bucket::{band_of, BAND_EDGES};
+
+/// Rows kept from the start of a stream: five minutes at the default 100 ms interval.
+pub const HEAD_ROWS_DEFAULT: usize = 3_000;
+
+/// Most recent rows kept: one hour at the default 100 ms interval.
+pub const RECENT_ROWS_DEFAULT: usize = 36_000;
+
+/// Continuous full-resolution rows per stream, first minutes plus last hour. Worst case for
+/// one GPU (24 columns): 39 000 × (8 + 24 × 4) B ≈ 4.1 MB.
+pub const FULL_ROWS_DEFAULT: usize = HEAD_ROWS_DEFAULT + RECENT_ROWS_DEFAULT;
+
+/// Rows kept in windows older than the last hour: 24 windows of one minute at 100 ms. Worst
+/// case for one GPU: 2 × 14 400 × 104 B ≈ 3.0 MB (the open window's growth slack included).
+pub const WINDOW_ROWS_DEFAULT: usize = 14_400;
+
+/// Most windows kept at once.
+pub const MAX_WINDOWS: usize = 64;
+
+/// Default number of buckets per stream. Worst case for one GPU (24 columns, 6 banded):
+/// (4 096 + 65) × (24 × 24 + 6 × 28) B ≈ 3.1 MB.
 pub const COARSE_BUCKETS_DEFAULT: usize = 4_096;
 
-/// The partly filled bucket: `(t_start, t_end, per-column (min, mean, max))`.
-pub type PendingBucket = (f64, f64, Vec<(f32, f32, f32)>);
+/// Seconds kept at full resolution before and after a marked instant.
+pub const WINDOW_BEFORE_S: f64 = 30.0;
+/// See [`WINDOW_BEFORE_S`].
+pub const WINDOW_AFTER_S: f64 = 30.0;
 
-/// Running min/sum/max of one column inside the bucket being filled.
+/// Marks waiting for their rows to leave the ring; past this the least important, oldest
+/// first, is forgotten.
+const MAX_MARKS: usize = 64;
+
+/// How much of a stream is kept at full resolution, in rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Rows kept from the start.
+    pub head_rows: usize,
+    /// Most recent rows kept.
+    pub recent_rows: usize,
+    /// Rows kept in marked windows older than the recent rows.
+    pub window_rows: usize,
+    /// Most buckets (rounded up to an even number, at least 2).
+    pub buckets: usize,
+}
+
+impl Retention {
+    /// `full_rows` continuous rows (one thirteenth at the start, the rest the most recent,
+    /// as the defaults split 39 000 into 3 000 and 36 000), window rows up to
+    /// [`WINDOW_ROWS_DEFAULT`] and `buckets` buckets.
+    pub fn from_full_rows(full_rows: usize, buckets: usize) -> Retention {
+        let head_rows = (full_rows / 13).min(HEAD_ROWS_DEFAULT);
+        Retention {
+            head_rows,
+            recent_rows: full_rows - head_rows,
+            window_rows: full_rows.min(WINDOW_ROWS_DEFAULT),
+            buckets,
+        }
+    }
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention::from_full_rows(FULL_ROWS_DEFAULT, COARSE_BUCKETS_DEFAULT)
+    }
+}
+
+/// A time span whose rows are kept when they leave the ring.
 #[derive(Debug, Clone, Copy)]
-struct Acc {
-    min: f32,
-    max: f32,
-    sum: f64,
-    n: u32,
+struct Mark {
+    t0: f64,
+    t1: f64,
+    prio: u8,
 }
 
-impl Acc {
-    const EMPTY: Acc = Acc {
-        min: f32::INFINITY,
-        max: f32::NEG_INFINITY,
-        sum: 0.0,
-        n: 0,
-    };
-
-    fn add(&mut self, v: f32) {
-        if v.is_nan() {
-            return;
-        }
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
-        self.sum += f64::from(v);
-        self.n += 1;
-    }
-
-    fn finish(self) -> (f32, f32, f32, u32) {
-        if self.n == 0 {
-            (f32::NAN, f32::NAN, f32::NAN, 0)
-        } else {
-            (
-                self.min,
-                (self.sum / f64::from(self.n)) as f32,
-                self.max,
-                self.n,
-            )
-        }
-    }
-}
-
-/// Buckets of min/mean/max per column, each covering a time range.
+/// Buckets of one stream, columnar, in time order (see [`SeriesBuf::coarse`]).
 #[derive(Debug, Clone, Default)]
 pub struct Coarse {
-    /// Rows folded into one bucket (doubles on every compaction).
+    /// Width in rows of the buckets being filled now (doubles on every compaction).
     pub rows_per_bucket: usize,
-    /// First sample time of each bucket, seconds since the recording started.
+    /// First folded sample time of each bucket, seconds since the recording started.
     pub t_start: Vec<f64>,
-    /// Last sample time of each bucket, seconds.
+    /// Last folded sample time of each bucket, seconds.
     pub t_end: Vec<f64>,
+    /// Rows folded into each bucket, missing values included.
+    pub rows: Vec<u32>,
     /// Per column: minimum of each bucket (`NaN` when the bucket had no value).
     pub min: Vec<Vec<f32>>,
     /// Per column: mean of each bucket.
     pub mean: Vec<Vec<f32>>,
     /// Per column: maximum of each bucket.
     pub max: Vec<Vec<f32>>,
-    /// Per column: how many values each bucket's mean is over (for exact merges).
-    count: Vec<Vec<u32>>,
+    /// Per column: values each bucket holds (its missing values left out).
+    pub count: Vec<Vec<u32>>,
+    /// Per column: for banded columns, per bucket the count in each band of [`BAND_EDGES`].
+    pub bands: Vec<Option<Vec<[u32; BANDS]>>>,
 }
 
 impl Coarse {
-    /// Number of finished buckets.
+    /// Number of buckets.
     pub fn len(&self) -> usize {
         self.t_start.len()
     }
 
-    /// True when no bucket is finished yet.
+    /// True when there is no bucket.
     pub fn is_empty(&self) -> bool {
         self.t_start.is_empty()
     }
@@ -94,45 +129,64 @@ impl Coarse {
 /// Columnar, bounded storage of `(t, row)` samples. `NaN` marks a missing value.
 #[derive(Debug, Clone)]
 pub struct SeriesBuf {
-    columns: usize,
-    full_cap: usize,
-    coarse_cap: usize,
-    t: Vec<f64>,
-    cols: Vec<Vec<f32>>,
-    coarse: Coarse,
-    pending: Vec<Acc>,
-    pending_rows: usize,
-    pending_t: (f64, f64),
-    total_rows: u64,
+    pub(super) columns: usize,
+    band_slot: Vec<Option<usize>>,
+    pub(super) retention: Retention,
+    head: Rows,
+    ring: Ring,
+    pub(super) retired: Retired,
+    marks: Vec<Mark>,
+    scratch: Vec<f32>,
+    pub(super) total_rows: u64,
 }
 
 impl SeriesBuf {
-    /// A buffer with the default capacities.
+    /// A buffer with the default retention and no banded column.
     pub fn new(columns: usize) -> Self {
-        Self::with_capacity(columns, FULL_ROWS_DEFAULT, COARSE_BUCKETS_DEFAULT)
+        Self::with_retention(columns, Retention::default(), &[])
     }
 
-    /// A buffer keeping `full_rows` rows at full resolution and at most `coarse_buckets`
-    /// (rounded up to an even number, at least 2) buckets after that.
+    /// A buffer keeping `full_rows` continuous rows at full resolution (see
+    /// [`Retention::from_full_rows`]) and at most `coarse_buckets` buckets.
     pub fn with_capacity(columns: usize, full_rows: usize, coarse_buckets: usize) -> Self {
-        let coarse_cap = coarse_buckets.max(2).next_multiple_of(2);
+        Self::with_retention(
+            columns,
+            Retention::from_full_rows(full_rows, coarse_buckets),
+            &[],
+        )
+    }
+
+    /// A buffer keeping what `retention` says; the columns in `banded` (utilization-like,
+    /// in %) also count their folded values per band of [`BAND_EDGES`].
+    pub fn with_retention(columns: usize, retention: Retention, banded: &[usize]) -> Self {
+        let buckets = retention.buckets.max(2).next_multiple_of(2);
+        let retention = Retention {
+            buckets,
+            ..retention
+        };
+        let mut band_slot = vec![None; columns];
+        let mut n = 0;
+        for i in banded.iter().copied().filter(|i| *i < columns) {
+            if band_slot[i].is_none() {
+                band_slot[i] = Some(n);
+                n += 1;
+            }
+        }
+        // Compaction must at least halve the buckets: each window can leave one unmerged.
+        let limits = Limits {
+            buckets,
+            window_rows: retention.window_rows,
+            windows: MAX_WINDOWS.min((buckets / 4).saturating_sub(1)),
+        };
         SeriesBuf {
             columns,
-            full_cap: full_rows,
-            coarse_cap,
-            t: Vec::new(),
-            cols: vec![Vec::new(); columns],
-            coarse: Coarse {
-                rows_per_bucket: 1,
-                min: vec![Vec::new(); columns],
-                mean: vec![Vec::new(); columns],
-                max: vec![Vec::new(); columns],
-                count: vec![Vec::new(); columns],
-                ..Coarse::default()
-            },
-            pending: vec![Acc::EMPTY; columns],
-            pending_rows: 0,
-            pending_t: (0.0, 0.0),
+            retired: Retired::new(columns, band_slot.clone(), limits),
+            band_slot,
+            retention,
+            head: Rows::new(columns),
+            ring: Ring::new(columns, retention.recent_rows),
+            marks: Vec::new(),
+            scratch: Vec::with_capacity(columns),
             total_rows: 0,
         }
     }
@@ -142,36 +196,32 @@ impl SeriesBuf {
         self.columns
     }
 
-    /// Rows kept at full resolution before coarsening starts.
-    pub fn full_capacity(&self) -> usize {
-        self.full_cap
+    /// What this buffer keeps.
+    pub fn retention(&self) -> Retention {
+        self.retention
     }
 
-    /// Upper bound of the heap bytes this buffer can ever use (excluding `Vec` slack from
-    /// growth, which the bounded pre-sizing avoids for the full part).
+    /// Continuous rows kept at full resolution: the first ones plus the most recent ones.
+    pub fn full_capacity(&self) -> usize {
+        self.retention.head_rows + self.retention.recent_rows
+    }
+
+    /// Upper bound of the heap bytes this buffer can ever use.
     pub fn worst_case_bytes(&self) -> usize {
-        let full = self.full_cap * (8 + 4 * self.columns);
-        // Buckets: two times, and min/mean/max/count per column; the store can transiently
-        // hold `coarse_cap` buckets before a compaction halves it.
-        let coarse = self.coarse_cap * (16 + 16 * self.columns);
-        full + coarse + self.columns * std::mem::size_of::<Acc>()
+        let row = 8 + 4 * self.columns;
+        let full = self.full_capacity() * row;
+        full + self.retired.worst_case_bytes()
+            + MAX_MARKS * std::mem::size_of::<Mark>()
+            + self.columns * 4
     }
 
     /// Heap bytes in use now (capacity of the vectors).
     pub fn heap_bytes(&self) -> usize {
-        let mut b = self.t.capacity() * 8;
-        b += self.cols.iter().map(|c| c.capacity() * 4).sum::<usize>();
-        b += self.coarse.t_start.capacity() * 8 + self.coarse.t_end.capacity() * 8;
-        for v in [&self.coarse.min, &self.coarse.mean, &self.coarse.max] {
-            b += v.iter().map(|c| c.capacity() * 4).sum::<usize>();
-        }
-        b += self
-            .coarse
-            .count
-            .iter()
-            .map(|c| c.capacity() * 4)
-            .sum::<usize>();
-        b + self.pending.capacity() * std::mem::size_of::<Acc>()
+        self.head.heap_bytes()
+            + self.ring.heap_bytes()
+            + self.retired.heap_bytes()
+            + self.marks.capacity() * std::mem::size_of::<Mark>()
+            + self.scratch.capacity() * 4
     }
 
     /// Total rows ever pushed.
@@ -179,220 +229,123 @@ impl SeriesBuf {
         self.total_rows
     }
 
+    /// Keeps the rows from `t0` to `t1` seconds at full resolution when they leave the recent
+    /// ring; `prio` orders which windows are folded first when the window budget is full
+    /// (lowest first, then oldest). Rows already retired are not brought back.
+    pub fn mark(&mut self, t0: f64, t1: f64, prio: u8) {
+        if let Some(m) = self
+            .marks
+            .iter_mut()
+            .find(|m| t0 <= m.t1 && m.t0 <= t1 && m.prio == prio)
+        {
+            m.t0 = m.t0.min(t0);
+            m.t1 = m.t1.max(t1);
+            return;
+        }
+        if self.marks.len() >= MAX_MARKS {
+            if let Some((_, i)) = self
+                .marks
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (m.prio, i))
+                .min()
+            {
+                self.marks.remove(i);
+            }
+        }
+        if self.marks.capacity() == 0 {
+            self.marks.reserve_exact(MAX_MARKS);
+        }
+        self.marks.push(Mark { t0, t1, prio });
+    }
+
     /// Appends one row taken at `t` seconds. Rows shorter than [`Self::columns`] are padded
     /// with `NaN`; extra values are ignored.
     pub fn push(&mut self, t: f64, row: &[f32]) {
         self.total_rows += 1;
-        if self.t.len() < self.full_cap {
-            if self.t.is_empty() {
-                // Reserve the whole full-resolution part once (up to a sane first chunk) so
-                // growth never doubles past the bound.
-                let first = self.full_cap.min(4_096);
-                self.t.reserve_exact(first);
-                for c in &mut self.cols {
-                    c.reserve_exact(first);
-                }
-            } else if self.t.len() == self.t.capacity() {
-                let more = (self.t.len()).min(self.full_cap - self.t.len());
-                self.t.reserve_exact(more);
-                for c in &mut self.cols {
-                    c.reserve_exact(more);
-                }
-            }
-            self.t.push(t);
-            for (i, c) in self.cols.iter_mut().enumerate() {
-                c.push(row.get(i).copied().unwrap_or(f32::NAN));
-            }
+        if self.head.len() < self.retention.head_rows {
+            self.head.push_bounded(t, row, self.retention.head_rows);
             return;
         }
-        if self.pending_rows == 0 {
-            self.pending_t.0 = t;
+        let mut evicted = std::mem::take(&mut self.scratch);
+        if let Some(old_t) = self.ring.push(t, row, &mut evicted) {
+            self.marks.retain(|m| m.t1 >= old_t);
+            let keep = self
+                .marks
+                .iter()
+                .filter(|m| m.t0 <= old_t)
+                .map(|m| m.prio)
+                .max();
+            self.retired.retire(old_t, &evicted, keep);
         }
-        self.pending_t.1 = t;
-        for (i, acc) in self.pending.iter_mut().enumerate() {
-            acc.add(row.get(i).copied().unwrap_or(f32::NAN));
-        }
-        self.pending_rows += 1;
-        if self.pending_rows >= self.coarse.rows_per_bucket {
-            self.close_bucket();
-        }
+        self.scratch = evicted;
     }
 
-    fn close_bucket(&mut self) {
-        let cap = self.coarse_cap;
-        let c = &mut self.coarse;
-        if c.t_start.capacity() == 0 {
-            // One exact allocation for the whole bucket store: it never grows past `cap`.
-            c.t_start.reserve_exact(cap);
-            c.t_end.reserve_exact(cap);
-            for v in [&mut c.min, &mut c.mean, &mut c.max] {
-                v.iter_mut().for_each(|col| col.reserve_exact(cap));
+    /// Sample times of the rows kept at full resolution, in time order, seconds since start.
+    pub fn times(&self) -> Vec<f64> {
+        let mut out = self.head.t.clone();
+        for p in &self.retired.pieces {
+            if let Piece::Window { rows, .. } = p {
+                out.extend_from_slice(&rows.t);
             }
-            c.count.iter_mut().for_each(|col| col.reserve_exact(cap));
         }
-        c.t_start.push(self.pending_t.0);
-        c.t_end.push(self.pending_t.1);
-        for (i, acc) in self.pending.iter_mut().enumerate() {
-            let (mn, mean, mx, n) = std::mem::replace(acc, Acc::EMPTY).finish();
-            c.min[i].push(mn);
-            c.mean[i].push(mean);
-            c.max[i].push(mx);
-            c.count[i].push(n);
-        }
-        self.pending_rows = 0;
-        if c.t_start.len() >= self.coarse_cap {
-            self.compact();
-        }
+        self.ring.times_into(&mut out);
+        out
     }
 
-    /// Merges neighbouring buckets pairwise, halving their number and doubling their width.
-    fn compact(&mut self) {
-        let c = &mut self.coarse;
-        let n = c.t_start.len() / 2;
-        for j in 0..n {
-            c.t_start[j] = c.t_start[2 * j];
-            c.t_end[j] = c.t_end[2 * j + 1];
-        }
-        c.t_start.truncate(n);
-        c.t_end.truncate(n);
-        for col in 0..self.columns {
-            for j in 0..n {
-                let (a, b) = (2 * j, 2 * j + 1);
-                let (na, nb) = (c.count[col][a], c.count[col][b]);
-                let mean = match (na, nb) {
-                    (0, 0) => f32::NAN,
-                    (_, 0) => c.mean[col][a],
-                    (0, _) => c.mean[col][b],
-                    _ => {
-                        let s = f64::from(c.mean[col][a]) * f64::from(na)
-                            + f64::from(c.mean[col][b]) * f64::from(nb);
-                        (s / f64::from(na + nb)) as f32
-                    }
-                };
-                c.min[col][j] = nan_min(c.min[col][a], c.min[col][b]);
-                c.max[col][j] = nan_max(c.max[col][a], c.max[col][b]);
-                c.mean[col][j] = mean;
-                c.count[col][j] = na + nb;
+    /// Full-resolution values of one column, one per entry of [`Self::times`].
+    pub fn column(&self, i: usize) -> Vec<f32> {
+        let mut out = self.head.cols[i].clone();
+        for p in &self.retired.pieces {
+            if let Piece::Window { rows, .. } = p {
+                out.extend_from_slice(&rows.cols[i]);
             }
-            c.min[col].truncate(n);
-            c.mean[col].truncate(n);
-            c.max[col].truncate(n);
-            c.count[col].truncate(n);
         }
-        c.rows_per_bucket *= 2;
+        self.ring.column_into(i, &mut out);
+        out
     }
 
-    /// Sample times of the full-resolution part, seconds since start.
-    pub fn times(&self) -> &[f64] {
-        &self.t
-    }
-
-    /// Full-resolution values of one column.
-    pub fn column(&self, i: usize) -> &[f32] {
-        &self.cols[i]
-    }
-
-    /// The coarse part (empty until the full-resolution part is full).
-    pub fn coarse(&self) -> &Coarse {
-        &self.coarse
-    }
-
-    /// The partly filled bucket, if any rows are pending: `(t_start, t_end, per-column (min, mean, max))`.
-    pub fn pending_bucket(&self) -> Option<PendingBucket> {
-        if self.pending_rows == 0 {
-            return None;
-        }
-        let vals = self.pending.iter().map(|a| {
-            let (mn, mean, mx, _) = a.finish();
-            (mn, mean, mx)
+    /// The buckets in time order, the one being filled last (empty until rows leave the ring
+    /// outside any window).
+    pub fn coarse(&self) -> Coarse {
+        let n = self.columns;
+        let mut c = Coarse {
+            rows_per_bucket: self.retired.rows_per_bucket,
+            min: vec![Vec::new(); n],
+            mean: vec![Vec::new(); n],
+            max: vec![Vec::new(); n],
+            count: vec![Vec::new(); n],
+            bands: self
+                .band_slot
+                .iter()
+                .map(|s| s.map(|_| Vec::new()))
+                .collect(),
+            ..Coarse::default()
+        };
+        let pending = (self.retired.pending.rows > 0).then_some(&self.retired.pending);
+        let buckets = self.retired.pieces.iter().filter_map(|p| match p {
+            Piece::Bucket(b) => Some(b),
+            Piece::Window { .. } => None,
         });
-        Some((self.pending_t.0, self.pending_t.1, vals.collect()))
+        for b in buckets.chain(pending) {
+            push_bucket(&mut c, b, &self.band_slot);
+        }
+        c
     }
 }
 
-fn nan_min(a: f32, b: f32) -> f32 {
-    if a.is_nan() {
-        b
-    } else if b.is_nan() {
-        a
-    } else {
-        a.min(b)
-    }
-}
-
-fn nan_max(a: f32, b: f32) -> f32 {
-    if a.is_nan() {
-        b
-    } else if b.is_nan() {
-        a
-    } else {
-        a.max(b)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keeps_full_resolution_up_to_capacity() {
-        let mut s = SeriesBuf::with_capacity(2, 10, 4);
-        for i in 0..10 {
-            s.push(i as f64, &[i as f32, f32::NAN]);
+fn push_bucket(c: &mut Coarse, b: &Bucket, band_slot: &[Option<usize>]) {
+    c.t_start.push(b.t0);
+    c.t_end.push(b.t1);
+    c.rows.push(b.rows);
+    for (i, st) in b.stats.iter().enumerate() {
+        let (mn, mean, mx) = st.values();
+        c.min[i].push(mn);
+        c.mean[i].push(mean);
+        c.max[i].push(mx);
+        c.count[i].push(st.n);
+        if let (Some(slot), Some(Some(out))) = (band_slot[i], c.bands.get_mut(i)) {
+            out.push(b.bands[slot]);
         }
-        assert_eq!(s.times().len(), 10);
-        assert_eq!(s.column(0)[9], 9.0);
-        assert!(s.column(1)[3].is_nan());
-        assert!(s.coarse().is_empty());
-    }
-
-    #[test]
-    fn coarsens_with_exact_min_mean_max_after_capacity() {
-        let mut s = SeriesBuf::with_capacity(1, 2, 4);
-        // 2 full rows, then buckets of 1 row until 4 buckets, then compaction to 2 buckets of 2.
-        for i in 0..6 {
-            s.push(i as f64, &[i as f32]);
-        }
-        let c = s.coarse();
-        assert_eq!(c.rows_per_bucket, 2);
-        assert_eq!(c.len(), 2);
-        assert_eq!((c.min[0][0], c.mean[0][0], c.max[0][0]), (2.0, 2.5, 3.0));
-        assert_eq!((c.t_start[1], c.t_end[1]), (4.0, 5.0));
-    }
-
-    #[test]
-    fn gaps_stay_gaps_in_buckets() {
-        let mut s = SeriesBuf::with_capacity(1, 0, 2);
-        s.push(0.0, &[f32::NAN]);
-        s.push(1.0, &[4.0]);
-        s.push(2.0, &[f32::NAN]);
-        // First two buckets compacted into one: mean over the single real value.
-        let c = s.coarse();
-        assert_eq!(c.len(), 1);
-        assert_eq!(c.mean[0][0], 4.0);
-        let (_, _, pending) = s.pending_bucket().expect("a row is pending");
-        assert!(
-            pending[0].1.is_nan(),
-            "a bucket of missing values is missing, not 0"
-        );
-    }
-
-    #[test]
-    fn memory_stays_within_worst_case_for_a_long_run() {
-        let mut s = SeriesBuf::with_capacity(24, 1_000, 64);
-        let row = [50.0f32; 24];
-        for i in 0..200_000 {
-            s.push(i as f64 * 0.1, &row);
-        }
-        assert_eq!(s.total_rows(), 200_000);
-        assert!(s.coarse().len() <= 64);
-        assert!(
-            s.heap_bytes() <= s.worst_case_bytes(),
-            "{} > {}",
-            s.heap_bytes(),
-            s.worst_case_bytes()
-        );
-        let c = s.coarse();
-        assert!(c.t_end[c.len() - 1] < 200_000.0 * 0.1);
     }
 }

@@ -6,49 +6,68 @@ use super::column::Column;
 use super::model::{CoarseColumn, CoarseData, DeviceSeries, HostData, Report, SeriesData, Tool};
 use super::{Verdict, SCHEMA};
 use crate::metric::GpuMetric;
-use crate::recording::{Recording, SeriesBuf, HOST_COLUMNS, HOST_UNITS};
+use crate::recording::{Coarse, Recording, SeriesBuf, BANDS, BAND_EDGES, HOST_COLUMNS, HOST_UNITS};
 
-fn series_data(buf: &SeriesBuf, names: &[String]) -> SeriesData {
+/// One stream as the report writes it: the kept rows, then the buckets.
+pub(crate) fn series_data(buf: &SeriesBuf, names: &[String]) -> SeriesData {
     let mut metrics = BTreeMap::new();
     for (i, name) in names.iter().enumerate() {
-        metrics.insert(name.clone(), Column(buf.column(i).to_vec()));
+        metrics.insert(name.clone(), Column(buf.column(i)));
     }
     let c = buf.coarse();
-    let pending = buf.pending_bucket();
-    let coarse = if c.is_empty() && pending.is_none() {
-        None
-    } else {
-        let mut t_start = c.t_start.clone();
-        let mut t_end = c.t_end.clone();
-        if let Some((a, b, _)) = &pending {
-            t_start.push(*a);
-            t_end.push(*b);
-        }
-        let mut cm = BTreeMap::new();
-        for (i, name) in names.iter().enumerate() {
-            let mut col = CoarseColumn {
-                min: Column(c.min[i].clone()),
-                mean: Column(c.mean[i].clone()),
-                max: Column(c.max[i].clone()),
-            };
-            if let Some((_, _, vals)) = &pending {
-                col.min.0.push(vals[i].0);
-                col.mean.0.push(vals[i].1);
-                col.max.0.push(vals[i].2);
-            }
-            cm.insert(name.clone(), col);
-        }
-        Some(CoarseData {
-            rows_per_bucket: c.rows_per_bucket,
-            t_start,
-            t_end,
-            metrics: cm,
-        })
-    };
     SeriesData {
-        t: buf.times().to_vec(),
+        t: buf.times(),
         metrics,
-        coarse,
+        coarse: (!c.is_empty()).then(|| coarse_data(c, names)),
+    }
+}
+
+/// The buckets as the report writes them: one column of each statistic per metric, bands
+/// transposed to one array of counts per band.
+fn coarse_data(c: Coarse, names: &[String]) -> CoarseData {
+    let Coarse {
+        rows_per_bucket,
+        t_start,
+        t_end,
+        rows,
+        min,
+        mean,
+        max,
+        count,
+        bands,
+    } = c;
+    let mut cm = BTreeMap::new();
+    let mut any_bands = false;
+    let stats = min.into_iter().zip(mean).zip(max).zip(count).zip(bands);
+    for (name, ((((mn, me), mx), n), b)) in names.iter().zip(stats) {
+        let bands: Vec<Vec<u32>> = b
+            .map(|per_bucket| {
+                (0..BANDS)
+                    .map(|k| per_bucket.iter().map(|x| x[k]).collect())
+                    .collect()
+            })
+            .unwrap_or_default();
+        any_bands |= !bands.is_empty();
+        let col = CoarseColumn {
+            min: Column(mn),
+            mean: Column(me),
+            max: Column(mx),
+            count: n,
+            bands,
+        };
+        cm.insert(name.clone(), col);
+    }
+    CoarseData {
+        rows_per_bucket,
+        t_start,
+        t_end,
+        metrics: cm,
+        rows,
+        band_edges: if any_bands {
+            BAND_EDGES.to_vec()
+        } else {
+            Vec::new()
+        },
     }
 }
 

@@ -4,6 +4,15 @@
 //! Line 1 is a [`JournalHeader`]; every further line is one [`JournalLine`]. A reader replays
 //! the lines into a [`Recording`] and stops at the first line it cannot parse (the tail of a
 //! killed writer), so the loss is at most one flush interval.
+//!
+//! Bounded over any run length: once the lines appended since the last checkpoint outgrow
+//! that checkpoint (and [`CHECKPOINT_MIN_BYTES`]), the writer rewrites the journal as its
+//! header and one checkpoint of the bounded recording ([`checkpoint`]), to a temporary file
+//! renamed over the journal, so a kill at any moment leaves one whole journal.
+
+mod checkpoint;
+
+pub use checkpoint::{checkpoint_lines, CHECKPOINT_MIN_BYTES};
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -95,6 +104,9 @@ pub enum JournalLine {
         /// Seconds recorded so far.
         duration_s: f64,
     },
+    /// The whole bounded recording so far, replacing everything replayed before it (written
+    /// when the journal is rewritten; see [`checkpoint`]).
+    Checkpoint(Box<checkpoint::Checkpoint>),
     /// Step markers since the previous `steps` line: the kept steps from index `first` on,
     /// and the totals so far (see [`crate::steps::merge_delta`]).
     Steps {
@@ -110,6 +122,16 @@ pub enum JournalLine {
 pub struct JournalWriter {
     file: File,
     path: PathBuf,
+    /// The header line, written again at the top of each checkpoint.
+    header: String,
+    /// Bytes of the journal as last rewritten (header and checkpoint), or of the header.
+    base_bytes: u64,
+    /// Bytes appended since.
+    appended: u64,
+    /// The step markers journaled so far, merged as a reader merges them, for checkpoints.
+    steps: Option<StepsData>,
+    /// Appended bytes below which the journal is never rewritten.
+    min_bytes: u64,
 }
 
 impl JournalWriter {
@@ -125,11 +147,18 @@ impl JournalWriter {
                 path: path.to_path_buf(),
                 source,
             })?;
+        let header = serde_json::to_string(header).expect("a journal header always serialises");
         let mut w = JournalWriter {
             file,
             path: path.to_path_buf(),
+            base_bytes: header.len() as u64 + 1,
+            header,
+            appended: 0,
+            steps: None,
+            min_bytes: CHECKPOINT_MIN_BYTES,
         };
-        w.write_line(&serde_json::to_string(header).expect("a journal header always serialises"))?;
+        let line = w.header.clone();
+        w.write_line(&line)?;
         Ok(w)
     }
 
@@ -140,7 +169,11 @@ impl JournalWriter {
         for l in lines {
             buf.push_str(&serde_json::to_string(l).expect("a journal line always serialises"));
             buf.push('\n');
+            if let JournalLine::Steps { first, data } = l {
+                crate::steps::merge_delta(&mut self.steps, *first, data.clone());
+            }
         }
+        self.appended += buf.len() as u64;
         self.file
             .write_all(buf.as_bytes())
             .map_err(|source| Error::Io {
@@ -255,6 +288,7 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
             JournalLine::Steps { first, data } => {
                 crate::steps::merge_delta(&mut rec.steps, first, data);
             }
+            JournalLine::Checkpoint(cp) => checkpoint::apply(&mut rec, *cp),
         }
     }
     rec.run.duration_s = last_t;

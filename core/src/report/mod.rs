@@ -5,7 +5,7 @@
 //! optional ones default) and strict about what it cannot read (a newer major schema, a
 //! truncated file, something that is not a report) — with a message that says what to do.
 
-mod build;
+pub(crate) mod build;
 mod column;
 mod finding;
 mod group;

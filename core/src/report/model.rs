@@ -225,18 +225,26 @@ pub struct SeriesData {
     pub coarse: Option<CoarseData>,
 }
 
-/// Buckets of min/mean/max, for runs longer than the full-resolution window.
+/// Buckets of folded samples, for runs longer than the full-resolution windows. A bucket's
+/// `t_start..=t_end` are its first and last folded sample; no row of `t` lies inside it
+/// (`docs/report-format.md`, "Retention").
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct CoarseData {
-    /// Samples per bucket.
+    /// Samples per bucket being filled when the report was written.
     pub rows_per_bucket: usize,
     /// Start of each bucket, seconds.
     pub t_start: Vec<f64>,
     /// End of each bucket, seconds.
     pub t_end: Vec<f64>,
-    /// Column name → min/mean/max per bucket.
+    /// Column name → statistics per bucket.
     pub metrics: BTreeMap<String, CoarseColumn>,
+    /// Rows folded into each bucket, missing values included (absent in older reports).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<u32>,
+    /// Edges (%) of the bands of [`CoarseColumn::bands`], present when a column has bands.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub band_edges: Vec<f32>,
 }
 
 /// One column's bucket statistics.
@@ -249,6 +257,13 @@ pub struct CoarseColumn {
     pub mean: Column,
     /// Maximum per bucket.
     pub max: Column,
+    /// Values per bucket (missing ones left out; absent in older reports).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub count: Vec<u32>,
+    /// Utilization-like columns: per band of [`CoarseData::band_edges`] (below the first
+    /// edge, between each two, at or above the last), the count of values per bucket.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bands: Vec<Vec<u32>>,
 }
 
 /// One GPU's samples.

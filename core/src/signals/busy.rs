@@ -6,9 +6,9 @@
 //! idled. Medians describe the typical sample; these shares say what the run lost, and a
 //! few long idle stretches count for their length. Not for rendering.
 
-use crate::metric::GpuMetric;
 use crate::report::SeriesData;
 
+use super::timeshare::{mean, seconds, share_below, util_spans, Span};
 use super::{BUSY_UTIL, NEAR_ZERO_UTIL};
 
 /// Utilization (%) below which a sample is the low side of a swing: clearly less than
@@ -24,7 +24,8 @@ pub struct BusyShares {
     pub util_mean: f64,
     /// Share of the active span during which no kernel ran: `1 − util_mean / 100`.
     pub idle_share: f64,
-    /// Share of the active span spent in samples below [`NEAR_ZERO_UTIL`].
+    /// Share of the active span spent below [`NEAR_ZERO_UTIL`] (exact over buckets: they
+    /// count their values per band).
     pub near_zero_share: f64,
     /// Length of the active span, seconds: from the first to the last sample at or above
     /// [`NEAR_ZERO_UTIL`] (start-up and shutdown idling are left out).
@@ -40,91 +41,53 @@ pub struct BusyShares {
     pub swings: usize,
 }
 
-/// Utilization values with the time each stands for: the gap to the next full-resolution
-/// sample (capped at twice the median gap, so a hole in the log does not count as one
-/// sample's worth), the median gap for the last one, the bucket length for coarse buckets.
-fn weighted(data: &SeriesData, interval_s: f64) -> Vec<(f64, f64, f64)> {
-    let util = data.metrics.get(GpuMetric::UtilGpu.name());
-    let value = |i: usize| {
-        util.and_then(|c| c.0.get(i))
-            .map_or(f64::NAN, |v| f64::from(*v))
-    };
-    let t = &data.t;
-    let mut gaps: Vec<f64> = t
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|g| *g > 0.0)
-        .collect();
-    gaps.sort_by(f64::total_cmp);
-    let typical = match gaps.get(gaps.len() / 2) {
-        Some(g) => *g,
-        None if interval_s > 0.0 => interval_s,
-        None => 1.0,
-    };
-    let mut out: Vec<(f64, f64, f64)> = (0..t.len())
-        .map(|i| {
-            let w = t
-                .get(i + 1)
-                .map_or(typical, |n| (n - t[i]).clamp(0.0, 2.0 * typical));
-            (t[i], value(i), w)
-        })
-        .collect();
-    if let Some(c) = &data.coarse {
-        if let Some(cc) = c.metrics.get(GpuMetric::UtilGpu.name()) {
-            for (i, m) in cc.mean.0.iter().enumerate() {
-                let (a, b) = (c.t_start.get(i), c.t_end.get(i));
-                if let (Some(a), Some(b)) = (a, b) {
-                    out.push((*a, f64::from(*m), (b - a).max(0.0)));
-                }
-            }
-        }
-    }
-    out.retain(|(_, u, w)| u.is_finite() && *w > 0.0);
-    out.sort_by(|a, b| a.0.total_cmp(&b.0));
-    out
-}
-
-/// The busy shares of one GPU's samples, `None` without utilization samples.
+/// The busy shares of one GPU's samples, `None` without utilization samples. Rows and
+/// buckets are weighted as [`super::timeshare`] says.
 pub fn shares(data: &SeriesData, interval_s: f64) -> Option<BusyShares> {
-    let all = weighted(data, interval_s);
+    let all = util_spans(data, interval_s);
     if all.is_empty() {
         return None;
     }
-    let first = all.iter().position(|x| x.1 >= NEAR_ZERO_UTIL);
-    let last = all.iter().rposition(|x| x.1 >= NEAR_ZERO_UTIL);
+    let first = all.iter().position(|x| x.u >= NEAR_ZERO_UTIL);
+    let last = all.iter().rposition(|x| x.u >= NEAR_ZERO_UTIL);
     // A GPU that never worked idles over the whole record.
     let (a, b) = match (first, last) {
         (Some(a), Some(b)) => (a, b),
         _ => (0, all.len() - 1),
     };
-    let time = |part: &[(f64, f64, f64)]| part.iter().map(|x| x.2).sum::<f64>();
     // Idling before the first work and after the last is start-up and shutdown only when it
     // is longer than any idle stretch in between: a log that starts inside one of the job's
     // own idle gaps (a data wait) keeps that gap.
     let longest = longest_idle(&all[a..=b]);
-    let a = if time(&all[..a]) > longest { a } else { 0 };
-    let b = if time(&all[b + 1..]) > longest {
+    let a = if seconds(&all[..a]) > longest { a } else { 0 };
+    let b = if seconds(&all[b + 1..]) > longest {
         b
     } else {
         all.len() - 1
     };
     let span = &all[a..=b];
-    let span_s = time(span);
-    if span_s <= 0.0 {
-        return None;
-    }
-    let util_mean = span.iter().map(|x| x.1 * x.2).sum::<f64>() / span_s;
-    let near_zero = span
-        .iter()
-        .filter(|x| x.1 < NEAR_ZERO_UTIL)
-        .map(|x| x.2)
-        .sum::<f64>();
+    let span_s = seconds(span);
+    let util_mean = mean(span)?;
+    Some(BusyShares {
+        util_mean,
+        idle_share: (1.0 - util_mean / 100.0).clamp(0.0, 1.0),
+        near_zero_share: share_below(span, NEAR_ZERO_UTIL)?,
+        span_s,
+        lead_idle_s: seconds(&all[..a]),
+        tail_idle_s: seconds(&all[b + 1..]),
+        samples: span.len(),
+        swings: swings(span),
+    })
+}
+
+/// Changes between low and high stretches, mid-level samples skipped (a bucket by its mean).
+fn swings(span: &[Span]) -> usize {
     let mut swings = 0;
     let mut side: Option<bool> = None;
-    for (_, u, _) in span {
-        let now = if *u < SWING_LOW_UTIL {
+    for x in span {
+        let now = if x.u < SWING_LOW_UTIL {
             Some(false)
-        } else if *u >= BUSY_UTIL {
+        } else if x.u >= BUSY_UTIL {
             Some(true)
         } else {
             None
@@ -136,23 +99,14 @@ pub fn shares(data: &SeriesData, interval_s: f64) -> Option<BusyShares> {
             side = Some(high);
         }
     }
-    Some(BusyShares {
-        util_mean,
-        idle_share: (1.0 - util_mean / 100.0).clamp(0.0, 1.0),
-        near_zero_share: near_zero / span_s,
-        span_s,
-        lead_idle_s: time(&all[..a]),
-        tail_idle_s: time(&all[b + 1..]),
-        samples: span.len(),
-        swings,
-    })
+    swings
 }
 
 /// The longest run of near-zero samples in `part`, seconds.
-fn longest_idle(part: &[(f64, f64, f64)]) -> f64 {
+fn longest_idle(part: &[Span]) -> f64 {
     let (mut run, mut longest) = (0.0f64, 0.0f64);
     for x in part {
-        run = if x.1 < NEAR_ZERO_UTIL { run + x.2 } else { 0.0 };
+        run = if x.u < NEAR_ZERO_UTIL { run + x.w } else { 0.0 };
         longest = longest.max(run);
     }
     longest
@@ -161,6 +115,7 @@ fn longest_idle(part: &[(f64, f64, f64)]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::GpuMetric;
     use crate::report::Column;
 
     fn data(util: &[f32], dt: f64) -> SeriesData {

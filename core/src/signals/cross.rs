@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use super::device::{column, DeviceSignals, DIP_UTIL, LOAD_UTIL};
 use super::stats::{dist, percentile_sorted};
+use super::timeshare::{indexed, typical_gap};
 use super::CrossSignals;
 use crate::metric::GpuMetric;
 use crate::report::{Report, SeriesData};
@@ -37,8 +38,8 @@ pub const SLACK_UTIL_POINTS: f64 = 15.0;
 pub const COMPUTE_POWER_QUANTILE: f64 = 0.9;
 
 /// One GPU of the job, over the whole run. Shares are of the time covered by its
-/// utilization samples, each sample weighted by the time it stands for (a coarse bucket of a
-/// long run counts for its whole span).
+/// utilization samples, each row and bucket weighted by the time it stands for, as
+/// [`super::timeshare`] defines it (the same weighting as [`super::busy`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GpuActivity {
     /// NVML index.
@@ -93,26 +94,31 @@ struct Tally {
     working: u32,
 }
 
-/// Weight of each value of `column(data, ..)`: the median sample spacing for full-resolution
-/// samples, the bucket span for coarse ones.
-fn weights(data: &SeriesData, interval_s: f64) -> Vec<f64> {
-    let mut gaps: Vec<f64> = data
-        .t
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|g| *g > 0.0)
-        .collect();
-    gaps.sort_by(f64::total_cmp);
-    let dt = if gaps.is_empty() {
-        interval_s.max(f64::EPSILON)
-    } else {
-        percentile_sorted(&gaps, 0.5)
+/// Estimated share of bucket `k`'s samples with power below `limit`. A training GPU's power
+/// alternates between a compute level and a wait level, so a bucket's mean sits between its
+/// minimum and maximum in proportion to the time at each: the share at the low level is
+/// `(max − mean) / (max − min)` when the limit lies between them. Not exact (the samples'
+/// joint values are folded), unlike the band shares of utilization.
+fn low_power_share(data: &SeriesData, k: usize, limit: f64) -> f64 {
+    let Some(c) = data
+        .coarse
+        .as_ref()
+        .and_then(|c| c.metrics.get(GpuMetric::Power.name()))
+    else {
+        return 0.0;
     };
-    let mut w = vec![dt; data.t.len()];
-    if let Some(c) = &data.coarse {
-        w.extend(c.t_start.iter().zip(&c.t_end).map(|(a, b)| (b - a).max(dt)));
+    let at = |col: &crate::report::Column| col.0.get(k).map_or(f64::NAN, |v| f64::from(*v));
+    let (mn, mean, mx) = (at(&c.min), at(&c.mean), at(&c.max));
+    if !(mn.is_finite() && mean.is_finite() && mx.is_finite()) {
+        return 0.0;
     }
-    w
+    if mx < limit {
+        1.0
+    } else if mn >= limit || mx <= mn {
+        0.0
+    } else {
+        ((mx - mean) / (mx - mn)).clamp(0.0, 1.0)
+    }
 }
 
 fn loaded_median(v: &[f64], util: &[f64]) -> Option<f64> {
@@ -132,13 +138,15 @@ fn activity(
     interval_s: f64,
     clock: GpuMetric,
 ) -> (GpuActivity, Vec<(u64, bool, bool)>) {
-    let w = weights(data, interval_s);
+    // Weights and exact band shares per value of `column(data, ..)` (rows, then buckets).
+    let spans = indexed(data, interval_s);
+    let w: Vec<f64> = spans.iter().map(|s| s.w).collect();
     // Sample times are lined up across GPUs to the nearest tick: CSV logs stamp each GPU's
     // row separately, a few milliseconds apart.
     let tick = if interval_s > 0.0 {
         interval_s
     } else {
-        w.first().copied().unwrap_or(1.0)
+        typical_gap(&data.t, interval_s)
     };
     let col = |m: GpuMetric| {
         let mut v = column(data, m);
@@ -175,9 +183,24 @@ fn activity(
         let spun = !low && (spinning(*u, *p) || slack(*u));
         total += w[i];
         sum += u * w[i];
-        idle += if low { w[i] } else { 0.0 };
-        spin += if spun { w[i] } else { 0.0 };
-        loaded += if *u >= LOAD_UTIL { w[i] } else { 0.0 };
+        // A bucket counts the share of its values below the dip and under load exactly, and
+        // estimates its share spinning (see `bucket_spin`).
+        let idle_frac = spans[i].below(DIP_UTIL);
+        idle += w[i] * idle_frac;
+        spin += w[i]
+            * match i.checked_sub(data.t.len()) {
+                Some(k) => {
+                    let slack_frac = busy_level.map_or(0.0, |b| {
+                        (spans[i].below(b - SLACK_UTIL_POINTS) - idle_frac).max(0.0)
+                    });
+                    let power_frac = compute_power.map_or(0.0, |c| {
+                        (low_power_share(data, k, WAIT_POWER_FRACTION * c) - idle_frac).max(0.0)
+                    });
+                    slack_frac.max(power_frac).min(1.0 - idle_frac)
+                }
+                None => f64::from(u8::from(spun)),
+            };
+        loaded += w[i] * spans[i].at_least(LOAD_UTIL);
         if let Some(t) = data.t.get(i) {
             flags.push(((t / tick).round() as u64, low || spun, low));
         }

@@ -4,6 +4,7 @@ use crate::metric::{reasons, GpuMetric};
 use crate::report::{DeviceInfo, Event, SeriesData};
 
 use super::stats::{correlation, dist, dominant_period, share, Dist, Period};
+use super::timeshare::{longest_contiguous_rows, value_share, value_spans};
 
 /// Utilization (%) at or above which a sample counts as "under load" for clock, power and
 /// link checks: a GPU that is mostly idle legitimately lowers clocks and link speed.
@@ -169,6 +170,42 @@ impl DeviceSignals {
         events: &[Event],
         interval_s: f64,
     ) -> DeviceSignals {
+        let mut s = DeviceSignals::facts(info, events);
+        let Some(data) = data else { return s };
+        let from_gpm = super::gpm_activity::util_from_gpm(data);
+        s.util_from_gpm = from_gpm.is_some();
+        let data = from_gpm.as_ref().unwrap_or(data);
+        let util = column(data, GpuMetric::UtilGpu);
+        s.utilization(data, &util, interval_s);
+        let loaded: Vec<bool> = util
+            .iter()
+            .map(|u| u.is_finite() && *u >= LOAD_UTIL)
+            .collect();
+        let when_loaded = |v: &[f64]| -> Vec<f64> {
+            v.iter()
+                .zip(&loaded)
+                .filter(|(_, l)| **l)
+                .map(|(x, _)| *x)
+                .collect()
+        };
+        s.power_and_clocks(info, data, &util, &when_loaded);
+        s.links(data, &util, &when_loaded);
+        s.gpm_sm_util = dist(when_loaded(&column(data, GpuMetric::GpmSmUtil)));
+        s.gpm_sm_occupancy = dist(when_loaded(&column(data, GpuMetric::GpmSmOccupancy)));
+        s.gpm_tensor = dist(when_loaded(&column(data, GpuMetric::GpmTensor)));
+        s.gpm_dram_bw = dist(when_loaded(&column(data, GpuMetric::GpmDramBw)));
+        if let Some(total) = info.memory_total_mib.filter(|t| *t > 0.0) {
+            s.mem_used_ratio = dist(
+                column(data, GpuMetric::MemUsed)
+                    .into_iter()
+                    .map(|m| m / total),
+            );
+        }
+        s
+    }
+
+    /// The device's static facts, its unavailable metrics and its fault events.
+    fn facts(info: &DeviceInfo, events: &[Event]) -> DeviceSignals {
         let mut s = DeviceSignals {
             index: info.index,
             name: info.name.clone().unwrap_or_default(),
@@ -176,6 +213,7 @@ impl DeviceSignals {
             pcie_max_gen: info.pcie_max_gen,
             pcie_max_width: info.pcie_max_width,
             lost_at_s: info.lost_at_s,
+            power_limit_w: info.power_limit_w,
             job: true,
             unavailable: info
                 .capabilities
@@ -192,134 +230,126 @@ impl DeviceSignals {
                 _ => {}
             }
         }
-        let Some(data) = data else { return s };
-        let from_gpm = super::gpm_activity::util_from_gpm(data);
-        s.util_from_gpm = from_gpm.is_some();
-        let data = from_gpm.as_ref().unwrap_or(data);
-        let util = column(data, GpuMetric::UtilGpu);
-        s.samples = util.len();
-        s.busy = super::busy::shares(data, interval_s);
-        s.util = dist(util.iter().copied());
-        s.util_near_zero = share(util.iter().copied(), |u| u < NEAR_ZERO_UTIL);
-        s.util_dips = dip_runs(&util);
-        s.util_busy = share(util.iter().copied(), |u| u >= BUSY_UTIL);
-        // Periodicity is only meaningful on evenly spaced samples: use the full-resolution part.
-        let full = &util[..data.t.len().min(util.len())];
-        s.util_period = dominant_period(full);
-        if let Some(p) = s.util_period {
-            let dt = if data.t.len() >= 2 {
-                (data.t[data.t.len() - 1] - data.t[0]) / (data.t.len() - 1) as f64
+        s
+    }
+
+    /// Utilization: distribution, shares of samples near zero and busy (a bucket counts its
+    /// values per band), dips, the repeat and the time-weighted busy shares.
+    fn utilization(&mut self, data: &SeriesData, util: &[f64], interval_s: f64) {
+        self.samples = util.len();
+        self.busy = super::busy::shares(data, interval_s);
+        self.util = dist(util.iter().copied());
+        let counted = value_spans(data, interval_s);
+        self.util_near_zero = value_share(&counted, |s| s.below(NEAR_ZERO_UTIL));
+        self.util_busy = value_share(&counted, |s| s.at_least(BUSY_UTIL));
+        self.util_dips = dip_runs(util);
+        self.util_spread = self.util.map(|u| u.p95 - u.p5);
+        // Periodicity is only meaningful on evenly spaced samples: use the longest stretch of
+        // rows with no bucket between them (the last hour, or the whole of a shorter run).
+        let (from, to) = longest_contiguous_rows(data);
+        self.util_period = dominant_period(&util[from..to]);
+        if let Some(p) = self.util_period {
+            let dt = if to - from >= 2 {
+                (data.t[to - 1] - data.t[from]) / (to - from - 1) as f64
             } else {
                 interval_s
             };
-            s.util_period_s = Some(p.lag as f64 * dt);
+            self.util_period_s = Some(p.lag as f64 * dt);
         }
-        let loaded: Vec<bool> = util
+        self.dips = data
+            .t
             .iter()
-            .map(|u| u.is_finite() && *u >= LOAD_UTIL)
+            .zip(util)
+            .map(|(t, u)| (*t, u.is_finite().then_some(*u < DIP_UTIL)))
             .collect();
-        let when_loaded = |v: &[f64]| -> Vec<f64> {
-            v.iter()
-                .zip(&loaded)
-                .filter(|(_, l)| **l)
-                .map(|(x, _)| *x)
-                .collect()
-        };
+    }
 
+    /// Power, clocks, throttling, temperature and P-state.
+    fn power_and_clocks(
+        &mut self,
+        info: &DeviceInfo,
+        data: &SeriesData,
+        util: &[f64],
+        when_loaded: &dyn Fn(&[f64]) -> Vec<f64>,
+    ) {
         let power = column(data, GpuMetric::Power);
-        s.power = dist(power.iter().copied());
-        s.power_util_corr = correlation(&util, &power);
+        self.power = dist(power.iter().copied());
+        self.power_util_corr = correlation(util, &power);
         if let (Some(limit), Some(p)) = (info.power_limit_w, dist(when_loaded(&power))) {
             if limit > 0.0 {
-                s.power_over_limit_loaded = Some(p.p50 / limit);
+                self.power_over_limit_loaded = Some(p.p50 / limit);
             }
         }
+        if let (Some(limit), Some(p)) = (info.power_limit_w.filter(|l| *l > 0.0), self.power) {
+            self.power_over_limit = Some(p.p50 / limit);
+        }
         let clock = when_loaded(&column(data, GpuMetric::SmClock));
-        s.sm_clock_loaded = dist(clock.iter().copied());
-        if let (Some(c), Some(max)) = (s.sm_clock_loaded, info.max_sm_clock_mhz) {
+        self.sm_clock_loaded = dist(clock.iter().copied());
+        if let (Some(c), Some(max)) = (self.sm_clock_loaded, info.max_sm_clock_mhz) {
             if max > 0.0 {
-                s.sm_clock_ratio_loaded = Some(c.p50 / max);
+                self.sm_clock_ratio_loaded = Some(c.p50 / max);
             }
         }
         let rs = when_loaded(&column(data, GpuMetric::ClockReasons));
-        s.throttled_share = share(rs.iter().copied(), |r| {
+        self.throttled_share = share(rs.iter().copied(), |r| {
             (r as u64) & reasons::THROTTLING != 0
         });
         for bit in reasons::THROTTLING_BITS {
             if let Some(sh) = share(rs.iter().copied(), |r| (r as u64) & bit != 0) {
-                s.reason_shares.push((bit, sh));
+                self.reason_shares.push((bit, sh));
             }
         }
-        s.temp = dist(column(data, GpuMetric::Temp));
-        s.pstate_not_p0_loaded = share(when_loaded(&column(data, GpuMetric::Pstate)), |p| p > 0.0);
-        s.pcie_gen_loaded = dist(when_loaded(&column(data, GpuMetric::PcieGen))).map(|d| d.p50);
-        s.pcie_width_loaded = dist(when_loaded(&column(data, GpuMetric::PcieWidth))).map(|d| d.p50);
-        s.pcie_rx = dist(column(data, GpuMetric::PcieRx));
-        s.pcie_tx = dist(column(data, GpuMetric::PcieTx));
-        s.util_spread = s.util.map(|u| u.p95 - u.p5);
-        s.util_mem = dist(column(data, GpuMetric::UtilMem));
-        s.power_limit_w = info.power_limit_w;
-        if let (Some(limit), Some(p)) = (info.power_limit_w.filter(|l| *l > 0.0), s.power) {
-            s.power_over_limit = Some(p.p50 / limit);
-        }
+        self.temp = dist(column(data, GpuMetric::Temp));
+        self.pstate_not_p0_loaded =
+            share(when_loaded(&column(data, GpuMetric::Pstate)), |p| p > 0.0);
+        self.util_mem = dist(column(data, GpuMetric::UtilMem));
+    }
+
+    /// PCIe and NVLink: link state under load, capacity, throughput and traffic in dips.
+    fn links(&mut self, data: &SeriesData, util: &[f64], when_loaded: &dyn Fn(&[f64]) -> Vec<f64>) {
+        self.pcie_gen_loaded = dist(when_loaded(&column(data, GpuMetric::PcieGen))).map(|d| d.p50);
+        self.pcie_width_loaded =
+            dist(when_loaded(&column(data, GpuMetric::PcieWidth))).map(|d| d.p50);
+        self.pcie_rx = dist(column(data, GpuMetric::PcieRx));
+        self.pcie_tx = dist(column(data, GpuMetric::PcieTx));
         let gen = dist(column(data, GpuMetric::PcieGen)).map(|d| d.p50);
         let width = dist(column(data, GpuMetric::PcieWidth)).map(|d| d.p50);
         if let (Some(g), Some(w)) = (gen, width) {
-            s.pcie_capacity_mbs = pcie_lane_mbs(g).map(|lane| lane * w);
+            self.pcie_capacity_mbs = pcie_lane_mbs(g).map(|lane| lane * w);
         }
-        let nvl: Vec<f64> = column(data, GpuMetric::NvlinkRx)
-            .iter()
-            .zip(column(data, GpuMetric::NvlinkTx))
-            .map(|(a, b)| a + b)
-            .collect();
-        s.nvlink = dist(nvl.iter().copied());
-        let pcie: Vec<f64> = column(data, GpuMetric::PcieRx)
-            .iter()
-            .zip(column(data, GpuMetric::PcieTx))
-            .map(|(a, b)| a + b)
-            .collect();
-        // Traffic in and out of dips; slow metrics are sparse, so average what exists.
-        let traffic: Vec<f64> = nvl
-            .iter()
-            .zip(&pcie)
-            .map(|(n, p)| match (n.is_finite(), p.is_finite()) {
-                (true, true) => n + p,
-                (true, false) => *n,
-                (false, true) => *p,
-                _ => f64::NAN,
-            })
-            .collect();
-        let (mut din, mut dout) = (Vec::new(), Vec::new());
-        for (u, tr) in util.iter().zip(&traffic) {
-            if u.is_finite() && tr.is_finite() {
-                if *u < DIP_UTIL {
-                    din.push(*tr);
-                } else {
-                    dout.push(*tr);
-                }
+        let sum = |a: GpuMetric, b: GpuMetric| -> Vec<f64> {
+            column(data, a)
+                .iter()
+                .zip(column(data, b))
+                .map(|(x, y)| x + y)
+                .collect()
+        };
+        let nvl = sum(GpuMetric::NvlinkRx, GpuMetric::NvlinkTx);
+        self.nvlink = dist(nvl.iter().copied());
+        let pcie = sum(GpuMetric::PcieRx, GpuMetric::PcieTx);
+        self.traffic_in_dips = traffic_in_dips(util, &nvl, &pcie);
+    }
+}
+
+/// Mean NVLink + PCIe traffic in samples below [`DIP_UTIL`] and in the others; slow metrics
+/// are sparse, so each side averages what exists.
+fn traffic_in_dips(util: &[f64], nvl: &[f64], pcie: &[f64]) -> Option<(f64, f64)> {
+    let (mut din, mut dout) = (Vec::new(), Vec::new());
+    for ((u, n), p) in util.iter().zip(nvl).zip(pcie) {
+        let tr = match (n.is_finite(), p.is_finite()) {
+            (true, true) => n + p,
+            (true, false) => *n,
+            (false, true) => *p,
+            _ => continue,
+        };
+        if u.is_finite() {
+            if *u < DIP_UTIL {
+                din.push(tr);
+            } else {
+                dout.push(tr);
             }
         }
-        if !din.is_empty() && !dout.is_empty() {
-            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-            s.traffic_in_dips = Some((mean(&din), mean(&dout)));
-        }
-        s.gpm_sm_util = dist(when_loaded(&column(data, GpuMetric::GpmSmUtil)));
-        s.gpm_sm_occupancy = dist(when_loaded(&column(data, GpuMetric::GpmSmOccupancy)));
-        s.gpm_tensor = dist(when_loaded(&column(data, GpuMetric::GpmTensor)));
-        s.gpm_dram_bw = dist(when_loaded(&column(data, GpuMetric::GpmDramBw)));
-        s.dips = data
-            .t
-            .iter()
-            .zip(&util)
-            .map(|(t, u)| (*t, u.is_finite().then_some(*u < DIP_UTIL)))
-            .collect();
-        if let Some(total) = info.memory_total_mib.filter(|t| *t > 0.0) {
-            s.mem_used_ratio = dist(
-                column(data, GpuMetric::MemUsed)
-                    .into_iter()
-                    .map(|m| m / total),
-            );
-        }
-        s
     }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    (!din.is_empty() && !dout.is_empty()).then(|| (mean(&din), mean(&dout)))
 }

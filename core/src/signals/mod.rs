@@ -2,8 +2,9 @@
 //!
 //! Rules never look at NVML, files or raw columns; they read these numbers. Everything here
 //! is a plain function of the report, so the browser viewer computes the same signals.
-//! Long runs: samples of the coarse (bucketed) part enter as their bucket means, which keeps
-//! medians close but narrows the tails.
+//! Long runs: time shares and mean utilization are exact over buckets ([`timeshare`]);
+//! distributions (medians, percentiles) take each bucket as one sample at its mean, which
+//! keeps medians close but narrows the tails.
 
 pub mod busy;
 pub mod cross;
@@ -12,6 +13,7 @@ mod gpm_activity;
 pub mod ranks;
 pub mod stats;
 pub mod steps;
+pub mod timeshare;
 
 pub use device::{pcie_lane_mbs, DeviceSignals, BUSY_UTIL, DIP_UTIL, LOAD_UTIL, NEAR_ZERO_UTIL};
 

@@ -4,9 +4,7 @@
 use std::path::Path;
 
 use gpuwhy::metric::GpuMetric;
-use gpuwhy::recording::{
-    Recording, SeriesBuf, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT, MAX_EVENTS,
-};
+use gpuwhy::recording::{Recording, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT, MAX_EVENTS};
 use gpuwhy::report::{DeviceInfo, Report, RunInfo};
 use serde_json::Value;
 
@@ -48,10 +46,11 @@ fn the_format_doc_lists_every_metric_with_its_unit() {
 
 #[test]
 fn the_format_doc_states_the_memory_bound_the_code_computes() {
-    // One stream of 24 GPU columns with the default capacities.
-    let per_gpu = SeriesBuf::new(GpuMetric::COUNT).worst_case_bytes();
+    // One stream of 24 GPU columns with the default capacities (its utilization-like columns
+    // count per band, which a plain `SeriesBuf::new` does not).
     let mut rec = Recording::new(RunInfo::default());
     rec.add_device(DeviceInfo::default());
+    let per_gpu = rec.devices[0].series.worst_case_bytes();
     let one = rec.worst_case_bytes();
     for i in 1..8 {
         rec.add_device(DeviceInfo {

@@ -192,11 +192,15 @@ fn coarse(s: &mut Scan, keep: Keep) -> Result<CoarseData, ReadError> {
         }
         Ok(())
     })?;
+    // `rows`, `band_edges` and the columns' `count`/`bands` are for core's signals over
+    // buckets; the viewer draws min/mean/max only.
     let CoarseData {
         rows_per_bucket: _,
         t_start: _,
         t_end: _,
         metrics: _,
+        rows: _,
+        band_edges: _,
     } = &c;
     Ok(c)
 }

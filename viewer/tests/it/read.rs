@@ -63,12 +63,14 @@ fn rich() -> Report {
         min: Column(vec![1.0, f32::NAN]),
         mean: Column(vec![2.5, f32::NAN]),
         max: Column(vec![4.0, f32::NAN]),
+        ..CoarseColumn::default()
     };
     s.coarse = Some(CoarseData {
         rows_per_bucket: 64,
         t_start: vec![10.0, 16.4],
         t_end: vec![16.3, 22.7],
         metrics: [("util_gpu".into(), col.clone()), ("pstate".into(), col)].into(),
+        ..CoarseData::default()
     });
     let d = &mut r.devices[0];
     (d.uuid, d.pci_bus_id, d.pci_device_id) = (Some("GPU-1".into()), Some("0:1".into()), Some(7));

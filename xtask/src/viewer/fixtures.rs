@@ -368,6 +368,7 @@ pub fn long_report(hours: f64, gpus: u32) -> Report {
                     min: Column(lo),
                     mean: Column(mean),
                     max: Column(hi),
+                    ..CoarseColumn::default()
                 },
             );
         }
@@ -382,6 +383,7 @@ pub fn long_report(hours: f64, gpus: u32) -> Report {
                 })
                 .collect(),
             metrics: coarse,
+            ..CoarseData::default()
         });
         series.push(DeviceSeries {
             device: g,

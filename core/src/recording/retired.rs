@@ -1,0 +1,262 @@
+//! Rows that left the recent ring: kept in windows where something happened, folded into
+//! buckets elsewhere, in time order.
+//!
+//! Invariants (time-ordered pushes): pieces are in time order; a bucket never spans a kept
+//! row, because a kept row closes the bucket being filled; buckets are merged only with a
+//! neighbouring bucket, never across a window.
+
+use super::bucket::Bucket;
+use super::rows::Rows;
+
+/// One stretch of retired time.
+#[derive(Debug, Clone)]
+pub(super) enum Piece {
+    /// Rows kept at full resolution, with the importance of the window that kept them.
+    Window { rows: Rows, prio: u8 },
+    /// Folded rows.
+    Bucket(Bucket),
+}
+
+/// Limits of the retired part.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    pub(super) buckets: usize,
+    pub(super) window_rows: usize,
+    pub(super) windows: usize,
+}
+
+/// The retired part of one stream.
+#[derive(Debug, Clone)]
+pub(super) struct Retired {
+    columns: usize,
+    band_slot: Vec<Option<usize>>,
+    banded: usize,
+    limits: Limits,
+    pub(super) pieces: Vec<Piece>,
+    pub(super) pending: Bucket,
+    pub(super) rows_per_bucket: usize,
+    buckets: usize,
+    windows: usize,
+    window_rows: usize,
+    /// The last retired row was kept: the next kept row continues its window.
+    in_window: bool,
+}
+
+impl Retired {
+    pub(super) fn new(columns: usize, band_slot: Vec<Option<usize>>, limits: Limits) -> Retired {
+        let banded = band_slot.iter().flatten().count();
+        Retired {
+            columns,
+            banded,
+            band_slot,
+            limits,
+            pieces: Vec::new(),
+            pending: Bucket::new(columns, banded),
+            rows_per_bucket: 1,
+            buckets: 0,
+            windows: 0,
+            window_rows: 0,
+            in_window: false,
+        }
+    }
+
+    /// Retires one row: kept in a window when `keep` gives its importance, folded otherwise.
+    pub(super) fn retire(&mut self, t: f64, row: &[f32], keep: Option<u8>) {
+        match keep {
+            Some(prio) if self.limits.windows > 0 && self.limits.window_rows > 0 => {
+                self.keep(t, row, prio)
+            }
+            _ => self.fold(t, row),
+        }
+    }
+
+    fn fold(&mut self, t: f64, row: &[f32]) {
+        if self.in_window {
+            self.close_window();
+        }
+        self.pending.add(t, row, &self.band_slot);
+        if self.pending.rows as usize >= self.rows_per_bucket {
+            self.close_bucket();
+        }
+    }
+
+    fn keep(&mut self, t: f64, row: &[f32], prio: u8) {
+        if self.pending.rows > 0 {
+            self.close_bucket();
+        }
+        if !self.in_window {
+            if self.pieces.capacity() == 0 {
+                self.pieces.reserve_exact(self.max_pieces());
+            }
+            self.pieces.push(Piece::Window {
+                rows: Rows::new(self.columns),
+                prio,
+            });
+            self.windows += 1;
+            self.in_window = true;
+        }
+        let budget = self.limits.window_rows;
+        if let Some(Piece::Window { rows, prio: p }) = self.pieces.last_mut() {
+            rows.push_bounded(t, row, budget);
+            *p = (*p).max(prio);
+        }
+        self.window_rows += 1;
+        while self.window_rows > self.limits.window_rows || self.windows > self.limits.windows {
+            self.drop_one_window();
+        }
+    }
+
+    /// Most pieces at once: every bucket, every window, and one bucket between each two.
+    fn max_pieces(&self) -> usize {
+        self.limits.buckets + 2 * self.limits.windows + 2
+    }
+
+    fn close_window(&mut self) {
+        if let Some(Piece::Window { rows, .. }) = self.pieces.last_mut() {
+            rows.shrink();
+        }
+        self.in_window = false;
+    }
+
+    fn close_bucket(&mut self) {
+        if self.pieces.capacity() == 0 {
+            self.pieces.reserve_exact(self.max_pieces());
+        }
+        let b = std::mem::replace(&mut self.pending, Bucket::new(self.columns, self.banded));
+        self.pieces.push(Piece::Bucket(b));
+        self.buckets += 1;
+        if self.buckets >= self.limits.buckets {
+            self.compact();
+        }
+    }
+
+    /// Folds the least important window (oldest first among equals) into one bucket.
+    fn drop_one_window(&mut self) {
+        let victim = self
+            .pieces
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p {
+                Piece::Window { prio, .. } => Some((*prio, i)),
+                Piece::Bucket(_) => None,
+            })
+            .min();
+        let Some((_, i)) = victim else { return };
+        let mut b = Bucket::new(self.columns, self.banded);
+        if let Piece::Window { rows, .. } = &self.pieces[i] {
+            let mut row = vec![f32::NAN; self.columns];
+            for k in 0..rows.len() {
+                for (c, v) in row.iter_mut().enumerate() {
+                    *v = rows.cols[c][k];
+                }
+                b.add(rows.t[k], &row, &self.band_slot);
+            }
+            self.window_rows -= rows.len();
+        }
+        if i + 1 == self.pieces.len() {
+            self.in_window = false;
+        }
+        self.pieces[i] = Piece::Bucket(b);
+        self.windows -= 1;
+        self.buckets += 1;
+        if self.buckets >= self.limits.buckets {
+            self.compact();
+        }
+    }
+
+    /// Merges neighbouring buckets pairwise (never across a window) and doubles the width of
+    /// the buckets still to be filled.
+    fn compact(&mut self) {
+        let old = std::mem::take(&mut self.pieces);
+        let mut out: Vec<Piece> = Vec::with_capacity(self.max_pieces());
+        let mut open = false;
+        for p in old {
+            match p {
+                Piece::Bucket(b) => match out.last_mut() {
+                    Some(Piece::Bucket(prev)) if open => {
+                        prev.merge(&b);
+                        open = false;
+                    }
+                    _ => {
+                        out.push(Piece::Bucket(b));
+                        open = true;
+                    }
+                },
+                w => {
+                    out.push(w);
+                    open = false;
+                }
+            }
+        }
+        self.buckets = out.iter().filter(|p| matches!(p, Piece::Bucket(_))).count();
+        self.pieces = out;
+        self.rows_per_bucket *= 2;
+    }
+
+    /// Appends a piece restored from a written report (see [`super::restore`]), in time
+    /// order after every piece already here, then holds the limits.
+    pub(super) fn push_restored(&mut self, piece: Piece) {
+        if self.pending.rows > 0 {
+            self.close_bucket();
+        }
+        if self.in_window {
+            self.close_window();
+        }
+        if self.pieces.capacity() == 0 {
+            self.pieces.reserve_exact(self.max_pieces());
+        }
+        match &piece {
+            Piece::Window { rows, .. } => {
+                self.windows += 1;
+                self.window_rows += rows.len();
+            }
+            Piece::Bucket(_) => self.buckets += 1,
+        }
+        self.pieces.push(piece);
+        while self.window_rows > self.limits.window_rows || self.windows > self.limits.windows {
+            self.drop_one_window();
+        }
+        if self.buckets >= self.limits.buckets {
+            self.compact();
+        }
+    }
+
+    /// Sets the width of the buckets still to be filled (restoring a written report).
+    pub(super) fn set_rows_per_bucket(&mut self, rows: usize) {
+        self.rows_per_bucket = rows.max(1);
+    }
+
+    pub(super) fn columns(&self) -> usize {
+        self.columns
+    }
+
+    pub(super) fn band_slot(&self) -> &[Option<usize>] {
+        &self.band_slot
+    }
+
+    /// Heap bytes in use now.
+    pub(super) fn heap_bytes(&self) -> usize {
+        let pieces: usize = self
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Window { rows, .. } => rows.heap_bytes(),
+                Piece::Bucket(b) => b.heap_bytes(),
+            })
+            .sum();
+        pieces + self.pieces.capacity() * std::mem::size_of::<Piece>() + self.pending.heap_bytes()
+    }
+
+    /// Upper bound of [`Self::heap_bytes`]. Windows hold at most `window_rows` rows; the open
+    /// window may carry growth slack of at most [`Rows::GROWTH_MAX`] rows (closed windows are
+    /// shrunk to their rows).
+    pub(super) fn worst_case_bytes(&self) -> usize {
+        let row = 8 + 4 * self.columns;
+        let bucket = Bucket::bytes_for(self.columns, self.banded);
+        let slack = Rows::GROWTH_MAX.min(self.limits.window_rows);
+        let windows = (self.limits.window_rows + slack) * row;
+        // `limits.buckets` finished buckets plus the windows folded since the last compaction.
+        let buckets = (self.limits.buckets + self.limits.windows + 1) * bucket;
+        windows + buckets + self.max_pieces() * std::mem::size_of::<Piece>()
+    }
+}
