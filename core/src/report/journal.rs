@@ -212,17 +212,8 @@ pub fn looks_like_journal(bytes: &[u8]) -> bool {
     std::str::from_utf8(first).is_ok_and(|s| s.contains(JOURNAL_SCHEMA))
 }
 
-/// Replays a journal into a recording. Stops quietly at a damaged tail; fails only when the
-/// header itself is unreadable.
-pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
-    let mut lines = bytes.split(|b| *b == b'\n');
-    let header: JournalHeader =
-        serde_json::from_slice(lines.next().unwrap_or(&[])).map_err(|e| Error::BadReport {
-            path: path.to_path_buf(),
-            reason: format!(
-                "the recording journal's header is damaged ({e}); nothing can be recovered from it"
-            ),
-        })?;
+/// An empty recording with the journal header's run, NVML facts, devices and host columns.
+fn from_header(header: JournalHeader) -> Recording {
     let mut rec = Recording::new(header.run);
     rec.nvml = header.nvml;
     rec.gpu_absent_reason = header.gpu_absent_reason;
@@ -235,6 +226,21 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
             .saturating_sub(crate::recording::HOST_COLUMNS.len());
         rec.host = Some(HostRecording::new(facts, cores));
     }
+    rec
+}
+
+/// Replays a journal into a recording. Stops quietly at a damaged tail; fails only when the
+/// header itself is unreadable.
+pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
+    let mut lines = bytes.split(|b| *b == b'\n');
+    let header: JournalHeader =
+        serde_json::from_slice(lines.next().unwrap_or(&[])).map_err(|e| Error::BadReport {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the recording journal's header is damaged ({e}); nothing can be recovered from it"
+            ),
+        })?;
+    let mut rec = from_header(header);
     let mut last_t: f64 = 0.0;
     for raw in lines {
         if raw.iter().all(|b| b.is_ascii_whitespace()) {

@@ -131,6 +131,28 @@ fn loaded_median(v: &[f64], util: &[f64]) -> Option<f64> {
     .map(|d| d.p50)
 }
 
+/// The GPU's power under load (its compute power) and its busy utilization level, both at
+/// [`COMPUTE_POWER_QUANTILE`]: what a sample's power and utilization are compared with to tell
+/// a wait from work. `None` where not known.
+fn levels(util: &[f64], power: &[f64]) -> (Option<f64>, Option<f64>) {
+    let mut loaded_power: Vec<f64> = power
+        .iter()
+        .zip(util)
+        .filter(|(p, u)| p.is_finite() && **u >= LOAD_UTIL)
+        .map(|(p, _)| *p)
+        .collect();
+    loaded_power.sort_by(f64::total_cmp);
+    let compute_power = (!loaded_power.is_empty())
+        .then(|| percentile_sorted(&loaded_power, COMPUTE_POWER_QUANTILE))
+        .filter(|p| *p > 0.0);
+    let mut present: Vec<f64> = util.iter().copied().filter(|u| u.is_finite()).collect();
+    present.sort_by(f64::total_cmp);
+    let busy_level = (!present.is_empty())
+        .then(|| percentile_sorted(&present, COMPUTE_POWER_QUANTILE))
+        .filter(|b| *b >= LOAD_UTIL);
+    (compute_power, busy_level)
+}
+
 /// One GPU's activity and, per full-resolution sample time, whether it waited.
 fn activity(
     d: &DeviceSignals,
@@ -154,21 +176,7 @@ fn activity(
         v
     };
     let (util, power) = (col(GpuMetric::UtilGpu), col(GpuMetric::Power));
-    let mut loaded_power: Vec<f64> = power
-        .iter()
-        .zip(&util)
-        .filter(|(p, u)| p.is_finite() && **u >= LOAD_UTIL)
-        .map(|(p, _)| *p)
-        .collect();
-    loaded_power.sort_by(f64::total_cmp);
-    let compute_power = (!loaded_power.is_empty())
-        .then(|| percentile_sorted(&loaded_power, COMPUTE_POWER_QUANTILE))
-        .filter(|p| *p > 0.0);
-    let mut present: Vec<f64> = util.iter().copied().filter(|u| u.is_finite()).collect();
-    present.sort_by(f64::total_cmp);
-    let busy_level = (!present.is_empty())
-        .then(|| percentile_sorted(&present, COMPUTE_POWER_QUANTILE))
-        .filter(|b| *b >= LOAD_UTIL);
+    let (compute_power, busy_level) = levels(&util, &power);
     let slack = move |u: f64| busy_level.is_some_and(|b| u < b - SLACK_UTIL_POINTS);
     let spinning = |u: f64, p: f64| {
         u >= DIP_UTIL && p.is_finite() && compute_power.is_some_and(|c| p < WAIT_POWER_FRACTION * c)
