@@ -18,6 +18,7 @@ mod live;
 mod probe;
 mod procwatch;
 mod ready;
+mod reasons;
 mod sampler;
 mod slow;
 

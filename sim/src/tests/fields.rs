@@ -5,7 +5,7 @@
 use std::ffi::c_uint;
 
 use super::*;
-use crate::exports::clocks::nvmlDeviceGetTemperature;
+use crate::exports::clocks::{nvmlDeviceGetCurrentClocksThrottleReasons, nvmlDeviceGetTemperature};
 use crate::exports::fields::nvmlDeviceGetFieldValues;
 use crate::exports::pcie::nvmlDeviceGetPcieThroughput;
 use crate::exports::system::nvmlDeviceGetCount;
@@ -96,8 +96,11 @@ fn compare(name: &str, i: u32, h: NvmlDevice, s: &Session) -> Vec<String> {
         }
     }
     // PCIe: the counters' rate over one second against the throughput sampled across it.
+    let policies: Vec<c_uint> = crate::state::POLICIES.iter().map(|(id, _)| *id).collect();
     let ids = [FI_PCIE_COUNT_RX_BYTES, FI_PCIE_COUNT_TX_BYTES];
     let before = fields(h, &ids);
+    let policies_before = fields(h, &policies);
+    let mut held = [0.0; crate::state::POLICIES.len()];
     let (mut sum, mut n) = ([0.0; 2], 0.0);
     let mut refused = false;
     // Sampled every 5 ms: finer than any phase of a scenario's step, so bursts are not
@@ -112,6 +115,14 @@ fn compare(name: &str, i: u32, h: NvmlDevice, s: &Session) -> Vec<String> {
             let (r, kbs) = single(|p| unsafe { nvmlDeviceGetPcieThroughput(h, counter, p) });
             refused |= r == ERROR_NOT_SUPPORTED;
             sum[k] += kbs * 1024.0;
+        }
+        let mut bits = 0u64;
+        // SAFETY: valid out pointer.
+        let r = unsafe { nvmlDeviceGetCurrentClocksThrottleReasons(h, &mut bits) };
+        for (k, (_, mask)) in crate::state::POLICIES.iter().enumerate() {
+            if r == SUCCESS && bits & mask != 0 {
+                held[k] += 0.005;
+            }
         }
         n += 1.0;
     }
@@ -128,6 +139,21 @@ fn compare(name: &str, i: u32, h: NvmlDevice, s: &Session) -> Vec<String> {
             wrong.push(format!(
                 "{name} gpu {i} pcie {k}: {b:?} → {a:?}, throughput mean {}",
                 sum[k] / n
+            ));
+        }
+    }
+    // Clock-event policies: the counters' seconds over that second against the share of the
+    // 5 ms samples whose reason bits were set.
+    let policies_after = fields(h, &policies);
+    for (k, (b, a)) in policies_before.iter().zip(&policies_after).enumerate() {
+        let agree = match (b.0, a.0) {
+            (SUCCESS, SUCCESS) => ((a.1 - b.1) / 1e9 - held[k]).abs() <= 0.02,
+            (x, y) => x == y && x != SUCCESS,
+        };
+        if !agree {
+            wrong.push(format!(
+                "{name} gpu {i} policy {}: {b:?} → {a:?}, bits held {} s",
+                policies[k], held[k]
             ));
         }
     }
