@@ -105,6 +105,17 @@ pub const GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC: c_uint = 60;
 /// `NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC` (MiB/s).
 pub const GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC: c_uint = 61;
 
+/// `NVML_FI_DEV_PERF_POLICY_POWER` (alias `NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP`):
+/// cumulative ns the power cap held the clocks down.
+pub const FI_PERF_POLICY_POWER: c_uint = 74;
+/// `NVML_FI_DEV_PERF_POLICY_THERMAL`: cumulative ns a thermal policy held the clocks down.
+pub const FI_PERF_POLICY_THERMAL: c_uint = 75;
+/// `NVML_FI_DEV_PERF_POLICY_SYNC_BOOST` (alias `NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST`).
+pub const FI_PERF_POLICY_SYNC_BOOST: c_uint = 76;
+/// `NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT`.
+pub const FI_PERF_POLICY_BOARD_LIMIT: c_uint = 77;
+/// `NVML_FI_DEV_PERF_POLICY_RELIABILITY`.
+pub const FI_PERF_POLICY_RELIABILITY: c_uint = 79;
 /// `NVML_FI_DEV_NVLINK_LINK_COUNT`.
 pub const FI_NVLINK_LINK_COUNT: c_uint = 91;
 /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`: cumulative KiB sent.

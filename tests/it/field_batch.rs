@@ -1,5 +1,5 @@
-//! Power, temperature and the PCIe and NVLink byte counters through one
-//! `nvmlDeviceGetFieldValues` call per tick, each falling back to its own call when its field
+//! Power, temperature, the PCIe and NVLink byte counters and the clock-event counters through
+//! one `nvmlDeviceGetFieldValues` call per tick, each falling back to its own call when its field
 //! is not answered; the report says which path each metric took.
 
 use gpuwhy::report::Report;
@@ -71,6 +71,11 @@ fn without_field_values_each_metric_falls_back_to_its_own_call() {
         via(&r, "pcie_rx").as_deref(),
         Some("nvmlDeviceGetPcieThroughput")
     );
+    assert_eq!(
+        via(&r, "clock_reasons").as_deref(),
+        Some("nvmlDeviceGetCurrentClocksEventReasons"),
+        "without counters the mask is read every tick"
+    );
     assert!(
         (median(&r, "pcie_rx") - 2048.0).abs() < 2.0,
         "{}",
@@ -106,4 +111,35 @@ fn a_gpu_that_refuses_one_field_reads_only_that_metric_by_its_own_call() {
         "the single call's refusal is the reason: {cap:?}"
     );
     assert_eq!(via(&r, "temp").as_deref(), Some("nvmlDeviceGetFieldValues"));
+}
+
+#[test]
+fn clock_event_reasons_come_from_the_policy_counters_with_the_mask_held_between_reads() {
+    // Power cap (0x4, counted by field 74) and hardware slowdown (0x8, which no stable field
+    // counts, so it comes from the mask read once a second) the whole run.
+    let base = json!({
+        "devices": [{"metrics": {
+            "util_gpu": {"constant": 90},
+            "clock_event_reasons": {"constant": 12}
+        }}],
+        "demo": {"duration_s": 4}
+    });
+    let r = record(&base.to_string(), &Run::default()).expect("records");
+    assert_eq!(
+        via(&r, "clock_reasons").as_deref(),
+        Some("nvmlDeviceGetFieldValues")
+    );
+    let reasons: Vec<f32> = r.series[0].data.metrics["clock_reasons"]
+        .present()
+        .collect();
+    let ticks = r.series[0].data.metrics["util_gpu"].present().count();
+    assert!(
+        reasons.len() + 1 >= ticks,
+        "{} readings in {ticks} ticks",
+        reasons.len()
+    );
+    assert!(
+        reasons.iter().all(|b| *b == 12.0),
+        "counted and held bits together on every tick: {reasons:?}"
+    );
 }

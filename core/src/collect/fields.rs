@@ -1,5 +1,6 @@
-//! The per-tick field batch: power, GPU temperature and the PCIe and NVLink byte counters in
-//! one `nvmlDeviceGetFieldValues` call per GPU, instead of a call each (every NVML call is a
+//! The per-tick field batch: power, GPU temperature, the PCIe and NVLink byte counters and
+//! the clock-event counters (`collect::reasons`) in one `nvmlDeviceGetFieldValues` call per
+//! GPU, instead of a call each (every NVML call is a
 //! trip into the driver, docs/nvml-facts.md, "Sampling periods and call cost").
 //!
 //! Each metric falls back on its own: a field the driver refuses for good (NOT_SUPPORTED and
@@ -27,7 +28,8 @@ pub const FIELDS: &str = "nvmlDeviceGetFieldValues";
 pub const ENV_FIELDS: &str = "GPUWHY_NVML_FIELDS";
 
 /// Every metric the batch can read.
-pub(super) const BATCHED: [M; 6] = [
+pub(super) const BATCHED: [M; 7] = [
+    M::ClockReasons,
     M::Power,
     M::Temp,
     M::PcieRx,
@@ -112,7 +114,7 @@ impl Gpu {
         if self.lost {
             return;
         }
-        let mut fv = Vec::with_capacity(7);
+        let mut fv = self.reason_fields();
         for g in GROUPS.into_iter().filter(|g| self.wants(g)) {
             fv.extend(
                 g.fields
@@ -163,6 +165,7 @@ impl Gpu {
             }
             self.nvlink_prev = Some(now);
         }
+        self.sample_reasons(nvml, slow, &fv, row, stats, out);
     }
 
     /// Books a group's answer: an answer marks its metrics as read through fields; a refusal
@@ -243,7 +246,8 @@ mod tests {
 
     #[test]
     fn every_batched_metric_is_in_one_group() {
-        for m in BATCHED {
+        // Clock-event reasons have their own reading (`collect::reasons`).
+        for m in BATCHED.into_iter().filter(|m| *m != M::ClockReasons) {
             let n = GROUPS.iter().filter(|g| g.metrics.contains(&m)).count();
             assert_eq!(n, 1, "{m:?}");
         }

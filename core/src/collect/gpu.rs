@@ -82,6 +82,8 @@ pub struct Gpu {
     via: [Option<&'static str>; GpuMetric::COUNT],
     /// Metrics whose field was refused for good: read through their single call.
     no_field: [bool; GpuMetric::COUNT],
+    /// The clock-event counters' state (`collect::reasons`).
+    pub(super) reasons: super::reasons::ReasonState,
     /// Whether GPM is read on this device.
     pub gpm: bool,
     /// Calls for the static facts that failed other than with "not supported here".
@@ -132,6 +134,7 @@ impl Gpu {
             pcie_prev: None,
             via: [None; GpuMetric::COUNT],
             no_field: [false; GpuMetric::COUNT],
+            reasons: Default::default(),
             gpm,
             open_errors: f.errors,
         };
@@ -273,11 +276,12 @@ impl Gpu {
 
     /// Reads one row. `slow` also reads the slow metrics. Returns what went wrong.
     ///
-    /// Every tick: utilization, memory, SM clock and clock-event reasons through their own calls
-    /// (nvml.h has no field ids for them), and one `nvmlDeviceGetFieldValues` call for power,
-    /// temperature and the PCIe and NVLink byte counters (`collect::fields`). The slow tick adds
-    /// the P-state, the memory and graphics clocks, the PCIe link state and the single-call
-    /// fallbacks of fields the driver does not answer (`collect::slow`).
+    /// Every tick: utilization, memory and the SM clock through their own calls (nvml.h has no
+    /// field ids for them), and one `nvmlDeviceGetFieldValues` call for power, temperature,
+    /// the PCIe and NVLink byte counters and the clock-event counters (`collect::fields`,
+    /// `collect::reasons`). The slow tick adds the P-state, the memory and graphics clocks,
+    /// the PCIe link state, the clock-event mask and the single-call fallbacks of fields the
+    /// driver does not answer (`collect::slow`).
     pub fn sample(
         &mut self,
         nvml: &Nvml,
@@ -311,12 +315,6 @@ impl Gpu {
             nvml.clock_mhz(h, ClockType::Sm)
         }) {
             row[M::SmClock.index()] = c as f32;
-        }
-        let reasons = "nvmlDeviceGetCurrentClocksEventReasons";
-        if let Some(r) = self.call(&[M::ClockReasons], reasons, stats, o, || {
-            nvml.clock_event_reasons(h)
-        }) {
-            row[M::ClockReasons.index()] = r as f32;
         }
         if slow {
             self.sample_slow(nvml, row, stats, o);

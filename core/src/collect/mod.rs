@@ -20,6 +20,7 @@ mod nsmap;
 mod probe;
 mod procwatch;
 mod ready;
+mod reasons;
 mod sampler;
 mod slow;
 mod smshare;

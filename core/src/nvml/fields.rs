@@ -10,6 +10,18 @@ use super::sys::{self, codes, value_type};
 /// `NVML_FI_*` field ids gpuwhy reads. None is in 199–273: those were renumbered between
 /// driver releases (docs/nvml-facts.md, "Field ids"), so they are not used.
 pub mod ids {
+    /// `NVML_FI_DEV_PERF_POLICY_POWER` (alias `NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP`):
+    /// cumulative ns the power cap held the clocks down.
+    pub const PERF_POLICY_POWER: u32 = 74;
+    /// `NVML_FI_DEV_PERF_POLICY_SYNC_BOOST` (alias `NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST`):
+    /// cumulative ns a sync-boost group held the clocks down.
+    pub const PERF_POLICY_SYNC_BOOST: u32 = 76;
+    /// `NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT`: cumulative ns the board limit held the clocks
+    /// down.
+    pub const PERF_POLICY_BOARD_LIMIT: u32 = 77;
+    /// `NVML_FI_DEV_PERF_POLICY_RELIABILITY`: cumulative ns the reliability policy held the
+    /// clocks down.
+    pub const PERF_POLICY_RELIABILITY: u32 = 79;
     /// `NVML_FI_DEV_NVLINK_LINK_COUNT`: number of NVLinks.
     pub const NVLINK_LINK_COUNT: u32 = 91;
     /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`: payload sent, cumulative KiB.
@@ -40,7 +52,21 @@ pub mod ids {
     pub const ALL_LINKS: u32 = u32::MAX;
 
     /// Every id above with its name in `nvml.h`.
-    pub const ALL: [(&str, u32); 11] = [
+    pub const ALL: [(&str, u32); 16] = [
+        ("NVML_FI_DEV_PERF_POLICY_POWER", PERF_POLICY_POWER),
+        (
+            "NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP",
+            PERF_POLICY_POWER,
+        ),
+        ("NVML_FI_DEV_PERF_POLICY_SYNC_BOOST", PERF_POLICY_SYNC_BOOST),
+        (
+            "NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT",
+            PERF_POLICY_BOARD_LIMIT,
+        ),
+        (
+            "NVML_FI_DEV_PERF_POLICY_RELIABILITY",
+            PERF_POLICY_RELIABILITY,
+        ),
         ("NVML_FI_DEV_NVLINK_LINK_COUNT", NVLINK_LINK_COUNT),
         ("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX", NVLINK_DATA_TX),
         ("NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX", NVLINK_DATA_RX),

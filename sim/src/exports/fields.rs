@@ -1,5 +1,6 @@
 //! `nvmlDeviceGetFieldValues`: the NVLink link count, cumulative NVLink data counters, the
-//! T.Limit temperature thresholds, power, GPU temperature and the PCIe byte counters.
+//! T.Limit temperature thresholds, power, GPU temperature, the PCIe byte counters and the
+//! perf-policy (clock-event) time counters.
 
 use std::ffi::{c_int, c_uint};
 
@@ -22,7 +23,10 @@ const LATENCY_USEC: i64 = 25;
 /// thresholds (signed int, °C) on Ada and later; 197/198 the cumulative PCIe bytes sent and
 /// received (integrated from `pcie_tx_kbs`/`pcie_rx_kbs` with 1 KB = 1024 bytes); 186 the
 /// power (unsigned int, mW, as `nvmlDeviceGetPowerUsage`); 308 the GPU temperature (double,
-/// `temp_c`). A field whose single call the device lists as `unsupported` (power, PCIe
+/// `temp_c`); 74–77 and 79 the perf-policy counters, cumulative ns during which the
+/// `clock_event_reasons` bits of that policy were set (74 power cap 0x4, 75 thermal 0x20 or
+/// 0x40, 76 sync boost 0x10, 77 board limit 0x200, 79 reliability 0x400; 78, low
+/// utilization, is NOT_SUPPORTED). A field whose single call the device lists as `unsupported` (power, PCIe
 /// throughput, temperature) is NOT_SUPPORTED too, as a GPU without that sensor answers both
 /// ways alike. Every other id is NOT_SUPPORTED in its element; the call itself succeeds.
 ///
@@ -124,6 +128,20 @@ fn field(
             }
             Err(code) => (code, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
         },
+        FI_PERF_POLICY_POWER..=FI_PERF_POLICY_RELIABILITY => {
+            let Some(k) = state::POLICIES.iter().position(|(id, _)| *id == field_id) else {
+                return (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none);
+            };
+            match totals(call, d, counters) {
+                Ok(t) => {
+                    let value = NvmlValue {
+                        ull_val: t.policy_ns[k].floor() as u64,
+                    };
+                    (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG, value)
+                }
+                Err(code) => (code, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
+            }
+        }
         FI_POWER_INSTANT => (
             SUCCESS,
             VALUE_TYPE_UNSIGNED_INT,
@@ -152,6 +170,9 @@ fn single_call_unsupported(d: &Device, field_id: c_uint) -> bool {
         FI_POWER_INSTANT => "nvmlDeviceGetPowerUsage",
         FI_PCIE_COUNT_TX_BYTES | FI_PCIE_COUNT_RX_BYTES => "nvmlDeviceGetPcieThroughput",
         FI_GPU_TEMP => "nvmlDeviceGetTemperature",
+        FI_PERF_POLICY_POWER..=FI_PERF_POLICY_RELIABILITY => {
+            "nvmlDeviceGetCurrentClocksEventReasons"
+        }
         _ => return false,
     };
     d.unsupported.iter().any(|f| f == function)

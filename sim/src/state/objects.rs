@@ -2,7 +2,7 @@
 //! field values integrate.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::c_void;
+use std::ffi::{c_uint, c_void};
 
 use super::{lock, Global};
 use crate::abi::*;
@@ -47,7 +47,20 @@ pub(super) struct NvlinkCounters {
     /// PCIe bytes, integrated from the KB/s patterns with NVML's 1 KB = 1024 bytes.
     pcie_tx_bytes: f64,
     pcie_rx_bytes: f64,
+    /// Nanoseconds each perf policy held the clocks down, in [`POLICIES`] order.
+    policy_ns: [f64; POLICIES.len()],
 }
+
+/// The perf-policy counters (fields 74–79) the simulator keeps, each with the
+/// `clock_event_reasons` bits whose time it accumulates: power cap, thermal (software or
+/// hardware), sync boost, board limit, reliability.
+pub const POLICIES: [(c_uint, u64); 5] = [
+    (FI_PERF_POLICY_POWER, 0x4),
+    (FI_PERF_POLICY_THERMAL, 0x20 | 0x40),
+    (FI_PERF_POLICY_SYNC_BOOST, 0x10),
+    (FI_PERF_POLICY_BOARD_LIMIT, 0x200),
+    (FI_PERF_POLICY_RELIABILITY, 0x400),
+];
 
 fn new_token(g: &mut Global) -> usize {
     g.next_token += 1;
@@ -191,6 +204,8 @@ pub struct LinkTotals {
     pub pcie_tx_bytes: f64,
     /// PCIe bytes received.
     pub pcie_rx_bytes: f64,
+    /// Nanoseconds each perf policy held the clocks down, in [`POLICIES`] order.
+    pub policy_ns: [f64; POLICIES.len()],
 }
 
 /// Every cumulative link counter of `device` at `t` (NVLink KiB, PCIe bytes): the integral
@@ -215,6 +230,12 @@ pub fn link_totals(device: &Device, t: f64) -> Result<LinkTotals, NvmlReturn> {
             c.rx_kib += device.value(Metric::NvlinkRxKibs, mid) * dt;
             c.pcie_tx_bytes += device.value(Metric::PcieTxKbs, mid) * 1024.0 * dt;
             c.pcie_rx_bytes += device.value(Metric::PcieRxKbs, mid) * 1024.0 * dt;
+            let bits = device.value(Metric::ClockEventReasons, mid).round() as u64;
+            for (ns, (_, mask)) in c.policy_ns.iter_mut().zip(POLICIES) {
+                if bits & mask != 0 {
+                    *ns += dt * 1e9;
+                }
+            }
         }
         c.t = t;
     }
@@ -223,5 +244,6 @@ pub fn link_totals(device: &Device, t: f64) -> Result<LinkTotals, NvmlReturn> {
         nvlink_rx_kib: c.rx_kib,
         pcie_tx_bytes: c.pcie_tx_bytes,
         pcie_rx_bytes: c.pcie_rx_bytes,
+        policy_ns: c.policy_ns,
     })
 }

@@ -5,11 +5,14 @@
 use std::ffi::c_uint;
 
 use super::*;
-use crate::exports::clocks::nvmlDeviceGetTemperature;
+use crate::exports::clocks::{nvmlDeviceGetCurrentClocksThrottleReasons, nvmlDeviceGetTemperature};
 use crate::exports::fields::nvmlDeviceGetFieldValues;
 use crate::exports::pcie::nvmlDeviceGetPcieThroughput;
 use crate::exports::system::nvmlDeviceGetCount;
 use crate::exports::usage::nvmlDeviceGetPowerUsage;
+
+/// Policy counters seen moving across all devices, so the policy check is not vacuous.
+static POLICIES_MOVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Every scenario file shipped with the simulator, by name.
 fn bundled() -> Vec<(String, String)> {
@@ -30,9 +33,10 @@ fn bundled() -> Vec<(String, String)> {
     all
 }
 
-/// (return, value as f64) of each requested field; the call's own code for every field when
-/// the call as a whole fails (a device that lists `nvmlDeviceGetFieldValues` as unsupported).
-fn fields(h: NvmlDevice, ids: &[c_uint]) -> Vec<(NvmlReturn, f64)> {
+/// (return, value as f64, timestamp µs) of each requested field; the call's own code for
+/// every field when the call as a whole fails (a device that lists `nvmlDeviceGetFieldValues`
+/// as unsupported).
+fn fields(h: NvmlDevice, ids: &[c_uint]) -> Vec<(NvmlReturn, f64, i64)> {
     let mut v: Vec<NvmlFieldValue> = ids
         .iter()
         .map(|&field_id| NvmlFieldValue {
@@ -49,7 +53,7 @@ fn fields(h: NvmlDevice, ids: &[c_uint]) -> Vec<(NvmlReturn, f64)> {
     // SAFETY: `v` holds `n` initialised elements.
     let whole = unsafe { nvmlDeviceGetFieldValues(h, n, v.as_mut_ptr()) };
     if whole != SUCCESS {
-        return vec![(whole, 0.0); ids.len()];
+        return vec![(whole, 0.0, 0); ids.len()];
     }
     v.iter()
         .map(|f| {
@@ -61,7 +65,7 @@ fn fields(h: NvmlDevice, ids: &[c_uint]) -> Vec<(NvmlReturn, f64)> {
                     _ => f.value.ull_val as f64,
                 }
             };
-            (f.nvml_return, x)
+            (f.nvml_return, x, f.timestamp)
         })
         .collect()
 }
@@ -96,8 +100,11 @@ fn compare(name: &str, i: u32, h: NvmlDevice, s: &Session) -> Vec<String> {
         }
     }
     // PCIe: the counters' rate over one second against the throughput sampled across it.
+    let policies: Vec<c_uint> = crate::state::POLICIES.iter().map(|(id, _)| *id).collect();
     let ids = [FI_PCIE_COUNT_RX_BYTES, FI_PCIE_COUNT_TX_BYTES];
     let before = fields(h, &ids);
+    let policies_before = fields(h, &policies);
+    let mut held = [0.0; crate::state::POLICIES.len()];
     let (mut sum, mut n) = ([0.0; 2], 0.0);
     let mut refused = false;
     // Sampled every 5 ms: finer than any phase of a scenario's step, so bursts are not
@@ -112,6 +119,14 @@ fn compare(name: &str, i: u32, h: NvmlDevice, s: &Session) -> Vec<String> {
             let (r, kbs) = single(|p| unsafe { nvmlDeviceGetPcieThroughput(h, counter, p) });
             refused |= r == ERROR_NOT_SUPPORTED;
             sum[k] += kbs * 1024.0;
+        }
+        let mut bits = 0u64;
+        // SAFETY: valid out pointer.
+        let r = unsafe { nvmlDeviceGetCurrentClocksThrottleReasons(h, &mut bits) };
+        for (k, (_, mask)) in crate::state::POLICIES.iter().enumerate() {
+            if r == SUCCESS && bits & mask != 0 {
+                held[k] += 0.005;
+            }
         }
         n += 1.0;
     }
@@ -128,6 +143,29 @@ fn compare(name: &str, i: u32, h: NvmlDevice, s: &Session) -> Vec<String> {
             wrong.push(format!(
                 "{name} gpu {i} pcie {k}: {b:?} → {a:?}, throughput mean {}",
                 sum[k] / n
+            ));
+        }
+    }
+    // Clock-event policies: the share of the time between the two readings the counters say
+    // the policy held, against the share of the 5 ms samples whose reason bits were set.
+    // Shares, not seconds: simulated time also runs with the wall clock, so on a busy machine
+    // more than the 200 × 5 ms pass between the readings.
+    let policies_after = fields(h, &policies);
+    for (k, (b, a)) in policies_before.iter().zip(&policies_after).enumerate() {
+        let elapsed_ns = (a.2 - b.2) as f64 * 1e3;
+        if a.0 == SUCCESS && a.1 > b.1 {
+            POLICIES_MOVED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        let agree = match (b.0, a.0) {
+            (SUCCESS, SUCCESS) => {
+                elapsed_ns > 0.0 && ((a.1 - b.1) / elapsed_ns - held[k] / (n * 0.005)).abs() <= 0.03
+            }
+            (x, y) => x == y && x != SUCCESS,
+        };
+        if !agree {
+            wrong.push(format!(
+                "{name} gpu {i} policy {}: {b:?} → {a:?}, bits held {} s",
+                policies[k], held[k]
             ));
         }
     }
@@ -154,4 +192,8 @@ fn fields_agree_with_the_single_calls_in_every_bundled_scenario() {
         "every scenario has at least one device ({devices})"
     );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(
+        POLICIES_MOVED.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "some bundled scenario throttles"
+    );
 }
