@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 
 use super::sketch::{QuantileSketch, SKETCH_BYTES, SKETCH_RELATIVE_ERROR};
-use super::{nearest_rank, MAX_PHASES, STEP_KEY};
+use super::{MAX_PHASES, STEP_KEY};
 use crate::report::{Column, PhaseStats, StepsData};
+use crate::stats::percentile_sorted;
 
 /// Steps kept exactly by default (start, duration and every phase of each).
 ///
@@ -81,9 +82,9 @@ impl Acc {
                     .collect();
                 v.sort_by(f64::total_cmp);
                 (
-                    nearest_rank(&v, 0.5),
-                    nearest_rank(&v, 0.95),
-                    nearest_rank(&v, 0.99),
+                    percentile_sorted(&v, 0.5),
+                    percentile_sorted(&v, 0.95),
+                    percentile_sorted(&v, 0.99),
                 )
             }
             (None, None) => (0.0, 0.0, 0.0),
