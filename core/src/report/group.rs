@@ -33,6 +33,19 @@ pub fn device_set(devices: &[u32]) -> String {
     let mut d = devices.to_vec();
     d.sort_unstable();
     d.dedup();
+    match d.len() {
+        0 => String::new(),
+        1 => format!("GPU {}", d[0]),
+        _ => format!("GPUs {}", device_ranges(&d)),
+    }
+}
+
+/// The indices of [`device_set`] without the word: `3`, `0–7`, `0–2, 5, 7` (for a column
+/// already headed "GPU").
+pub fn device_ranges(devices: &[u32]) -> String {
+    let mut d = devices.to_vec();
+    d.sort_unstable();
+    d.dedup();
     let mut parts = Vec::new();
     let mut i = 0;
     while i < d.len() {
@@ -47,11 +60,7 @@ pub fn device_set(devices: &[u32]) -> String {
         }
         i = j + 1;
     }
-    match d.len() {
-        0 => String::new(),
-        1 => format!("GPU {}", parts.join(", ")),
-        _ => format!("GPUs {}", parts.join(", ")),
-    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
@@ -85,5 +94,7 @@ mod tests {
         assert_eq!(device_set(&[0, 1, 2, 5, 7]), "GPUs 0–2, 5, 7");
         assert_eq!(device_set(&[1, 2]), "GPUs 1, 2");
         assert_eq!(device_set(&[]), "");
+        assert_eq!(device_ranges(&[7, 0, 1, 2]), "0–2, 7");
+        assert_eq!(device_ranges(&[4, 4]), "4");
     }
 }

@@ -21,7 +21,7 @@ mod time;
 pub(crate) use column::f64_or_nan;
 pub use column::Column;
 pub use finding::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
-pub use group::{device_set, group_by_device};
+pub use group::{device_ranges, device_set, group_by_device};
 pub use io::write_atomic;
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod};
 pub use model::{
