@@ -30,9 +30,7 @@ pub fn group_by_device<T: PartialEq>(
 /// A set of GPUs for people: `GPU 3`, `GPUs 0–7`, `GPUs 0–2, 5, 7` (sorted, runs of three or
 /// more consecutive indices as ranges); empty for no GPUs.
 pub fn device_set(devices: &[u32]) -> String {
-    let mut d = devices.to_vec();
-    d.sort_unstable();
-    d.dedup();
+    let d = sorted_unique(devices);
     match d.len() {
         0 => String::new(),
         1 => format!("GPU {}", d[0]),
@@ -43,9 +41,7 @@ pub fn device_set(devices: &[u32]) -> String {
 /// The indices of [`device_set`] without the word: `3`, `0–7`, `0–2, 5, 7` (for a column
 /// already headed "GPU").
 pub fn device_ranges(devices: &[u32]) -> String {
-    let mut d = devices.to_vec();
-    d.sort_unstable();
-    d.dedup();
+    let d = sorted_unique(devices);
     let mut parts = Vec::new();
     let mut i = 0;
     while i < d.len() {
@@ -61,6 +57,20 @@ pub fn device_ranges(devices: &[u32]) -> String {
         i = j + 1;
     }
     parts.join(", ")
+}
+
+/// The indices sorted, each once. By insertion: a GPU list is short and nearly always in
+/// order already, and a library sort of `u32` would be kilobytes of the viewer's
+/// WebAssembly module, which has a size goal (docs/viewer.md).
+fn sorted_unique(devices: &[u32]) -> Vec<u32> {
+    let mut d: Vec<u32> = Vec::with_capacity(devices.len());
+    for &x in devices {
+        let at = d.iter().rposition(|y| *y <= x).map_or(0, |p| p + 1);
+        if at == 0 || d[at - 1] != x {
+            d.insert(at, x);
+        }
+    }
+    d
 }
 
 #[cfg(test)]
