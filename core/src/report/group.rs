@@ -12,16 +12,13 @@ pub fn group_by_device<T: PartialEq>(
 ) -> Vec<(Vec<u32>, T)> {
     let mut out: Vec<(Vec<u32>, T)> = Vec::new();
     for (device, value) in items {
-        let Some(d) = device else {
-            out.push((Vec::new(), value));
-            continue;
-        };
-        match out
-            .iter_mut()
-            .find(|(devs, v)| !devs.is_empty() && *v == value)
-        {
-            Some((devs, _)) => devs.push(d),
-            None => out.push((vec![d], value)),
+        let same = device.and_then(|_| {
+            out.iter()
+                .position(|(devs, v)| !devs.is_empty() && *v == value)
+        });
+        match (device, same) {
+            (Some(d), Some(k)) => out[k].0.push(d),
+            (d, _) => out.push((d.into_iter().collect(), value)),
         }
     }
     out

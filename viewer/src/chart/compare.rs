@@ -123,6 +123,8 @@ pub fn draw_histograms<DB: DrawingBackend>(
 }
 
 /// The range the histograms span: all runs' step times, widened around a single value.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
 fn extent(d: &[Vec<f64>]) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in d {
@@ -144,6 +146,8 @@ fn extent(d: &[Vec<f64>]) -> (f64, f64) {
 type LegendItem = (String, RGBColor);
 
 /// The legend's entries and each run's step-time p50 and p95.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
 fn legend_items(
     runs: &[&StepsData],
     d: &[Vec<f64>],

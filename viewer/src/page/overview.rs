@@ -165,47 +165,43 @@ fn card(h: &mut Html, i: usize, f: &Finding) {
 /// The evidence table: one row per measurement, the same measurement on several GPUs
 /// (identical once rendered) one row naming them all ("0–7"), as `gpuwhy diagnose` prints
 /// it.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
 fn evidence_html(h: &mut Html, f: &Finding) {
     if f.evidence.is_empty() {
         return;
     }
     h.raw("<h4>Evidence</h4><div class=\"scroll\"><table class=\"evidence\"><thead><tr>");
     h.raw("<th scope=\"col\"><span class=\"sr\">agrees</span></th><th scope=\"col\">measured</th><th scope=\"col\" class=\"num\">value</th><th scope=\"col\"></th><th scope=\"col\" class=\"num\">threshold</th><th scope=\"col\">unit</th><th scope=\"col\">GPU</th></tr></thead><tbody>");
+    // Each row rendered but for its GPU cell: rows equal as markup are the same line.
     let rows = group_by_device(f.evidence.iter().map(|e| {
-        let (value, threshold) = (sig(e.value, 3), sig(e.threshold, 3));
-        (
-            e.device,
-            (
-                e.agrees,
-                &e.metric,
-                value,
-                &e.comparison,
-                threshold,
-                &e.unit,
-            ),
-        )
-    }));
-    for (devices, (agrees, metric, value, cmp, threshold, unit)) in rows {
-        let (mark, label, class) = if agrees {
+        let mut r = Html::new();
+        let (mark, label, class) = if e.agrees {
             ("✓", "agrees", "agrees")
         } else {
             ("·", "does not agree", "disagrees")
         };
-        h.raw(&format!(
+        r.raw(&format!(
             "<tr class=\"{class}\"><td><span aria-hidden=\"true\">{mark}</span><span class=\"sr\">{label}</span></td>"
         ));
-        h.elem("td", metric);
-        h.elem("td class=\"num\"", &value);
-        h.elem("td class=\"cmp\"", cmp);
-        h.elem("td class=\"num\"", &threshold);
-        h.elem("td", unit);
-        h.elem("td", &device_ranges(&devices));
-        h.raw("</tr>");
+        r.elem("td", &e.metric);
+        r.elem("td class=\"num\"", &sig(e.value, 3));
+        r.elem("td class=\"cmp\"", &e.comparison);
+        r.elem("td class=\"num\"", &sig(e.threshold, 3));
+        r.elem("td", &e.unit);
+        (e.device, r.finish())
+    }));
+    for (devices, row) in rows {
+        h.raw(&row)
+            .elem("td", &device_ranges(&devices))
+            .raw("</tr>");
     }
     h.raw("</tbody></table></div>");
 }
 
 /// The fixes, cheapest first.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
 fn actions_html(h: &mut Html, f: &Finding) {
     if f.actions.is_empty() {
         return;

@@ -76,8 +76,21 @@ pub fn devices_html(r: &Report) -> String {
 /// Each GPU's capabilities (available or why not), GPUs with the same table under one
 /// heading ("GPUs 0–7: 30 of 34 metrics available"), as `gpuwhy diagnose` lists them.
 fn capabilities_html(h: &mut Html, r: &Report) {
-    let groups = group_by_device(r.devices.iter().map(|d| (Some(d.index), &d.capabilities)));
-    for (devices, caps) in groups {
+    // Each GPU's table rendered: tables equal as markup are the same list.
+    let groups = group_by_device(r.devices.iter().map(|d| {
+        let mut t = Html::new();
+        for (m, c) in &d.capabilities {
+            let why = c.reason.as_deref().unwrap_or("");
+            row(&mut t, &[m, if c.available { "yes" } else { "no" }, why]);
+        }
+        (Some(d.index), t.finish())
+    }));
+    for (devices, table) in groups {
+        let mut members = r.devices.iter().filter(|d| devices.contains(&d.index));
+        let Some(first) = members.next() else {
+            continue;
+        };
+        let caps = &first.capabilities;
         let avail = caps.values().filter(|c| c.available).count();
         h.raw("<details class=\"caps\"><summary>");
         h.text(&format!(
@@ -85,23 +98,13 @@ fn capabilities_html(h: &mut Html, r: &Report) {
             device_set(&devices),
             caps.len()
         ));
-        for d in r.devices.iter().filter(|d| devices.contains(&d.index)) {
+        for d in std::iter::once(first).chain(members) {
             if let Some(u) = &d.uuid {
                 h.raw(" <code>").text(u).raw("</code>");
             }
         }
         h.raw("</summary><table><thead><tr><th scope=\"col\">metric</th><th scope=\"col\">available</th><th scope=\"col\">why not</th></tr></thead><tbody>");
-        for (m, c) in caps {
-            row(
-                h,
-                &[
-                    m,
-                    if c.available { "yes" } else { "no" },
-                    c.reason.as_deref().unwrap_or(""),
-                ],
-            );
-        }
-        h.raw("</tbody></table></details>");
+        h.raw(&table).raw("</tbody></table></details>");
     }
 }
 
@@ -174,6 +177,8 @@ pub fn overhead_html(r: &Report) -> String {
 }
 
 /// NVML's transient errors, counted per function and error.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
 fn faults_html(h: &mut Html, r: &Report) {
     if r.faults.is_empty() {
         return;
