@@ -25,7 +25,11 @@ pub const UTIL_H: u32 = PANEL_H + X_AXIS_H;
 
 /// Kept step durations, seconds.
 fn durations(s: &StepsData) -> Vec<f64> {
-    s.duration.present().map(f64::from).collect()
+    let mut v = Vec::new();
+    for x in s.duration.present() {
+        v.push(f64::from(x));
+    }
+    v
 }
 
 /// Share of each run's steps in each of [`HIST_BINS`] bins over `lo..hi`, in percent.

@@ -148,16 +148,14 @@ impl Diff {
 /// GPUs both runs have samples of, as `(position, label)` with both labels when they
 /// differ: what the page lays out one utilization chart for.
 pub fn gpu_pairs(a: &View, b: &View) -> Vec<(usize, String)> {
-    a.gpus
-        .iter()
-        .zip(&b.gpus)
-        .map(|(x, y)| {
-            let label = if x.label == y.label {
-                x.label.clone()
-            } else {
-                format!("{} / {}", x.label, y.label)
-            };
-            (x.pos, label)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (x, y) in a.gpus.iter().zip(&b.gpus) {
+        let label = if x.label == y.label {
+            x.label.clone()
+        } else {
+            format!("{} / {}", x.label, y.label)
+        };
+        out.push((x.pos, label));
+    }
+    out
 }

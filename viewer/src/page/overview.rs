@@ -2,7 +2,7 @@
 //! with its evidence against thresholds, the fixes cheapest first, the confirming
 //! experiment and what could not be seen.
 
-use gpuwhy::report::{device_ranges, group_by_device, Cost, Finding, Report};
+use gpuwhy::report::{device_ranges, device_set, group_by_device, Cost, Finding, Report};
 
 use super::Html;
 use crate::format::{duration, percent, sig};
@@ -133,8 +133,8 @@ fn card(h: &mut Html, i: usize, f: &Finding) {
         h.text(&format!(" · ~{} of the run lost", percent(l)));
     }
     if !f.devices.is_empty() {
-        let d: Vec<String> = f.devices.iter().map(u32::to_string).collect();
-        h.text(&format!(" · GPU {}", d.join(", ")));
+        // "GPUs 0–7", as the evidence rows and `gpuwhy diagnose` name several GPUs.
+        h.text(&format!(" · {}", device_set(&f.devices)));
     }
     h.raw("</p></header>");
     h.elem("p class=\"summary\"", &f.summary);

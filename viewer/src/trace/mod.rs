@@ -156,9 +156,11 @@ impl<'a> Trace<'a> {
             sums[i].0 += s.mean as f64;
             sums[i].1 += 1;
         }
-        sums.into_iter()
-            .map(|(s, c)| (c > 0).then(|| s / c as f64))
-            .collect()
+        let mut out = Vec::with_capacity(n);
+        for (s, c) in sums {
+            out.push((c > 0).then(|| s / c as f64));
+        }
+        out
     }
 }
 

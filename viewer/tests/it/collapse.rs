@@ -39,6 +39,7 @@ fn eight_gpus() -> gpuwhy::report::Report {
     f.evidence = (0..8)
         .map(|i| evidence(i, if i == 5 { 20.0 } else { 45.0 }))
         .collect();
+    f.devices = (0..8).collect();
     r.findings = vec![f];
     r
 }
@@ -46,6 +47,10 @@ fn eight_gpus() -> gpuwhy::report::Report {
 #[test]
 fn identical_evidence_rows_are_one_row_naming_the_gpus() {
     let html = overview::findings_html(&eight_gpus());
+    assert!(
+        html.contains(" · GPUs 0–7</p>"),
+        "the card names its GPUs: {html}"
+    );
     let rows: Vec<&str> = html.split("<tr class=").skip(1).collect();
     assert_eq!(rows.len(), 2, "{html}");
     assert!(
