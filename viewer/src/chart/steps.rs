@@ -42,7 +42,7 @@ pub fn step_quantiles(steps: &StepsData) -> Option<(f64, f64)> {
     if let Some(s) = steps.stats.get("step").filter(|s| s.count > 0) {
         return Some((s.p50_s, s.p95_s));
     }
-    let mut d: Vec<f32> = steps.duration.present().collect();
+    let mut d = crate::compare::stats::present(&steps.duration);
     if d.is_empty() {
         return None;
     }

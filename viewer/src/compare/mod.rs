@@ -48,8 +48,7 @@ pub fn incomparable(a: &Report, b: &Report) -> Option<String> {
 
 fn step_change(a: &Report, b: &Report) -> Option<StepChange> {
     let (sa, sb) = (a.steps.as_ref()?, b.steps.as_ref()?);
-    let va: Vec<f32> = sa.duration.present().collect();
-    let vb: Vec<f32> = sb.duration.present().collect();
+    let (va, vb) = (stats::present(&sa.duration), stats::present(&sb.duration));
     if va.is_empty() || vb.is_empty() {
         return None;
     }

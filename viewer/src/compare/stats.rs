@@ -23,6 +23,17 @@ pub fn median(v: &[f32]) -> Option<f64> {
     (!s.is_empty()).then(|| quantile(&s, 0.5))
 }
 
+/// The present (not missing) values of a column, in their order.
+pub fn present(c: &gpuwhy::report::Column) -> Vec<f32> {
+    let mut s = Vec::with_capacity(c.0.len());
+    for x in &c.0 {
+        if !x.is_nan() {
+            s.push(*x);
+        }
+    }
+    s
+}
+
 /// The finite values in their order.
 fn finite(v: &[f32]) -> Vec<f32> {
     let mut s = Vec::with_capacity(v.len());

@@ -51,7 +51,16 @@ pub fn run_html(r: &Report) -> String {
 
 /// "0, 1 · not this job's (shown, not judged): 2 — reason".
 fn job_gpus(j: &gpuwhy::report::JobGpus) -> String {
-    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let list = |v: &[u32]| {
+        let mut s = String::new();
+        for (i, x) in v.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(&x.to_string());
+        }
+        s
+    };
     let mut s = list(&j.indices);
     if !j.others.is_empty() {
         s += &format!(" · not this job's (shown, not judged): {}", list(&j.others));
