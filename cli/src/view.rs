@@ -85,13 +85,6 @@ fn script_safe_json(json: &str) -> String {
     out
 }
 
-fn attr_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
 /// The page for `report`, shown under `name`, with `compare` (a report and its name) to
 /// compare it with, if any, and `analysis` (the analysis module's gzip in base64, or empty
 /// for none) in the analysis slot. Slots are found in the template before anything is put in, so nothing
@@ -128,14 +121,14 @@ pub fn page(
     let extra = second.as_ref().map_or(0, |(j, _)| j.len()) + analysis.len();
     let mut out = String::with_capacity(template.len() + json.len() + extra + 128);
     out.push_str(head);
-    out.push_str(&attr_escape(name));
+    out.push_str(&gpuwhy::text::html::escape(name));
     out.push_str(mid);
     out.push_str(&script_safe_json(&json));
     match slots {
         Some((a, b, c)) => {
             out.push_str(a);
             if let Some((j, n)) = &second {
-                out.push_str(&attr_escape(n));
+                out.push_str(&gpuwhy::text::html::escape(n));
                 out.push_str(b);
                 out.push_str(&script_safe_json(j));
             } else {

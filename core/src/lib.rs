@@ -24,7 +24,9 @@ pub mod recording;
 pub mod report;
 pub mod rules;
 pub mod signals;
+pub mod stats;
 pub mod steps;
+pub mod text;
 pub mod trace;
 
 #[cfg(feature = "collect")]

@@ -16,7 +16,6 @@
 
 pub mod chart;
 pub mod compare;
-pub mod escape;
 pub mod format;
 pub mod json;
 pub mod page;

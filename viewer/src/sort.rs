@@ -11,7 +11,10 @@ pub fn total(v: &mut [f32]) {
     fn key(bits: i32) -> i32 {
         bits ^ (((bits >> 31) as u32) >> 1) as i32
     }
-    let mut keys: Vec<i32> = v.iter().map(|x| key(x.to_bits() as i32)).collect();
+    let mut keys: Vec<i32> = Vec::with_capacity(v.len());
+    for x in v.iter() {
+        keys.push(key(x.to_bits() as i32));
+    }
     keys.sort_unstable();
     for (x, k) in v.iter_mut().zip(keys) {
         *x = f32::from_bits(key(k) as u32);

@@ -141,26 +141,23 @@ impl View {
         // GPUs in device order, series of one device in the report's order.
         let mut order: Vec<usize> = (0..report.series.len()).collect();
         crate::sort::short_by_key(&mut order, |&i| report.series[i].device);
-        let gpus = order
-            .into_iter()
-            .enumerate()
-            .map(|(pos, series)| {
-                let index = report.series[series].device;
-                let device = report.devices.iter().position(|d| d.index == index);
-                let name = device.and_then(|d| report.devices[d].name.clone());
-                let label = match name {
-                    Some(n) => format!("GPU {index} · {n}"),
-                    None => format!("GPU {index}"),
-                };
-                Gpu {
-                    pos,
-                    index,
-                    label,
-                    series,
-                    device,
-                }
-            })
-            .collect();
+        let mut gpus = Vec::with_capacity(order.len());
+        for (pos, series) in order.into_iter().enumerate() {
+            let index = report.series[series].device;
+            let device = report.devices.iter().position(|d| d.index == index);
+            let name = device.and_then(|d| report.devices[d].name.clone());
+            let label = match name {
+                Some(n) => format!("GPU {index} · {n}"),
+                None => format!("GPU {index}"),
+            };
+            gpus.push(Gpu {
+                pos,
+                index,
+                label,
+                series,
+                device,
+            });
+        }
         let t_range = time_range(&report);
         View {
             report,
@@ -199,11 +196,13 @@ impl View {
     /// Events that concern the GPU at `pos`: its own and those of no device.
     pub fn events_for(&self, pos: usize) -> Vec<&Event> {
         let index = self.gpus.get(pos).map(|g| g.index);
-        self.report
-            .events
-            .iter()
-            .filter(|e| e.device.is_none() || e.device == index)
-            .collect()
+        let mut out = Vec::new();
+        for e in &self.report.events {
+            if e.device.is_none() || e.device == index {
+                out.push(e);
+            }
+        }
+        out
     }
 
     /// Clamps a requested range to the report's, keeping it at least a millisecond wide.

@@ -41,6 +41,11 @@ pub const LAYERS: &[Layer] = &[
         what: "the report model: plain data and its serde form, the metric catalogue, the error type",
     },
     Layer {
+        name: "basics",
+        modules: &["stats", "text"],
+        what: "one definition of each statistic (quantiles, Mann–Whitney), of reading a JSON number and of escaping HTML, for core, the CLI and the viewer",
+    },
+    Layer {
         name: "recording",
         modules: &["recording"],
         what: "the bounded, columnar Recording that every source fills",

@@ -19,9 +19,11 @@ mod build;
 mod dist;
 mod fixtures;
 mod fixtures_page;
+mod long_report;
 
 pub use build::build;
-use fixtures::{fixtures, long_report};
+use fixtures::fixtures;
+use long_report::long_report;
 
 /// `cargo xtask viewer [test|bench]`: build, then optionally run the browser tests or the
 /// benchmark alone.
@@ -168,6 +170,8 @@ pub fn test() -> Result<()> {
             .env("GPUWHY_VIEWER_SITE", out.join("www"))
             .env("GPUWHY_VIEWER_FIXTURES", &dir),
     )?;
+    // After the tests, so that they run on a module over its size goal too.
+    build::check_size(&out)?;
     // Last, so that a change to the viewer is tested before it is committed: the page in
     // viewer/dist/ (what every gpuwhy binary embeds) must be this build's.
     dist::check(&out)

@@ -6,17 +6,17 @@
 
 mod baseline;
 mod checks;
-mod mannwhitney;
 
+pub use crate::stats::{mann_whitney, mann_whitney_sorted, normal_cdf, MannWhitney, ALPHA, MAX_N};
 pub use baseline::BaselineComparison;
 pub use checks::{ExperimentCheck, Outcome};
-pub use mannwhitney::{mann_whitney, mann_whitney_sorted, normal_cdf, MannWhitney, ALPHA, MAX_N};
 
 use serde::{Deserialize, Serialize};
 
 use crate::report::Report;
 use crate::signals::stats::{dist, Dist};
 use crate::signals::Signals;
+use crate::stats::percentile_sorted;
 
 /// One number before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -150,12 +150,11 @@ pub fn incomparable(a: &Report, b: &Report) -> Option<String> {
     None
 }
 
-fn percentile(v: &[f64], q: f64) -> f64 {
-    dist(v.iter().copied()).map_or(f64::NAN, |_| {
-        let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-        s.sort_by(f64::total_cmp);
-        crate::signals::stats::percentile_sorted(&s, q)
-    })
+/// The finite values of `v`, sorted.
+fn sorted_finite(v: &[f64]) -> Vec<f64> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    s.sort_by(f64::total_cmp);
+    s
 }
 
 fn step_change(a: &Report, b: &Report) -> Option<StepChange> {
@@ -178,10 +177,12 @@ fn step_change(a: &Report, b: &Report) -> Option<StepChange> {
             }
         }
     }
+    let (qa, qb) = (sorted_finite(&va), sorted_finite(&vb));
+    let q = |p: f64| Change::new(percentile_sorted(&qa, p), percentile_sorted(&qb, p));
     Some(StepChange {
-        p50_s: Change::new(percentile(&va, 0.5), percentile(&vb, 0.5)),
-        p95_s: Change::new(percentile(&va, 0.95), percentile(&vb, 0.95)),
-        p99_s: Change::new(percentile(&va, 0.99), percentile(&vb, 0.99)),
+        p50_s: q(0.5),
+        p95_s: q(0.95),
+        p99_s: q(0.99),
         throughput: Change::new(rate(&va), rate(&vb)),
         test: mann_whitney(&va, &vb),
         phases,

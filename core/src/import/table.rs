@@ -76,11 +76,7 @@ impl Table {
             .map(|w| w[1].0 - w[0].0)
             .filter(|x| *x > 0.0 && x.is_finite())
             .collect();
-        if deltas.is_empty() {
-            return None;
-        }
-        deltas.sort_by(f64::total_cmp);
-        Some(deltas[deltas.len() / 2])
+        crate::stats::select(&mut deltas, 0.5)
     }
 
     /// The recording: `t` shifted so the first sample is 0, capabilities from the columns.

@@ -12,16 +12,13 @@ pub fn group_by_device<T: PartialEq>(
 ) -> Vec<(Vec<u32>, T)> {
     let mut out: Vec<(Vec<u32>, T)> = Vec::new();
     for (device, value) in items {
-        let Some(d) = device else {
-            out.push((Vec::new(), value));
-            continue;
-        };
-        match out
-            .iter_mut()
-            .find(|(devs, v)| !devs.is_empty() && *v == value)
-        {
-            Some((devs, _)) => devs.push(d),
-            None => out.push((vec![d], value)),
+        let same = device.and_then(|_| {
+            out.iter()
+                .position(|(devs, v)| !devs.is_empty() && *v == value)
+        });
+        match (device, same) {
+            (Some(d), Some(k)) => out[k].0.push(d),
+            (d, _) => out.push((d.into_iter().collect(), value)),
         }
     }
     out
@@ -30,9 +27,18 @@ pub fn group_by_device<T: PartialEq>(
 /// A set of GPUs for people: `GPU 3`, `GPUs 0–7`, `GPUs 0–2, 5, 7` (sorted, runs of three or
 /// more consecutive indices as ranges); empty for no GPUs.
 pub fn device_set(devices: &[u32]) -> String {
-    let mut d = devices.to_vec();
-    d.sort_unstable();
-    d.dedup();
+    let d = sorted_unique(devices);
+    match d.len() {
+        0 => String::new(),
+        1 => format!("GPU {}", d[0]),
+        _ => format!("GPUs {}", device_ranges(&d)),
+    }
+}
+
+/// The indices of [`device_set`] without the word: `3`, `0–7`, `0–2, 5, 7` (for a column
+/// already headed "GPU").
+pub fn device_ranges(devices: &[u32]) -> String {
+    let d = sorted_unique(devices);
     let mut parts = Vec::new();
     let mut i = 0;
     while i < d.len() {
@@ -47,11 +53,21 @@ pub fn device_set(devices: &[u32]) -> String {
         }
         i = j + 1;
     }
-    match d.len() {
-        0 => String::new(),
-        1 => format!("GPU {}", parts.join(", ")),
-        _ => format!("GPUs {}", parts.join(", ")),
+    parts.join(", ")
+}
+
+/// The indices sorted, each once. By insertion: a GPU list is short and nearly always in
+/// order already, and a library sort of `u32` would be kilobytes of the viewer's
+/// WebAssembly module, which has a size goal (docs/viewer.md).
+fn sorted_unique(devices: &[u32]) -> Vec<u32> {
+    let mut d: Vec<u32> = Vec::with_capacity(devices.len());
+    for &x in devices {
+        let at = d.iter().rposition(|y| *y <= x).map_or(0, |p| p + 1);
+        if at == 0 || d[at - 1] != x {
+            d.insert(at, x);
+        }
     }
+    d
 }
 
 #[cfg(test)]
@@ -85,5 +101,7 @@ mod tests {
         assert_eq!(device_set(&[0, 1, 2, 5, 7]), "GPUs 0–2, 5, 7");
         assert_eq!(device_set(&[1, 2]), "GPUs 1, 2");
         assert_eq!(device_set(&[]), "");
+        assert_eq!(device_ranges(&[7, 0, 1, 2]), "0–2, 7");
+        assert_eq!(device_ranges(&[4, 4]), "4");
     }
 }

@@ -23,7 +23,7 @@ pub use column::Column;
 pub use finding::{
     Action, Comparator, Cost, Evidence, Experiment, Finding, FindingSource, Severity, Verdict,
 };
-pub use group::{device_set, group_by_device};
+pub use group::{device_ranges, device_set, group_by_device};
 pub use io::write_atomic;
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod, MigDevice};
 pub use model::{

@@ -1,6 +1,10 @@
-//! Small statistics over sample columns: percentiles, shares, correlation, periodicity.
+//! Small statistics over sample columns: distributions, shares, correlation, periodicity.
+//! Quantiles and the median are [`crate::stats`]'s (one definition in all of gpuwhy),
+//! re-exported here for the signals and rules that read them.
 
-/// Percentiles and mean of the present values of a column.
+pub use crate::stats::{median, percentile_sorted};
+
+/// Percentiles ([`crate::stats`]'s definition) and mean of the present values of a column.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Dist {
     /// 5th percentile.
@@ -13,23 +17,6 @@ pub struct Dist {
     pub mean: f64,
     /// Number of present values.
     pub n: usize,
-}
-
-/// Nearest-rank percentile of sorted values; `q` in 0..=1.
-pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}
-
-/// The median of the finite values by [`percentile_sorted`]'s definition, `None` when there
-/// are none.
-pub fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.retain(|x| x.is_finite());
-    values.sort_by(f64::total_cmp);
-    (!values.is_empty()).then(|| percentile_sorted(&values, 0.5))
 }
 
 /// Distribution of the present (non-NaN) values, `None` when there are none.

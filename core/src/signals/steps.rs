@@ -8,7 +8,8 @@
 //! samples. Not for rendering: see the report for the raw numbers.
 
 use crate::report::{DeviceSeries, Event, PhaseStats, Report, StepsData};
-use crate::steps::{nearest_rank, BUILTIN_PHASES, STEP_KEY};
+use crate::stats::{median, percentile_sorted};
+use crate::steps::{BUILTIN_PHASES, STEP_KEY};
 
 use super::stats::{dominant_period, Period};
 use super::NEAR_ZERO_UTIL;
@@ -113,16 +114,6 @@ fn values(c: &crate::report::Column) -> impl Iterator<Item = f64> + '_ {
     c.0.iter().map(|v| f64::from(*v))
 }
 
-/// p50 of the finite values, `None` when there are none.
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(nearest_rank(&v, 0.5))
-}
-
 /// Median over kept steps of `num(i) / den(i)` where both are present and `den` > 0.
 fn ratio_p50(n: usize, f: impl Fn(usize) -> Option<(f64, f64)>) -> Option<f64> {
     median(
@@ -192,10 +183,10 @@ impl StepSignals {
         };
         let mut sorted: Vec<f64> = dur.iter().copied().filter(|d| d.is_finite()).collect();
         sorted.sort_by(f64::total_cmp);
-        let p50 = nearest_rank(&sorted, 0.5);
+        let p50 = percentile_sorted(&sorted, 0.5);
         if !sorted.is_empty() && p50 > 0.0 {
             s.iqr_over_p50 =
-                Some((nearest_rank(&sorted, 0.75) - nearest_rank(&sorted, 0.25)) / p50);
+                Some((percentile_sorted(&sorted, 0.75) - percentile_sorted(&sorted, 0.25)) / p50);
         }
         let cycles = cycles(&steps.t[..n], &dur);
         let total: f64 = cycles.iter().sum();
@@ -248,8 +239,8 @@ fn phase_shares(steps: &StepsData, dur: &[f64], step: &PhaseStats) -> Vec<PhaseS
             shares.sort_by(f64::total_cmp);
             Some(PhaseShare {
                 name: name.clone(),
-                p50: nearest_rank(&shares, 0.5),
-                p95: nearest_rank(&shares, 0.95),
+                p50: percentile_sorted(&shares, 0.5),
+                p95: percentile_sorted(&shares, 0.95),
                 total: if step.sum_s > 0.0 {
                     total / step.sum_s
                 } else {

@@ -2,8 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{nearest_rank, STEP_KEY};
+use super::STEP_KEY;
 use crate::report::{Column, PhaseStats, StepsData};
+use crate::stats::percentile_sorted;
 
 /// Exact statistics of the present values of a column.
 fn column_stats(c: &Column) -> Option<PhaseStats> {
@@ -17,9 +18,9 @@ fn column_stats(c: &Column) -> Option<PhaseStats> {
         sum_s: v.iter().sum(),
         min_s: v[0],
         max_s: v[v.len() - 1],
-        p50_s: nearest_rank(&v, 0.5),
-        p95_s: nearest_rank(&v, 0.95),
-        p99_s: nearest_rank(&v, 0.99),
+        p50_s: percentile_sorted(&v, 0.5),
+        p95_s: percentile_sorted(&v, 0.95),
+        p99_s: percentile_sorted(&v, 0.99),
     })
 }
 

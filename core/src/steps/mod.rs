@@ -58,13 +58,3 @@ impl PhaseId {
         self.index() < MAX_PHASES
     }
 }
-
-/// Nearest-rank percentile of sorted values (`q` in 0..=1): the value at rank
-/// `round(q·(n−1))`, the definition [`crate::signals::stats::percentile_sorted`] uses too.
-pub fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}

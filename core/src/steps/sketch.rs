@@ -105,14 +105,13 @@ impl QuantileSketch {
         self.total
     }
 
-    /// The nearest-rank `q`-quantile (rank `round(q·(n−1))`, as
-    /// [`super::nearest_rank`]), within [`SKETCH_RELATIVE_ERROR`] of the
+    /// The `q`-quantile as [`crate::stats`] defines it (rank [`crate::stats::rank`]), within [`SKETCH_RELATIVE_ERROR`] of the
     /// exact one, clamped to the exact minimum and maximum; NaN when empty.
     pub fn quantile(&self, q: f64) -> f64 {
         if self.total == 0 {
             return f64::NAN;
         }
-        let rank = (q.clamp(0.0, 1.0) * (self.total - 1) as f64).round() as u64;
+        let rank = crate::stats::rank(self.total, q);
         let mut seen = 0u64;
         for (i, c) in self.counts.iter().enumerate() {
             seen += c;
@@ -136,7 +135,7 @@ impl QuantileSketch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::steps::nearest_rank as percentile_sorted;
+    use crate::stats::percentile_sorted;
 
     /// splitmix64: a deterministic generator, so the tests see the same values every run.
     fn uniform01(i: u64) -> f64 {

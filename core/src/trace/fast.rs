@@ -3,26 +3,19 @@
 //! copying the event out or going through serde.
 //!
 //! It reads only the plain form every real trace uses: strict JSON, keys and the strings it
-//! reads without escapes, numbers as plain integers or decimals (no exponent, at most 18
-//! digits). Anything else (an escape, an exponent, a name that is a number, a value of an
+//! reads without escapes, numbers of at most 18 digits (read by [`crate::text::number`]).
+//! Anything else (an escape, a longer number, a name that is a number, a value of an
 //! unexpected type, malformed JSON, an event cut by the end of the buffer) makes it give up
 //! without consuming anything, and the event goes through the general path
 //! ([`super::split`] and [`super::read`]: the value cut out and read with serde_json), which
 //! then gives the same event or the same error as before. For every event it accepts, it
-//! yields what serde_json yields: decimals are computed as serde_json computes them without
-//! its `float_roundtrip` feature (the digits as an integer, converted, then divided by the
-//! power of ten), so the numbers are identical to the last bit.
+//! yields what serde_json yields, numbers identical to the last bit.
 
 use super::events::{Cat, Names, RawEvent};
+use crate::text::number::{self, Number};
 
 /// Nesting deeper than this inside one event is left to the general path.
 const MAX_DEPTH: u32 = 64;
-
-/// Powers of ten as serde_json's table writes them (exact up to 1e22).
-const POW10: [f64; 19] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18,
-];
 
 /// Reads the event starting at `buf[0]` (its `{`). Returns the event and the bytes it takes,
 /// or `None` to leave it to the general path.
@@ -136,73 +129,22 @@ impl<'a> P<'a> {
         self.utf8(s)
     }
 
-    /// Digits of a JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, at most 18 digits, no
-    /// exponent. Returns (negative, digits as an integer, digits after the point, decimal?).
-    fn number(&mut self) -> Option<(bool, u64, usize, bool)> {
-        let neg = self.eat(b'-');
-        let mut sig: u64 = 0;
-        let mut digits = 0usize;
-        let first = self.peek()?;
-        if !first.is_ascii_digit() {
-            return None;
-        }
-        if first == b'0' {
-            self.i += 1;
-            digits += 1;
-            if self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                return None;
-            }
-        } else {
-            while let Some(c @ b'0'..=b'9') = self.peek() {
-                sig = sig * 10 + (c - b'0') as u64;
-                digits += 1;
-                self.i += 1;
-                if digits > 18 {
-                    return None;
-                }
-            }
-        }
-        let mut frac = 0usize;
-        let decimal = self.eat(b'.');
-        if decimal {
-            while let Some(c @ b'0'..=b'9') = self.peek() {
-                sig = sig * 10 + (c - b'0') as u64;
-                digits += 1;
-                frac += 1;
-                self.i += 1;
-                if digits > 18 {
-                    return None;
-                }
-            }
-            if frac == 0 {
-                return None;
-            }
-        }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            return None;
-        }
-        Some((neg, sig, frac, decimal))
+    /// The JSON number here, as [`crate::text::number`] reads it (or `None` for the
+    /// general path).
+    #[inline]
+    fn number(&mut self) -> Option<Number> {
+        let n = number::scan(self.b, self.i)?;
+        self.i = n.end;
+        Some(n)
     }
 
     /// `ts` / `dur` as `read::Float` reads them.
     fn float(&mut self) -> Option<Option<f64>> {
         match self.peek()? {
-            b'-' | b'0'..=b'9' => {
-                let (neg, sig, frac, decimal) = self.number()?;
-                if !decimal {
-                    // serde_json: an integer, visited as u64 or i64 and then `as f64`, or
-                    // `-0` visited as the float -0.0.
-                    return Some(Some(if neg { -(sig as f64) } else { sig as f64 }));
-                }
-                // Both operands exact, so the one division rounds correctly: what serde_json
-                // gives with and without `float_roundtrip` (the CLI is built without it, the
-                // workspace's tests with it). A longer significand is left to serde_json.
-                if sig > 1 << 53 {
-                    return None;
-                }
-                let f = sig as f64 / POW10[frac];
-                Some(Some(if neg { -f } else { f }))
-            }
+            // serde_json: an integer is visited as u64 or i64 and then `as f64` (`-0` as the
+            // float -0.0); a decimal is its significand scaled once (exact, see
+            // `text::number`). A longer significand is left to serde_json.
+            b'-' | b'0'..=b'9' => Some(Some(self.number()?.to_f64()?)),
             b'"' => {
                 let s = self.string_utf8()?;
                 Some(s.trim().parse().ok().filter(|x: &f64| x.is_finite()))
@@ -215,13 +157,7 @@ impl<'a> P<'a> {
     /// `pid`, `tid` and the ids in `args` as `read::Num` reads them.
     fn num(&mut self) -> Option<Option<i64>> {
         match self.peek()? {
-            b'-' | b'0'..=b'9' => {
-                let (neg, sig, _, decimal) = self.number()?;
-                if decimal {
-                    return None;
-                }
-                Some(Some(if neg { -(sig as i64) } else { sig as i64 }))
-            }
+            b'-' | b'0'..=b'9' => Some(Some(self.number()?.to_i64()?)),
             b'"' => Some(self.string_utf8()?.trim().parse().ok()),
             b'n' => self.literal(b"null").map(|_| None),
             b't' => self.literal(b"true").map(|_| None),

@@ -1,7 +1,7 @@
 //! Interval arithmetic on `(start, end)` pairs in µs, and distributions.
 
 use super::summary::Spread;
-use crate::signals::stats::percentile_sorted;
+use crate::stats::percentile_sorted;
 
 /// Sorts and merges overlapping or touching intervals.
 pub(crate) fn merge(mut v: Vec<(f64, f64)>) -> Vec<(f64, f64)> {

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::summary::{RankSummary, SkewSummary};
-use crate::signals::stats::percentile_sorted;
+use crate::stats::percentile_sorted;
 
 pub(crate) fn skew(ranks: &[RankSummary]) -> Option<SkewSummary> {
     if ranks.len() < 2 {

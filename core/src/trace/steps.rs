@@ -5,7 +5,7 @@
 use super::events::{GpuOp, OpKind, StepRange};
 use super::intervals::{length, merge, spread};
 use super::summary::{RankSummary, StepStats, StepSummary};
-use crate::signals::stats::percentile_sorted;
+use crate::stats::percentile_sorted;
 
 pub(crate) fn per_step(
     s: &mut RankSummary,

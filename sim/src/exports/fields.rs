@@ -91,6 +91,47 @@ fn field(
             VALUE_TYPE_UNSIGNED_INT,
             NvmlValue { ui_val: links },
         ),
+        FI_NVLINK_THROUGHPUT_DATA_TX
+        | FI_NVLINK_THROUGHPUT_DATA_RX
+        | FI_PCIE_COUNT_TX_BYTES
+        | FI_PCIE_COUNT_RX_BYTES
+        | FI_PERF_POLICY_POWER..=FI_PERF_POLICY_RELIABILITY => {
+            counter_field(call, d, field_id, scope_id, counters)
+        }
+        FI_POWER_INSTANT => (
+            SUCCESS,
+            VALUE_TYPE_UNSIGNED_INT,
+            NvmlValue {
+                ui_val: super::usage::milliwatts(d.value(Metric::PowerW, call.t)),
+            },
+        ),
+        FI_GPU_TEMP => (
+            SUCCESS,
+            VALUE_TYPE_DOUBLE,
+            NvmlValue {
+                d_val: d.value(Metric::TempC, call.t),
+            },
+        ),
+        FI_TEMPERATURE_SHUTDOWN_TLIMIT..=FI_TEMPERATURE_GPU_MAX_TLIMIT => tlimit(d, field_id)
+            .map_or((ERROR_NOT_SUPPORTED, VALUE_TYPE_SIGNED_INT, none), |c| {
+                (SUCCESS, VALUE_TYPE_SIGNED_INT, NvmlValue { si_val: c })
+            }),
+        _ => (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
+    }
+}
+
+/// A field read from the device's running totals: NVLink and PCIe bytes, and the time each
+/// clock-event policy held the clocks.
+fn counter_field(
+    call: Call,
+    d: &Device,
+    field_id: c_uint,
+    scope_id: c_uint,
+    counters: &mut Option<state::LinkTotals>,
+) -> (NvmlReturn, c_uint, NvmlValue) {
+    let links = d.facts.nvlink_links;
+    let none = NvmlValue { ull_val: 0 };
+    match field_id {
         FI_NVLINK_THROUGHPUT_DATA_TX | FI_NVLINK_THROUGHPUT_DATA_RX => {
             if links == 0 {
                 return (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none);
@@ -142,24 +183,6 @@ fn field(
                 Err(code) => (code, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
             }
         }
-        FI_POWER_INSTANT => (
-            SUCCESS,
-            VALUE_TYPE_UNSIGNED_INT,
-            NvmlValue {
-                ui_val: super::usage::milliwatts(d.value(Metric::PowerW, call.t)),
-            },
-        ),
-        FI_GPU_TEMP => (
-            SUCCESS,
-            VALUE_TYPE_DOUBLE,
-            NvmlValue {
-                d_val: d.value(Metric::TempC, call.t),
-            },
-        ),
-        FI_TEMPERATURE_SHUTDOWN_TLIMIT..=FI_TEMPERATURE_GPU_MAX_TLIMIT => tlimit(d, field_id)
-            .map_or((ERROR_NOT_SUPPORTED, VALUE_TYPE_SIGNED_INT, none), |c| {
-                (SUCCESS, VALUE_TYPE_SIGNED_INT, NvmlValue { si_val: c })
-            }),
         _ => (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
     }
 }

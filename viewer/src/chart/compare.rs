@@ -25,7 +25,11 @@ pub const UTIL_H: u32 = PANEL_H + X_AXIS_H;
 
 /// Kept step durations, seconds.
 fn durations(s: &StepsData) -> Vec<f64> {
-    s.duration.present().map(f64::from).collect()
+    let mut v = Vec::new();
+    for x in s.duration.present() {
+        v.push(f64::from(x));
+    }
+    v
 }
 
 /// Share of each run's steps in each of [`HIST_BINS`] bins over `lo..hi`, in percent.
@@ -57,49 +61,21 @@ pub fn draw_histograms<DB: DrawingBackend>(
 ) -> Result<(), ChartError> {
     let one = runs.len() == 1;
     let mut d = Vec::with_capacity(runs.len());
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for r in runs {
-        let v = durations(r);
-        for x in &v {
-            lo = lo.min(*x);
-            hi = hi.max(*x);
-        }
-        d.push(v);
+        d.push(durations(r));
     }
-    let (lo, hi) = if lo.is_finite() && hi > lo {
-        (lo, hi)
-    } else if lo.is_finite() {
-        (lo * 0.9, lo * 1.1 + 1e-6)
-    } else {
-        (0.0, 1.0)
-    };
+    let (lo, hi) = extent(&d);
     let bw = (hi - lo) / HIST_BINS as f64;
     let mut top: f64 = 1.0;
     let mut share = Vec::with_capacity(runs.len());
-    let mut q = Vec::with_capacity(runs.len());
-    let mut items = Vec::with_capacity(2);
-    for (i, r) in runs.iter().enumerate() {
-        let s = shares(&d[i], lo, hi);
+    for v in &d {
+        let s = shares(v, lo, hi);
         for v in &s {
             top = top.max(*v);
         }
         share.push(s);
-        let (p50, p95) = step_quantiles(r).unwrap_or((f64::NAN, f64::NAN));
-        q.push((p50, p95));
-        if one {
-            items.push((format!("p50 {}", duration(p50)), theme.series[0]));
-            items.push((format!("p95 {}", duration(p95)), theme.series[1]));
-        } else {
-            let text = format!(
-                "{} ({} steps): p50 {}, p95 {}",
-                RUNS[i % 2],
-                d[i].len(),
-                duration(p50),
-                duration(p95)
-            );
-            items.push((text, theme.series[i % theme.series.len()]));
-        }
     }
+    let (items, q) = legend_items(runs, &d, theme);
     let title = if one {
         format!("Step time, {} steps", d[0].len())
     } else {
@@ -148,6 +124,60 @@ pub fn draw_histograms<DB: DrawingBackend>(
         }
     }
     Ok(())
+}
+
+/// The range the histograms span: all runs' step times, widened around a single value.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
+fn extent(d: &[Vec<f64>]) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in d {
+        for x in v {
+            lo = lo.min(*x);
+            hi = hi.max(*x);
+        }
+    }
+    if lo.is_finite() && hi > lo {
+        (lo, hi)
+    } else if lo.is_finite() {
+        (lo * 0.9, lo * 1.1 + 1e-6)
+    } else {
+        (0.0, 1.0)
+    }
+}
+
+/// One legend entry: its text and colour.
+type LegendItem = (String, RGBColor);
+
+/// The legend's entries and each run's step-time p50 and p95.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
+fn legend_items(
+    runs: &[&StepsData],
+    d: &[Vec<f64>],
+    theme: &Theme,
+) -> (Vec<LegendItem>, Vec<(f64, f64)>) {
+    let one = runs.len() == 1;
+    let mut q = Vec::with_capacity(runs.len());
+    let mut items = Vec::with_capacity(2);
+    for (i, r) in runs.iter().enumerate() {
+        let (p50, p95) = step_quantiles(r).unwrap_or((f64::NAN, f64::NAN));
+        q.push((p50, p95));
+        if one {
+            items.push((format!("p50 {}", duration(p50)), theme.series[0]));
+            items.push((format!("p95 {}", duration(p95)), theme.series[1]));
+        } else {
+            let text = format!(
+                "{} ({} steps): p50 {}, p95 {}",
+                RUNS[i % 2],
+                d[i].len(),
+                duration(p50),
+                duration(p95)
+            );
+            items.push((text, theme.series[i % theme.series.len()]));
+        }
+    }
+    (items, q)
 }
 
 /// Step-time histograms of `runs` as SVG, `width` pixels wide.

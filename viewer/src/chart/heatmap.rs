@@ -109,17 +109,15 @@ pub fn draw<DB: DrawingBackend>(
 
 /// GPU × time heatmap of `util_gpu` over every GPU of the report, as SVG.
 pub fn gpu_svg(view: &View, frame: &Frame, theme: &Theme) -> Result<String, ChartError> {
-    let rows: Vec<Row> = view
-        .gpus
-        .iter()
-        .filter_map(|g| {
-            let s = view.series(g.pos)?;
-            Some(Row {
+    let mut rows: Vec<Row> = Vec::new();
+    for g in &view.gpus {
+        if let Some(s) = view.series(g.pos) {
+            rows.push(Row {
                 label: format!("GPU {} ", g.index),
                 trace: Trace::new(&s.data, "util_gpu", 1.0),
-            })
-        })
-        .collect();
+            });
+        }
+    }
     to_svg(frame.width, height(rows.len()), |a, _| {
         draw(a, "GPU busy (%) per GPU", &rows, 100.0, frame, theme)
     })

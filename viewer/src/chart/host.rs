@@ -36,13 +36,7 @@ pub fn panels(host: &HostData) -> Vec<Panel<'_>> {
             title: "Recorded command CPU",
             unit: "% of one core",
             lines: vec![line("proc_cpu", "command and children", 1.0)],
-            refs: (cores > 0.0)
-                .then_some(Reference {
-                    label: "all cores",
-                    value: cores * 100.0,
-                })
-                .into_iter()
-                .collect(),
+            refs: reference(cores > 0.0, "all cores", cores * 100.0),
             scale: Scale::FromZero,
         },
         Panel {
@@ -59,13 +53,7 @@ pub fn panels(host: &HostData) -> Vec<Panel<'_>> {
             title: "Memory available",
             unit: "GB",
             lines: vec![line("mem_available", "available", 1e-9)],
-            refs: (mem_total > 0.0)
-                .then_some(Reference {
-                    label: "total",
-                    value: mem_total,
-                })
-                .into_iter()
-                .collect(),
+            refs: reference(mem_total > 0.0, "total", mem_total),
             scale: Scale::FromZero,
         },
         Panel {
@@ -87,14 +75,23 @@ pub fn panels(host: &HostData) -> Vec<Panel<'_>> {
     out
 }
 
+/// A reference line `label` at `value` when `shown`, else none.
+fn reference(shown: bool, label: &'static str, value: f64) -> Vec<Reference> {
+    let mut v = Vec::new();
+    if shown {
+        v.push(Reference { label, value });
+    }
+    v
+}
+
 /// Per-core columns (`cpu0`, `cpu1`, …) in core order.
 pub fn core_columns(host: &HostData) -> Vec<(u32, &str)> {
-    let mut cores: Vec<(u32, &str)> = host
-        .data
-        .metrics
-        .keys()
-        .filter_map(|k| Some((k.strip_prefix("cpu")?.parse().ok()?, k.as_str())))
-        .collect();
+    let mut cores: Vec<(u32, &str)> = Vec::new();
+    for k in host.data.metrics.keys() {
+        if let Some(n) = k.strip_prefix("cpu").and_then(|n| n.parse().ok()) {
+            cores.push((n, k.as_str()));
+        }
+    }
     // By core number (the map's order is by name: cpu0, cpu1, cpu10, …).
     crate::sort::short_by_key(&mut cores, |c| c.0);
     cores
@@ -149,13 +146,13 @@ pub fn cores_svg(view: &View, frame: &Frame, theme: &Theme) -> Result<Option<Str
     let Some(host) = &view.report.host else {
         return Ok(None);
     };
-    let rows: Vec<Row> = core_columns(host)
-        .into_iter()
-        .map(|(n, m)| Row {
+    let mut rows: Vec<Row> = Vec::new();
+    for (n, m) in core_columns(host) {
+        rows.push(Row {
             label: format!("cpu{n} "),
             trace: Trace::new(&host.data, m, 1.0),
-        })
-        .collect();
+        });
+    }
     if rows.is_empty() {
         return Ok(None);
     }

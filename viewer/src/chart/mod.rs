@@ -175,11 +175,10 @@ pub fn draw_panel<DB: DrawingBackend>(
 
     // Decimated first: each pixel column keeps its lowest and highest value, so the
     // decimated points span the same range as the samples, found without another pass.
-    let runs: Vec<_> = panel
-        .lines
-        .iter()
-        .map(|l| l.trace.decimate(t0, t1, frame.plot_width()))
-        .collect();
+    let mut runs = Vec::with_capacity(panel.lines.len());
+    for l in &panel.lines {
+        runs.push(l.trace.decimate(t0, t1, frame.plot_width()));
+    }
     let mut hi = f64::NEG_INFINITY;
     let mut lo: f64 = 0.0;
     for line in &runs {

@@ -22,12 +22,12 @@ pub const HIST_BINS: usize = 40;
 
 /// Phases in the report's order, then any others that have durations.
 pub fn phase_order(steps: &StepsData) -> Vec<&str> {
-    let mut out: Vec<&str> = steps
-        .phases
-        .iter()
-        .map(String::as_str)
-        .filter(|p| steps.phase_durations.contains_key(*p))
-        .collect();
+    let mut out: Vec<&str> = Vec::new();
+    for p in &steps.phases {
+        if steps.phase_durations.contains_key(p) {
+            out.push(p);
+        }
+    }
     for k in steps.phase_durations.keys() {
         if !out.contains(&k.as_str()) {
             out.push(k);
@@ -42,12 +42,12 @@ pub fn step_quantiles(steps: &StepsData) -> Option<(f64, f64)> {
     if let Some(s) = steps.stats.get("step").filter(|s| s.count > 0) {
         return Some((s.p50_s, s.p95_s));
     }
-    let mut d: Vec<f32> = steps.duration.present().collect();
+    let mut d = crate::compare::stats::present(&steps.duration);
     if d.is_empty() {
         return None;
     }
     crate::sort::total(&mut d);
-    let q = |p: f64| d[((d.len() - 1) as f64 * p).round() as usize] as f64;
+    let q = |p: f64| gpuwhy::stats::percentile_sorted(&d, p);
     Some((q(0.5), q(0.95)))
 }
 
@@ -158,11 +158,10 @@ pub fn draw_stacked<DB: DrawingBackend>(
     let top = used()
         .map(|b| c.total[b] / c.count[b] as f64)
         .fold(0.0f64, f64::max);
-    let mut items: Vec<(String, RGBColor)> = phases
-        .iter()
-        .enumerate()
-        .map(|(k, p)| (p.to_string(), theme.series[k % theme.series.len()]))
-        .collect();
+    let mut items: Vec<(String, RGBColor)> = Vec::new();
+    for (k, p) in phases.iter().enumerate() {
+        items.push((p.to_string(), theme.series[k % theme.series.len()]));
+    }
     items.push(("not in a phase".into(), theme.grid));
     let title = if c.each {
         "Step time by phase (a column per step)"

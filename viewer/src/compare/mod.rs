@@ -48,8 +48,7 @@ pub fn incomparable(a: &Report, b: &Report) -> Option<String> {
 
 fn step_change(a: &Report, b: &Report) -> Option<StepChange> {
     let (sa, sb) = (a.steps.as_ref()?, b.steps.as_ref()?);
-    let va: Vec<f32> = sa.duration.present().collect();
-    let vb: Vec<f32> = sb.duration.present().collect();
+    let (va, vb) = (stats::present(&sa.duration), stats::present(&sb.duration));
     if va.is_empty() || vb.is_empty() {
         return None;
     }
@@ -148,16 +147,14 @@ impl Diff {
 /// GPUs both runs have samples of, as `(position, label)` with both labels when they
 /// differ: what the page lays out one utilization chart for.
 pub fn gpu_pairs(a: &View, b: &View) -> Vec<(usize, String)> {
-    a.gpus
-        .iter()
-        .zip(&b.gpus)
-        .map(|(x, y)| {
-            let label = if x.label == y.label {
-                x.label.clone()
-            } else {
-                format!("{} / {}", x.label, y.label)
-            };
-            (x.pos, label)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (x, y) in a.gpus.iter().zip(&b.gpus) {
+        let label = if x.label == y.label {
+            x.label.clone()
+        } else {
+            format!("{} / {}", x.label, y.label)
+        };
+        out.push((x.pos, label));
+    }
+    out
 }

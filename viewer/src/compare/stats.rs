@@ -1,12 +1,14 @@
-//! Quantiles and the Mann–Whitney U test as core computes them (`gpuwhy::signals::stats`,
-//! `gpuwhy::compare::mann_whitney`), on the report's own `f32` columns.
+//! Core's statistics ([`gpuwhy::stats`]: its quantile definition and Mann–Whitney test) on
+//! the report's own `f32` columns, sorted with the page's one sort.
 //!
-//! Why not core's `f64` entry points: each sort a module contains is a few kilobytes of its
-//! own; sorting the `f32` values (which the page already does, so the sort is there) gives
-//! the same order, and core's [`mann_whitney_sorted`] the same numbers. The native tests
-//! check them against core's.
+//! Why not core's `f64` entry points that sort for themselves: each sort a module contains
+//! is a few kilobytes of its own; sorting the `f32` values with the page's sort
+//! ([`crate::sort::total`]) gives the same order, and core's generic functions the same
+//! numbers. The native tests check them against core's `f64` ones.
 
-use gpuwhy::compare::{mann_whitney_sorted, MannWhitney, MAX_N};
+use gpuwhy::stats::{mann_whitney_sorted, thin, MannWhitney};
+
+pub use gpuwhy::stats::percentile_sorted as quantile;
 
 /// The finite values, sorted.
 pub fn sorted(v: &[f32]) -> Vec<f32> {
@@ -15,35 +17,21 @@ pub fn sorted(v: &[f32]) -> Vec<f32> {
     s
 }
 
-/// The value at quantile `q` of sorted values (nearest rank, as core's
-/// `percentile_sorted`), NaN when there are none.
-pub fn quantile(sorted: &[f32], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = (q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64).round() as usize;
-    f64::from(sorted[rank.min(sorted.len() - 1)])
-}
-
 /// Median of the finite values, `None` when there are none.
 pub fn median(v: &[f32]) -> Option<f64> {
     let s = sorted(v);
     (!s.is_empty()).then(|| quantile(&s, 0.5))
 }
 
-/// The finite values in their order, thinned evenly to [`MAX_N`] as core does; sorted.
-fn thin_sorted(v: &[f32]) -> Vec<f32> {
-    let mut v = finite(v);
-    if v.len() > MAX_N {
-        let step = v.len() as f64 / MAX_N as f64;
-        let mut t = Vec::with_capacity(MAX_N);
-        for i in 0..MAX_N {
-            t.push(v[(i as f64 * step) as usize]);
+/// The present (not missing) values of a column, in their order.
+pub fn present(c: &gpuwhy::report::Column) -> Vec<f32> {
+    let mut s = Vec::with_capacity(c.0.len());
+    for x in &c.0 {
+        if !x.is_nan() {
+            s.push(*x);
         }
-        v = t;
     }
-    crate::sort::total(&mut v);
-    v
+    s
 }
 
 /// The finite values in their order.
@@ -59,5 +47,10 @@ fn finite(v: &[f32]) -> Vec<f32> {
 
 /// Core's two-sided Mann–Whitney U test on the finite values, thinned as core thins them.
 pub fn mann_whitney(a: &[f32], b: &[f32]) -> Option<MannWhitney> {
-    mann_whitney_sorted(&thin_sorted(a), &thin_sorted(b))
+    let prepared = |v: &[f32]| {
+        let mut t = thin(finite(v));
+        crate::sort::total(&mut t);
+        t
+    };
+    mann_whitney_sorted(&prepared(a), &prepared(b))
 }

@@ -7,7 +7,7 @@ pub mod overview;
 pub mod ranks;
 pub mod tables;
 
-use crate::escape::push_html;
+use gpuwhy::text::html::push_escaped;
 
 /// A small HTML builder that escapes text by default.
 #[derive(Default)]
@@ -27,7 +27,7 @@ impl Html {
 
     /// Appends text, escaped.
     pub fn text(&mut self, s: &str) -> &mut Self {
-        push_html(&mut self.0, s);
+        push_escaped(&mut self.0, s);
         self
     }
 
@@ -37,7 +37,7 @@ impl Html {
         self.0.push('<');
         self.0.push_str(tag);
         self.0.push('>');
-        push_html(&mut self.0, text);
+        push_escaped(&mut self.0, text);
         self.0.push_str("</");
         self.0.push_str(name);
         self.0.push('>');

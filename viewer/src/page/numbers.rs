@@ -112,22 +112,21 @@ pub fn heatmap_html(view: &View, frame: &Frame, cores: bool) -> String {
     h.raw("<p class=\"range\">");
     h.text(&format!("From {}", range_text(frame)));
     h.raw("</p>");
-    let traces: Vec<(String, Trace)> = if cores {
-        view.report.host.as_ref().map_or_else(Vec::new, |hd| {
-            host::core_columns(hd)
-                .into_iter()
-                .map(|(n, m)| (format!("cpu{n}"), Trace::new(&hd.data, m, 1.0)))
-                .collect()
-        })
+    // Plain loops: each collecting chain is its own code in the module (a size goal).
+    let mut traces: Vec<(String, Trace)> = Vec::new();
+    if cores {
+        if let Some(hd) = &view.report.host {
+            for (n, m) in host::core_columns(hd) {
+                traces.push((format!("cpu{n}"), Trace::new(&hd.data, m, 1.0)));
+            }
+        }
     } else {
-        view.gpus
-            .iter()
-            .filter_map(|g| {
-                let s = view.series(g.pos)?;
-                Some((g.label.clone(), Trace::new(&s.data, "util_gpu", 1.0)))
-            })
-            .collect()
-    };
+        for g in &view.gpus {
+            if let Some(s) = view.series(g.pos) {
+                traces.push((g.label.clone(), Trace::new(&s.data, "util_gpu", 1.0)));
+            }
+        }
+    }
     table(
         &mut h,
         traces.iter().map(|(l, t)| (l.clone(), "%", t)),

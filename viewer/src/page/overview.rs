@@ -2,7 +2,7 @@
 //! with its evidence against thresholds, the fixes cheapest first, the confirming
 //! experiment and what could not be seen.
 
-use gpuwhy::report::{Cost, Finding, Report};
+use gpuwhy::report::{device_ranges, device_set, group_by_device, Cost, Finding, Report};
 
 use super::Html;
 use crate::format::{duration, percent, sig};
@@ -51,7 +51,16 @@ pub fn run_html(r: &Report) -> String {
 
 /// "0, 1 · not this job's (shown, not judged): 2 — reason".
 fn job_gpus(j: &gpuwhy::report::JobGpus) -> String {
-    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let list = |v: &[u32]| {
+        let mut s = String::new();
+        for (i, x) in v.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(&x.to_string());
+        }
+        s
+    };
     let mut s = list(&j.indices);
     if !j.others.is_empty() {
         s += &format!(" · not this job's (shown, not judged): {}", list(&j.others));
@@ -133,52 +142,14 @@ fn card(h: &mut Html, i: usize, f: &Finding) {
         h.text(&format!(" · ~{} of the run lost", percent(l)));
     }
     if !f.devices.is_empty() {
-        let d: Vec<String> = f.devices.iter().map(u32::to_string).collect();
-        h.text(&format!(" · GPU {}", d.join(", ")));
+        // "GPUs 0–7", as the evidence rows and `gpuwhy diagnose` name several GPUs.
+        h.text(&format!(" · {}", device_set(&f.devices)));
     }
     h.raw("</p></header>");
     h.elem("p class=\"summary\"", &f.summary);
 
-    if !f.evidence.is_empty() {
-        h.raw("<h4>Evidence</h4><div class=\"scroll\"><table class=\"evidence\"><thead><tr>");
-        h.raw("<th scope=\"col\"><span class=\"sr\">agrees</span></th><th scope=\"col\">measured</th><th scope=\"col\" class=\"num\">value</th><th scope=\"col\"></th><th scope=\"col\" class=\"num\">threshold</th><th scope=\"col\">unit</th><th scope=\"col\">GPU</th></tr></thead><tbody>");
-        for e in &f.evidence {
-            let (mark, label, class) = if e.agrees {
-                ("✓", "agrees", "agrees")
-            } else {
-                ("·", "does not agree", "disagrees")
-            };
-            h.raw(&format!(
-                "<tr class=\"{class}\"><td><span aria-hidden=\"true\">{mark}</span><span class=\"sr\">{label}</span></td>"
-            ));
-            h.elem("td", &e.metric);
-            h.elem("td class=\"num\"", &sig(e.value, 3));
-            h.elem("td class=\"cmp\"", e.comparison.as_str());
-            h.elem("td class=\"num\"", &sig(e.threshold, 3));
-            h.elem("td", &e.unit);
-            h.elem("td", &e.device.map_or_else(String::new, |d| d.to_string()));
-            h.raw("</tr>");
-        }
-        h.raw("</tbody></table></div>");
-    }
-
-    if !f.actions.is_empty() {
-        // Cheapest first, in the rules' order within one cost. Three passes over a short
-        // list: a stable sort would link several kilobytes of its own into the module.
-        let by_cost = [Cost::Low, Cost::Medium, Cost::High]
-            .into_iter()
-            .flat_map(|c| f.actions.iter().filter(move |a| a.cost == c));
-        h.raw("<h4>Try, cheapest first</h4><ol class=\"actions\">");
-        for a in by_cost {
-            let c = cost_name(a.cost);
-            h.raw(&format!(
-                "<li><span class=\"cost cost-{c}\">{c} cost</span> "
-            ));
-            h.text(&a.text).raw("</li>");
-        }
-        h.raw("</ol>");
-    }
-
+    evidence_html(h, f);
+    actions_html(h, f);
     let x = &f.experiment;
     if !(x.change.is_empty() && x.expect.is_empty()) {
         h.raw("<h4>Confirm with one experiment</h4><dl class=\"experiment\">");
@@ -198,4 +169,64 @@ fn card(h: &mut Html, i: usize, f: &Finding) {
         h.raw("</ul>");
     }
     h.raw("</article>");
+}
+
+/// The evidence table: one row per measurement, the same measurement on several GPUs
+/// (identical once rendered) one row naming them all ("0–7"), as `gpuwhy diagnose` prints
+/// it.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
+fn evidence_html(h: &mut Html, f: &Finding) {
+    if f.evidence.is_empty() {
+        return;
+    }
+    h.raw("<h4>Evidence</h4><div class=\"scroll\"><table class=\"evidence\"><thead><tr>");
+    h.raw("<th scope=\"col\"><span class=\"sr\">agrees</span></th><th scope=\"col\">measured</th><th scope=\"col\" class=\"num\">value</th><th scope=\"col\"></th><th scope=\"col\" class=\"num\">threshold</th><th scope=\"col\">unit</th><th scope=\"col\">GPU</th></tr></thead><tbody>");
+    // Each row rendered but for its GPU cell: rows equal as markup are the same line.
+    let rows = group_by_device(f.evidence.iter().map(|e| {
+        let mut r = Html::new();
+        let (mark, label, class) = if e.agrees {
+            ("✓", "agrees", "agrees")
+        } else {
+            ("·", "does not agree", "disagrees")
+        };
+        r.raw(&format!(
+            "<tr class=\"{class}\"><td><span aria-hidden=\"true\">{mark}</span><span class=\"sr\">{label}</span></td>"
+        ));
+        r.elem("td", &e.metric);
+        r.elem("td class=\"num\"", &sig(e.value, 3));
+        r.elem("td class=\"cmp\"", e.comparison.as_str());
+        r.elem("td class=\"num\"", &sig(e.threshold, 3));
+        r.elem("td", &e.unit);
+        (e.device, r.finish())
+    }));
+    for (devices, row) in rows {
+        h.raw(&row)
+            .elem("td", &device_ranges(&devices))
+            .raw("</tr>");
+    }
+    h.raw("</tbody></table></div>");
+}
+
+/// The fixes, cheapest first.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
+fn actions_html(h: &mut Html, f: &Finding) {
+    if f.actions.is_empty() {
+        return;
+    }
+    // Cheapest first, in the rules' order within one cost. Three passes over a short
+    // list: a stable sort would link several kilobytes of its own into the module.
+    let by_cost = [Cost::Low, Cost::Medium, Cost::High]
+        .into_iter()
+        .flat_map(|c| f.actions.iter().filter(move |a| a.cost == c));
+    h.raw("<h4>Try, cheapest first</h4><ol class=\"actions\">");
+    for a in by_cost {
+        let c = cost_name(a.cost);
+        h.raw(&format!(
+            "<li><span class=\"cost cost-{c}\">{c} cost</span> "
+        ));
+        h.text(&a.text).raw("</li>");
+    }
+    h.raw("</ol>");
 }

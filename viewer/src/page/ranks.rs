@@ -58,10 +58,10 @@ fn context(r: &RanksData) -> String {
         n => line.push_str(&count(n, "straggler")),
     }
     // In the report's order: by rank, as `gpuwhy merge` writes them.
-    let short: Vec<u32> = (r.ranks.iter())
-        .filter(|x| !x.complete)
-        .map(|x| x.rank)
-        .collect();
+    let mut short: Vec<u32> = Vec::new();
+    for x in r.ranks.iter().filter(|x| !x.complete) {
+        short.push(x.rank);
+    }
     if !short.is_empty() {
         line.push_str("; recording cut short on ");
         line.push_str(&rank_list(&short));

@@ -1,7 +1,7 @@
 //! Tables: devices and their capabilities, the recorder's own cost and NVML faults, host
 //! facts, step phases and events.
 
-use gpuwhy::report::Report;
+use gpuwhy::report::{device_set, group_by_device, Report};
 
 use super::{row, Html};
 use crate::chart::steps::{phase_order, step_quantiles};
@@ -69,31 +69,43 @@ pub fn devices_html(r: &Report) -> String {
         );
     }
     h.raw("</tbody></table></div>");
-    for d in &r.devices {
-        let avail = d.capabilities.values().filter(|c| c.available).count();
+    capabilities_html(&mut h, r);
+    h.finish()
+}
+
+/// Each GPU's capabilities (available or why not), GPUs with the same table under one
+/// heading ("GPUs 0–7: 30 of 34 metrics available"), as `gpuwhy diagnose` lists them.
+fn capabilities_html(h: &mut Html, r: &Report) {
+    // Each GPU's table rendered: tables equal as markup are the same list.
+    let groups = group_by_device(r.devices.iter().map(|d| {
+        let mut t = Html::new();
+        for (m, c) in &d.capabilities {
+            let why = c.reason.as_deref().unwrap_or("");
+            row(&mut t, &[m, if c.available { "yes" } else { "no" }, why]);
+        }
+        (Some(d.index), t.finish())
+    }));
+    for (devices, table) in groups {
+        let mut members = r.devices.iter().filter(|d| devices.contains(&d.index));
+        let Some(first) = members.next() else {
+            continue;
+        };
+        let caps = &first.capabilities;
+        let avail = caps.values().filter(|c| c.available).count();
         h.raw("<details class=\"caps\"><summary>");
         h.text(&format!(
-            "GPU {}: {avail} of {} metrics available",
-            d.index,
-            d.capabilities.len()
+            "{}: {avail} of {} metrics available",
+            device_set(&devices),
+            caps.len()
         ));
-        if let Some(u) = &d.uuid {
-            h.raw(" <code>").text(u).raw("</code>");
+        for d in std::iter::once(first).chain(members) {
+            if let Some(u) = &d.uuid {
+                h.raw(" <code>").text(u).raw("</code>");
+            }
         }
         h.raw("</summary><table><thead><tr><th scope=\"col\">metric</th><th scope=\"col\">available</th><th scope=\"col\">why not</th></tr></thead><tbody>");
-        for (m, c) in &d.capabilities {
-            row(
-                &mut h,
-                &[
-                    m,
-                    if c.available { "yes" } else { "no" },
-                    c.reason.as_deref().unwrap_or(""),
-                ],
-            );
-        }
-        h.raw("</tbody></table></details>");
+        h.raw(&table).raw("</tbody></table></details>");
     }
-    h.finish()
 }
 
 /// The recorder's own cost, then NVML faults and the library used.
@@ -160,23 +172,31 @@ pub fn overhead_html(r: &Report) -> String {
         );
     }
     h.raw("</tbody></table></div>");
-    if !r.faults.is_empty() {
-        h.raw("<h3>NVML errors (transient, counted)</h3><div class=\"scroll\"><table class=\"faults\"><thead><tr><th scope=\"col\">function</th><th scope=\"col\">error</th><th scope=\"col\">GPU</th><th scope=\"col\" class=\"num\">count</th><th scope=\"col\">first – last</th></tr></thead><tbody>");
-        for f in &r.faults {
-            row(
-                &mut h,
-                &[
-                    &f.function,
-                    &format!("{} ({})", f.name, f.code),
-                    &opt(f.device),
-                    &f.count.to_string(),
-                    &format!("{} s – {} s", sig(f.first_s, 4), sig(f.last_s, 4)),
-                ],
-            );
-        }
-        h.raw("</tbody></table></div>");
-    }
+    faults_html(&mut h, r);
     h.finish()
+}
+
+/// NVML's transient errors, counted per function and error.
+// One caller: inlined, so that splitting a long function costs the module no code.
+#[inline(always)]
+fn faults_html(h: &mut Html, r: &Report) {
+    if r.faults.is_empty() {
+        return;
+    }
+    h.raw("<h3>NVML errors (transient, counted)</h3><div class=\"scroll\"><table class=\"faults\"><thead><tr><th scope=\"col\">function</th><th scope=\"col\">error</th><th scope=\"col\">GPU</th><th scope=\"col\" class=\"num\">count</th><th scope=\"col\">first – last</th></tr></thead><tbody>");
+    for f in &r.faults {
+        row(
+            h,
+            &[
+                &f.function,
+                &format!("{} ({})", f.name, f.code),
+                &opt(f.device),
+                &f.count.to_string(),
+                &format!("{} s – {} s", sig(f.first_s, 4), sig(f.last_s, 4)),
+            ],
+        );
+    }
+    h.raw("</tbody></table></div>");
 }
 
 /// Host facts and what the host could not provide.

@@ -124,15 +124,11 @@ impl<'a> Trace<'a> {
             lo = lo.min(s.lo);
             hi = hi.max(s.hi);
         }
-        if means.is_empty() {
-            return None;
-        }
-        let mid = means.len() / 2;
         // In f64, as the row steps below: one selection routine in the module, not two.
-        let (_, m, _) = means.select_nth_unstable_by(mid, f64::total_cmp);
+        let median = gpuwhy::stats::select(&mut means, 0.5)?;
         Some(Stats {
             min: lo as f64,
-            median: *m,
+            median,
             max: hi as f64,
             count: means.len(),
         })
@@ -160,9 +156,11 @@ impl<'a> Trace<'a> {
             sums[i].0 += s.mean as f64;
             sums[i].1 += 1;
         }
-        sums.into_iter()
-            .map(|(s, c)| (c > 0).then(|| s / c as f64))
-            .collect()
+        let mut out = Vec::with_capacity(n);
+        for (s, c) in sums {
+            out.push((c > 0).then(|| s / c as f64));
+        }
+        out
     }
 }
 
@@ -225,10 +223,5 @@ fn cadence(t: &[f64], v: &[f32]) -> (usize, Option<f64>) {
             break;
         }
     }
-    if dts.is_empty() {
-        return (step_rows, None);
-    }
-    let mid = dts.len() / 2;
-    let (_, m, _) = dts.select_nth_unstable_by(mid, f64::total_cmp);
-    (step_rows, Some(*m))
+    (step_rows, gpuwhy::stats::select(&mut dts, 0.5))
 }

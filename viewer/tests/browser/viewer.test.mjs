@@ -98,6 +98,45 @@ describe('the static page', () => {
     await page.close();
   });
 
+  test('collapses identical per-GPU lines: evidence rows and capability lists name their GPUs', async () => {
+    const { page, state, errors } = await open(`${suite.base}/index.html?url=/fixtures/demo.json`);
+    assert.equal(state, 'ready', errors.join('\n'));
+    // "0–2, 5, 7" → [0, 1, 2, 5, 7]
+    const expand = (s) => s.split(', ').filter((p) => p !== '').flatMap((p) => {
+      const [a, b] = p.split('–').map(Number);
+      return b === undefined ? [a] : Array.from({ length: b - a + 1 }, (_, i) => a + i);
+    });
+    // Capabilities: one list per distinct table, headed by its GPUs.
+    const groups = new Map();
+    for (const d of demo.devices) {
+      const key = JSON.stringify(d.capabilities);
+      groups.set(key, [...(groups.get(key) ?? []), d.index]);
+    }
+    assert.ok(groups.size < demo.devices.length, 'the demo GPUs share capability tables');
+    const heads = await page.$$eval('#devices details.caps summary', (s) => s.map((x) => x.textContent));
+    assert.equal(heads.length, groups.size, heads.join('\n'));
+    const named = heads.flatMap((h) => expand(h.match(/^GPUs? ([0-9–, ]+):/)[1]));
+    assert.deepEqual(named.sort((a, b) => a - b), demo.devices.map((d) => d.index).sort((a, b) => a - b));
+    // Evidence: each card's rows are distinct but for the GPU cell, and name every GPU the
+    // finding's evidence has, once per measurement.
+    const cards = await page.$$eval('article.finding', (arts) => arts.map((a) =>
+      Array.from(a.querySelectorAll('table.evidence tbody tr'), (tr) =>
+        Array.from(tr.cells, (c) => c.textContent))));
+    assert.equal(cards.length, demo.findings.length);
+    let collapsed = false;
+    cards.forEach((rows, i) => {
+      const ev = demo.findings[i].evidence;
+      const gpus = rows.reduce((n, r) => n + expand(r[6]).length, 0);
+      assert.equal(gpus, ev.filter((e) => e.device !== null && e.device !== undefined).length, `card ${i}`);
+      const keyed = rows.filter((r) => r[6] !== '').map((r) => r.slice(0, 6).join('|'));
+      assert.equal(new Set(keyed).size, keyed.length, `card ${i}: identical rows left apart`);
+      collapsed ||= rows.length < ev.length;
+    });
+    assert.ok(collapsed, 'some evidence of the demo collapsed');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('opens a report from the file picker', async () => {
     const { page } = await open(`${suite.base}/index.html`);
     await page.setInputFiles('#file', join(FIX, 'demo.json'));

@@ -3,6 +3,7 @@
 
 mod baseline;
 mod charts;
+mod collapse;
 mod compare;
 mod fixtures;
 mod load;

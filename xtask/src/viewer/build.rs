@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use super::dist::gzip_file;
 use super::{out_dir, output_of, viewer_dir, WASM_TOOLCHAIN};
@@ -121,9 +121,13 @@ fn remap_flags() -> String {
     flags.join("\x1f")
 }
 
-/// Prints each module's size after `wasm-opt`, raw and gzipped (level 9, as the viewer's
-/// benchmark measures it).
-fn print_sizes(pkg: &Path) -> Result<()> {
+/// The page's module's size goal, gzipped (level 9), in kB: `cargo xtask viewer test` fails
+/// above it (docs/viewer.md).
+pub const PAGE_MODULE_BUDGET_KB: f64 = 150.0;
+
+/// Each module's size after `wasm-opt`, raw and gzipped (level 9, as the viewer's
+/// benchmark measures it), in kB, in the order of [`MODULES`].
+fn sizes(pkg: &Path) -> Result<Vec<(f64, f64)>> {
     const GZIP: &str = "const z = require('node:zlib'), f = require('node:fs');\
         for (const p of process.argv.slice(1)) { const b = f.readFileSync(p); \
         console.log(b.length, z.gzipSync(b, { level: 9 }).length); }";
@@ -131,14 +135,40 @@ fn print_sizes(pkg: &Path) -> Result<()> {
         .iter()
         .map(|(_, stem)| pkg.join(format!("{stem}_bg.wasm")))
         .collect();
-    let sizes = output_of(Command::new("node").args(["-e", GZIP]).args(&files))
+    let out = output_of(Command::new("node").args(["-e", GZIP]).args(&files))
         .context("cannot measure the modules' sizes with node")?;
-    for ((_, stem), line) in MODULES.iter().zip(sizes.lines()) {
-        let mut n = line
-            .split_whitespace()
-            .map(|x| x.parse::<f64>().unwrap_or(f64::NAN) / 1000.0);
-        let (raw, gz) = (n.next().unwrap_or(f64::NAN), n.next().unwrap_or(f64::NAN));
+    Ok(out
+        .lines()
+        .map(|line| {
+            let mut n = line
+                .split_whitespace()
+                .map(|x| x.parse::<f64>().unwrap_or(f64::NAN) / 1000.0);
+            (n.next().unwrap_or(f64::NAN), n.next().unwrap_or(f64::NAN))
+        })
+        .collect())
+}
+
+/// Prints each module's size, raw and gzipped.
+fn print_sizes(pkg: &Path) -> Result<()> {
+    for ((_, stem), (raw, gz)) in MODULES.iter().zip(sizes(pkg)?) {
         eprintln!("xtask: {stem}_bg.wasm: {raw:.0} kB, {gz:.1} kB gzipped");
     }
+    Ok(())
+}
+
+/// Fails when the page's module of the build in `out` is over [`PAGE_MODULE_BUDGET_KB`]
+/// gzipped (or cannot be measured).
+pub fn check_size(out: &Path) -> Result<()> {
+    let gz = sizes(&out.join("pkg"))?.first().map_or(f64::NAN, |s| s.1);
+    let stem = MODULES[0].1;
+    if gz.is_nan() || gz > PAGE_MODULE_BUDGET_KB {
+        bail!(
+            "{stem}_bg.wasm is {gz:.1} kB gzipped, over its {PAGE_MODULE_BUDGET_KB} kB goal: \
+             see docs/viewer.md (Performance) for what the module holds and how it was kept small"
+        );
+    }
+    eprintln!(
+        "xtask: {stem}_bg.wasm: {gz:.1} kB gzipped, within its {PAGE_MODULE_BUDGET_KB} kB goal"
+    );
     Ok(())
 }

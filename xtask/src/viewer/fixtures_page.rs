@@ -9,7 +9,8 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use gpuwhy::report::Report;
 
-use super::fixtures::{gpuwhy_bin, long_report, synthetic_steps};
+use super::fixtures::{gpuwhy_bin, synthetic_steps};
+use super::long_report::long_report;
 use super::out_dir;
 use crate::run_cmd;
 

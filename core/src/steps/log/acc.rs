@@ -2,7 +2,7 @@
 //! more exact records.
 
 use crate::report::PhaseStats;
-use crate::steps::nearest_rank;
+use crate::stats::percentile_sorted;
 use crate::steps::sketch::QuantileSketch;
 
 /// Exact totals of one quantity, and its sketch once the log keeps no more exact records.
@@ -64,9 +64,9 @@ impl Acc {
                     .collect();
                 v.sort_by(f64::total_cmp);
                 (
-                    nearest_rank(&v, 0.5),
-                    nearest_rank(&v, 0.95),
-                    nearest_rank(&v, 0.99),
+                    percentile_sorted(&v, 0.5),
+                    percentile_sorted(&v, 0.95),
+                    percentile_sorted(&v, 0.99),
                 )
             }
             (None, None) => (0.0, 0.0, 0.0),

@@ -1,5 +1,6 @@
 use super::*;
-use crate::steps::{nearest_rank, PhaseId, SKETCH_RELATIVE_ERROR};
+use crate::stats::percentile_sorted;
+use crate::steps::{PhaseId, SKETCH_RELATIVE_ERROR};
 
 fn names() -> Vec<String> {
     crate::steps::BUILTIN_PHASES.map(String::from).to_vec()
@@ -109,7 +110,7 @@ fn past_the_exact_window_quantiles_stay_within_the_stated_error() {
         assert_eq!(s.count, 50_000);
         assert_eq!(s.max_s, values[values.len() - 1]);
         for (q, got) in [(0.5, s.p50_s), (0.95, s.p95_s), (0.99, s.p99_s)] {
-            let exact = nearest_rank(values, q);
+            let exact = percentile_sorted(values, q);
             let err = (got - exact).abs() / exact;
             assert!(
                 err <= SKETCH_RELATIVE_ERROR + 1e-6,

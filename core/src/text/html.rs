@@ -1,17 +1,18 @@
 //! Escaping report text for HTML. Everything a report says is data: device names, labels,
-//! rule text and error messages go through [`html`] before they reach the page.
+//! rule text, file names and error messages go through [`escape`] before they reach a page
+//! (the viewer's, and the attributes of the page `gpuwhy view` writes).
 
 use std::fmt::Write;
 
 /// Escapes `s` for HTML text and for double- or single-quoted attribute values.
-pub fn html(s: &str) -> String {
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
-    push_html(&mut out, s);
+    push_escaped(&mut out, s);
     out
 }
 
-/// Appends `s` to `out`, escaped as by [`html`].
-pub fn push_html(out: &mut String, s: &str) {
+/// Appends `s` to `out`, escaped as by [`escape`].
+pub fn push_escaped(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -35,10 +36,10 @@ mod tests {
     #[test]
     fn markup_becomes_text() {
         assert_eq!(
-            html(r#"<img src=x onerror="a('b')">&"#),
+            escape(r#"<img src=x onerror="a('b')">&"#),
             "&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;&amp;"
         );
-        assert_eq!(html("</script><script>"), "&lt;/script&gt;&lt;script&gt;");
-        assert_eq!(html("a\u{0}b"), "a&#x0;b");
+        assert_eq!(escape("</script><script>"), "&lt;/script&gt;&lt;script&gt;");
+        assert_eq!(escape("a\u{0}b"), "a&#x0;b");
     }
 }

@@ -26,13 +26,22 @@ pub const ALPHA: f64 = 0.05;
 /// size, which keeps the test's power far beyond what step-time differences need.
 pub const MAX_N: usize = 20_000;
 
-fn thin(v: &[f64]) -> Vec<f64> {
-    let v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+/// `v` thinned evenly (deterministically) to at most [`MAX_N`] values, in their order.
+pub fn thin<T: Copy>(v: Vec<T>) -> Vec<T> {
     if v.len() <= MAX_N {
         return v;
     }
     let step = v.len() as f64 / MAX_N as f64;
-    (0..MAX_N).map(|i| v[(i as f64 * step) as usize]).collect()
+    let mut t = Vec::with_capacity(MAX_N);
+    for i in 0..MAX_N {
+        t.push(v[(i as f64 * step) as usize]);
+    }
+    t
+}
+
+/// The finite values of `v`, [`thin`]ned.
+fn finite_thinned(v: &[f64]) -> Vec<f64> {
+    thin(v.iter().copied().filter(|x| x.is_finite()).collect())
 }
 
 /// Standard normal CDF (Abramowitz & Stegun 7.1.26 for erf, absolute error < 1.5e-7).
@@ -53,7 +62,7 @@ pub fn normal_cdf(x: f64) -> f64 {
 /// Tests whether `a` and `b` differ in location. `None` when either has fewer than 2 values
 /// or all values are tied.
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
-    let (mut a, mut b) = (thin(a), thin(b));
+    let (mut a, mut b) = (finite_thinned(a), finite_thinned(b));
     a.sort_by(f64::total_cmp);
     b.sort_by(f64::total_cmp);
     mann_whitney_sorted(&a, &b)
@@ -62,7 +71,7 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
 /// [`mann_whitney`] of two samples already thinned, free of NaN and sorted ascending: the
 /// test walks both at once, each group of equal values taking the mean of the ranks it
 /// spans. Generic so that the viewer runs it on the report's `f32` columns, which it sorts
-/// anyway, without a second sort in its module.
+/// with its own sort, without a second sort in its module.
 pub fn mann_whitney_sorted<T: Copy + PartialOrd>(a: &[T], b: &[T]) -> Option<MannWhitney> {
     let (n1, n2) = (a.len(), b.len());
     if n1 < 2 || n2 < 2 {
