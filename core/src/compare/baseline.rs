@@ -3,28 +3,11 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-use super::{compare, Comparison};
+use super::compare;
 use crate::analysis::diagnose;
 use crate::report::Report;
 
-/// The `comparison` section of a report whose session named a baseline.
-///
-/// Exactly one of `result` and `error` is set: a baseline that cannot be read, or a run that
-/// cannot be compared with it, never costs the report itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BaselineComparison {
-    /// The baseline report's path, as given.
-    pub baseline: String,
-    /// Baseline → this run, as `gpuwhy compare BASELINE THIS` reports it.
-    #[serde(default)]
-    pub result: Option<Comparison>,
-    /// Why there is no comparison: the baseline could not be read, or the runs are not
-    /// comparable (different GPU count or model).
-    #[serde(default)]
-    pub error: Option<String>,
-}
+pub use crate::report::BaselineComparison;
 
 impl BaselineComparison {
     /// Compares the diagnosed `report` with the baseline report at `path`, which is read and

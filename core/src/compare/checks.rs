@@ -1,39 +1,10 @@
 //! Checking a finding's confirming experiment against the candidate run: each rule's
 //! experiment predicts which metric moves, and in which direction.
 
-use serde::{Deserialize, Serialize};
-
 use crate::report::{Finding, Report};
 use crate::signals::Signals;
 
-/// Whether the prediction held.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The metric moved as predicted, by more than the noise margin.
-    Held,
-    /// It did not move, or moved the other way.
-    NotHeld,
-    /// The metric is missing from one of the runs.
-    Unknown,
-}
-
-/// One finding's experiment, checked.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExperimentCheck {
-    /// The baseline finding.
-    pub finding: String,
-    /// The metric the experiment predicts a change in.
-    pub metric: String,
-    /// `down` or `up`.
-    pub expected: String,
-    /// Baseline value.
-    pub baseline: Option<f64>,
-    /// Candidate value.
-    pub candidate: Option<f64>,
-    /// The verdict.
-    pub outcome: Outcome,
-}
+pub use crate::report::{ExperimentCheck, Outcome};
 
 /// Relative change below which a metric "did not move" (sampling noise of medians).
 pub const NOISE: f64 = 0.05;

@@ -7,6 +7,7 @@
 
 pub(crate) mod build;
 mod column;
+mod comparison;
 mod finding;
 mod group;
 mod io;
@@ -20,6 +21,10 @@ mod time;
 
 pub(crate) use column::f64_or_nan;
 pub use column::Column;
+pub use comparison::{
+    BaselineComparison, Change, Comparison, ExperimentCheck, GpuChange, MannWhitney, Outcome,
+    StepChange, VerdictDiff,
+};
 pub use finding::{
     Action, Comparator, Cost, Evidence, Experiment, Finding, FindingSource, Severity, Verdict,
 };

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::column::Column;
+use super::comparison::BaselineComparison;
 use super::finding::{Finding, Verdict};
 use super::ranks::RanksData;
 use super::steps::StepsData;
-use crate::compare::BaselineComparison;
 
 /// The tool that wrote a report.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -3,21 +3,7 @@
 //! Rank-based, so it compares medians' worth of evidence without assuming a distribution —
 //! step times are skewed and heavy-tailed, and the guides compare medians, never means.
 
-/// Result of a two-sided Mann–Whitney U test (normal approximation with tie correction).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct MannWhitney {
-    /// U statistic of the first sample.
-    #[serde(deserialize_with = "crate::report::f64_or_nan")]
-    pub u: f64,
-    /// Standardised statistic.
-    #[serde(deserialize_with = "crate::report::f64_or_nan")]
-    pub z: f64,
-    /// Two-sided p-value.
-    #[serde(deserialize_with = "crate::report::f64_or_nan")]
-    pub p: f64,
-    /// `p` below [`ALPHA`].
-    pub significant: bool,
-}
+pub use crate::report::MannWhitney;
 
 /// Significance level.
 pub const ALPHA: f64 = 0.05;
