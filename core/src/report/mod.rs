@@ -12,7 +12,9 @@ mod group;
 mod io;
 mod job;
 pub mod journal;
+mod layout;
 mod model;
+mod packed;
 mod place;
 mod ranks;
 mod steps;
@@ -22,12 +24,13 @@ pub(crate) use column::f64_or_nan;
 pub use column::Column;
 pub use finding::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
 pub use group::{device_set, group_by_device};
-pub use io::write_atomic;
+pub use io::{gunzip_head, write_atomic};
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod};
 pub use model::{
     Capability, CoarseColumn, CoarseData, DataLoaderInfo, DeviceInfo, DeviceSeries, Event, Fault,
     HostData, HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
 };
+pub use packed::{per_unit, plain, MAX_VALUES, TIME_DIV};
 pub use place::JobPlace;
 pub use ranks::{
     Exemplar, GpuSpot, Imbalance, NodeSummary, PhaseTimes, RankFinding, RankGpu, RankSteps,
