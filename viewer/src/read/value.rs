@@ -13,9 +13,14 @@ use super::scan::{Member, ReadError, Scan};
 pub type Read<'s, 'a, T> = &'s mut dyn FnMut(&mut Scan<'a>) -> Result<T, ReadError>;
 
 impl<'a> Scan<'a> {
-    /// A column of samples: numbers, `null` for a missing one (`NaN`). `rows` is how many
+    /// A column of samples: numbers, `null` for a missing one (`NaN`), or the packed form
+    /// ([`super::packed`]). `rows` is how many
     /// to expect (the length of the stream's times, read before its columns).
     pub fn column(&mut self, rows: usize) -> Result<Column, ReadError> {
+        if self.peek() == Some(b'{') {
+            let v = self.packed(rows)?;
+            return Ok(Column(v.into_iter().map(|x| x as f32).collect()));
+        }
         match self.numeric(rows, Some(f64::NAN)) {
             // Read as `f64` and narrowed here, so that the module holds one copy of the
             // number loop rather than one per element type.
@@ -24,8 +29,16 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// An array of times (numbers, no `null`).
+    /// An array of times (numbers, no `null`), or the packed form of them.
     pub fn times(&mut self) -> Result<Vec<f64>, ReadError> {
+        if self.peek() == Some(b'{') {
+            let at = self.pos;
+            let t = self.packed(0)?;
+            if t.iter().any(|x| x.is_nan()) {
+                return Err(self.error_at(at, "sample times cannot be null"));
+            }
+            return Ok(t);
+        }
         match self.numeric(0, None) {
             Some(v) => Ok(v),
             None => self.direct(),

@@ -6,6 +6,7 @@ mod charts;
 mod compare;
 mod fixtures;
 mod load;
+mod packed;
 mod ranks;
 mod read;
 mod readable;
