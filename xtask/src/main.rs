@@ -9,6 +9,7 @@ mod bench;
 mod bench_ffi;
 mod bench_merge;
 mod bench_trace;
+mod bench_week;
 mod fuzz;
 mod install_ffi;
 mod layers;
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("bench") if args.get(1).map(String::as_str) == Some("trace") => bench_trace::trace(),
         Some("bench") if args.get(1).map(String::as_str) == Some("merge") => bench_merge::merge(),
+        Some("bench") if args.get(1).map(String::as_str) == Some("week") => bench_week::week(),
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
         Some("accuracy") => accuracy::run(&args[1..]),

@@ -4,6 +4,7 @@ use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::gz::{gunzip, gzip, GZIP_MAGIC};
 use super::{Report, SCHEMA, SCHEMA_MAJOR, SCHEMA_PREFIX};
 use crate::{Error, Result};
 
@@ -149,80 +150,60 @@ impl Report {
             let rec = super::journal::replay(bytes, path)?;
             return Ok(Report::from_recording(&rec));
         }
-        let probe: SchemaProbe =
-            serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes)))?;
-        let schema =
-            match probe.schema {
-                Some(serde_json::Value::String(s)) => s,
-                Some(_) | None => return Err(bad(
-                    "this JSON is not a gpuwhy report (no \"schema\": \"gpuwhy.report/…\" field); \
-                     `gpuwhy diagnose` reads reports written by `gpuwhy record` or `gpuwhy demo`"
-                        .into(),
-                )),
-            };
-        let Some(version) = schema.strip_prefix(SCHEMA_PREFIX) else {
-            return Err(bad(format!(
-                "this JSON has schema \"{schema}\", not a gpuwhy report ({SCHEMA})"
-            )));
-        };
-        let major: u32 = version
-            .split('.')
-            .next()
-            .and_then(|m| m.parse().ok())
-            .ok_or_else(|| bad(format!("unreadable schema version \"{schema}\"")))?;
-        if major > SCHEMA_MAJOR {
-            return Err(Error::NewerSchema {
-                path: path.to_path_buf(),
-                found: schema,
-                supported: SCHEMA,
-            });
-        }
-        serde_json::from_slice(bytes).map_err(|e| {
-            bad(too_deep(&e).unwrap_or_else(|| format!("not a valid {SCHEMA} report: {e}")))
-        })
-    }
-}
-
-/// The first bytes of a gzip stream (RFC 1952).
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-
-/// `bytes` gzip-compressed (a report written as `.json.gz`).
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    use flate2::write::GzEncoder;
-    let mut enc = GzEncoder::new(Vec::new(), flate2::Compression::default());
-    // Writing into memory cannot fail.
-    enc.write_all(bytes).expect("gzip into memory");
-    enc.finish().expect("gzip into memory")
-}
-
-/// Decompresses gzip `bytes`, at most `limit` bytes of them.
-fn gunzip(bytes: &[u8], limit: u64) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(bytes)
-        .take(limit)
-        .read_to_end(&mut out)?;
-    Ok(out)
-}
-
-/// The first `limit` decompressed bytes of `head`, the start of a gzip file (what
-/// decompresses before the data runs out), or `head` itself when it is not gzip: to tell
-/// what a `.json.gz` file holds from its first bytes.
-pub fn gunzip_head(head: &[u8], limit: usize) -> std::borrow::Cow<'_, [u8]> {
-    if !head.starts_with(&GZIP_MAGIC) {
-        return std::borrow::Cow::Borrowed(head);
-    }
-    let mut dec = flate2::read::MultiGzDecoder::new(head);
-    let mut out = vec![0; limit];
-    let mut n = 0;
-    // A cut stream ends in an error after what it could decompress: keep that much.
-    while n < limit {
-        match dec.read(&mut out[n..]) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k,
+        // One pass over the bytes for a readable report (most of the time of reading a long
+        // one); the schema is checked on what it read. Only a report that does not read is
+        // looked at again, for the message that says why.
+        match serde_json::from_slice::<Report>(bytes) {
+            Ok(r) => {
+                check_schema(Some(serde_json::Value::String(r.schema.clone())), path)?;
+                Ok(r)
+            }
+            Err(e) => {
+                let probe: SchemaProbe =
+                    serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes)))?;
+                check_schema(probe.schema, path)?;
+                Err(bad(too_deep(&e).unwrap_or_else(|| {
+                    format!("not a valid {SCHEMA} report: {e}")
+                })))
+            }
         }
     }
-    out.truncate(n);
-    std::borrow::Cow::Owned(out)
+}
+
+/// Refuses a `schema` that is missing, not gpuwhy's, unreadable or of a newer major version.
+fn check_schema(schema: Option<serde_json::Value>, path: &Path) -> Result<()> {
+    let bad = |reason: String| Error::BadReport {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let schema = match schema {
+        Some(serde_json::Value::String(s)) => s,
+        Some(_) | None => {
+            return Err(bad(
+                "this JSON is not a gpuwhy report (no \"schema\": \"gpuwhy.report/…\" field); \
+                 `gpuwhy diagnose` reads reports written by `gpuwhy record` or `gpuwhy demo`"
+                    .into(),
+            ))
+        }
+    };
+    let Some(version) = schema.strip_prefix(SCHEMA_PREFIX) else {
+        return Err(bad(format!(
+            "this JSON has schema \"{schema}\", not a gpuwhy report ({SCHEMA})"
+        )));
+    };
+    let major: u32 = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .ok_or_else(|| bad(format!("unreadable schema version \"{schema}\"")))?;
+    if major > SCHEMA_MAJOR {
+        return Err(Error::NewerSchema {
+            path: path.to_path_buf(),
+            found: schema,
+            supported: SCHEMA,
+        });
+    }
+    Ok(())
 }
 
 /// True when the error's position is the last non-blank byte of the input: a document cut
@@ -297,6 +278,7 @@ fn json_error_reason(e: &serde_json::Error, bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::gz::gunzip_head;
     use super::*;
 
     #[test]

@@ -9,6 +9,7 @@ mod build;
 mod column;
 mod finding;
 mod group;
+mod gz;
 mod io;
 mod job;
 pub mod journal;
@@ -24,7 +25,8 @@ pub(crate) use column::f64_or_nan;
 pub use column::Column;
 pub use finding::{Action, Cost, Evidence, Experiment, Finding, Severity, Verdict};
 pub use group::{device_set, group_by_device};
-pub use io::{gunzip_head, write_atomic};
+pub use gz::gunzip_head;
+pub use io::write_atomic;
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod};
 pub use model::{
     Capability, CoarseColumn, CoarseData, DataLoaderInfo, DeviceInfo, DeviceSeries, Event, Fault,
