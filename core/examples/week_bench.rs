@@ -4,8 +4,9 @@
 //! recorder's storage at injected times — an hour and a week of it — its heap against the
 //! documented bound, and the report file each writes, in the plain and the compact form.
 //!
-//! Usage: `week_bench OUT_DIR`; writes `hour.json` and `week.json` (compact form) there and
-//! prints one JSON object on stdout.
+//! Usage: `week_bench OUT_DIR`; writes `hour.json` and `week.json` (compact form), their
+//! `.json.gz` and `-plain.json` (the form written before) there and prints one JSON object
+//! on stdout.
 
 use std::path::Path;
 use std::time::Instant;
@@ -84,7 +85,7 @@ fn row(g: usize, k: u64, n: &mut Noise) -> [f32; GpuMetric::COUNT] {
         GpuMetric::ClockReasons,
         if busy { 0.0 } else { 1.0 },
     );
-    if (k + g as u64).is_multiple_of(SLOW) {
+    if (k + g as u64) % SLOW == 0 {
         set(&mut r, GpuMetric::Temp, 55.0 + (n.next() * 10.0).round());
         let kb = |x: f32| (x * 1e6 / 1024.0).round() * 1024.0 / 1e6;
         set(&mut r, GpuMetric::PcieRx, kb(200.0 + n.next() * 800.0));
@@ -165,7 +166,7 @@ fn measure(seconds: f64, out: &Path) -> Value {
             let r = row(g, k, &mut noise);
             rec.push_gpu(g, t, &r);
         }
-        if k.is_multiple_of(HOST) {
+        if k % HOST == 0 {
             let h = host_row(&mut noise);
             if let Some(host) = rec.host.as_mut() {
                 host.series.push(t, &h);
@@ -180,11 +181,10 @@ fn measure(seconds: f64, out: &Path) -> Value {
     // The form gpuwhy wrote before the compact one: plain arrays, pretty JSON.
     let old = gpuwhy::report::plain(|| serde_json::to_string_pretty(&report))
         .expect("a report serialises");
-    let path = out.join(if seconds > 86_400.0 {
-        "week.json"
-    } else {
-        "hour.json"
-    });
+    let name = if seconds > 86_400.0 { "week" } else { "hour" };
+    let path = out.join(format!("{name}.json"));
+    let plain_path = out.join(format!("{name}-plain.json"));
+    std::fs::write(&plain_path, &old).expect("writes the plain form");
     report.save(&path).expect("writes the report");
     let gz = path.with_extension("json.gz");
     report.save(&gz).expect("writes the gzip report");
@@ -210,6 +210,7 @@ fn measure(seconds: f64, out: &Path) -> Value {
         "parse_s": parse_s,
         "parse_old_s": parse_old_s,
         "path": path,
+        "plain_path": plain_path,
     })
 }
 
