@@ -31,16 +31,11 @@ pub fn gunzip_head(head: &[u8], limit: usize) -> std::borrow::Cow<'_, [u8]> {
     if !head.starts_with(&GZIP_MAGIC) {
         return std::borrow::Cow::Borrowed(head);
     }
-    let mut dec = flate2::read::MultiGzDecoder::new(head);
-    let mut out = vec![0; limit];
-    let mut n = 0;
-    // A cut stream ends in an error after what it could decompress: keep that much.
-    while n < limit {
-        match dec.read(&mut out[n..]) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => n += k,
-        }
-    }
-    out.truncate(n);
+    let mut out = Vec::new();
+    // A cut stream ends in an error after what it could decompress, which `read_to_end`
+    // has appended by then: keep that much.
+    let _ = flate2::read::MultiGzDecoder::new(head)
+        .take(limit as u64)
+        .read_to_end(&mut out);
     std::borrow::Cow::Owned(out)
 }
