@@ -103,6 +103,8 @@ pub fn week() -> Result<()> {
         let (secs, rss) = diagnose(&gpuwhy, &path)?;
         let plain = PathBuf::from(v[run]["plain_path"].as_str().unwrap_or_default());
         let (plain_secs, plain_rss) = diagnose(&gpuwhy, &plain)?;
+        // Hundreds of MB, needed for nothing else.
+        let _ = std::fs::remove_file(&plain);
         println!(
             "  {run:4}: {:>11} samples, top finding {} (from the plain form: {})",
             num(run, "samples"),
