@@ -54,9 +54,11 @@ fn null(b: &[u8], i: usize) -> Result<Option<usize>, Stop> {
 }
 
 /// The runs array starting at `b[0]` (`[`), expanded: each value over `div`, `NaN` where
-/// missing; and the index after its `]`.
-fn runs(b: &[u8], div: f64, rows: usize) -> Result<(Vec<f64>, usize), Stop> {
-    let mut out = Vec::with_capacity(rows);
+/// missing (none kept when `keep` is false: a column no chart draws, checked and skipped);
+/// and the index after its `]`.
+fn runs(b: &[u8], div: f64, rows: usize, keep: bool) -> Result<(Vec<f64>, usize), Stop> {
+    let mut out = Vec::with_capacity(if keep { rows } else { 0 });
+    let mut len: u64 = 0;
     let (mut prev, mut i) = (0i64, skip_ws(b, 1));
     if b.get(i) == Some(&b']') {
         return Ok((out, i + 1));
@@ -95,13 +97,19 @@ fn runs(b: &[u8], div: f64, rows: usize) -> Result<(Vec<f64>, usize), Stop> {
             let (v, at) = int(b, i)?;
             (d, n, i) = (Some(v), 1, at);
         }
-        if out.len() as u64 + n > MAX_VALUES {
+        len += n;
+        if len > MAX_VALUES {
             return Err(Stop::Bad(
                 i,
                 "fewer values (the column is longer than any report's)",
             ));
         }
-        for _ in 0..n {
+        if !keep {
+            if let Some(d) = d {
+                prev = prev.wrapping_add(d.wrapping_mul(n as i64));
+            }
+        }
+        for _ in 0..if keep { n } else { 0 } {
             out.push(match d {
                 Some(d) => {
                     prev = prev.wrapping_add(d);
@@ -124,6 +132,15 @@ impl Scan<'_> {
     /// A packed column or times object (`{"div", "runs"}`), expanded; `rows` is how many
     /// values to expect.
     pub(super) fn packed(&mut self, rows: usize) -> Result<Vec<f64>, ReadError> {
+        self.packed_or_skip(rows, true)
+    }
+
+    /// Checks a packed column no chart draws and moves past it.
+    pub(super) fn skip_packed(&mut self) -> Result<(), ReadError> {
+        self.packed_or_skip(0, false).map(|_| ())
+    }
+
+    fn packed_or_skip(&mut self, rows: usize, keep: bool) -> Result<Vec<f64>, ReadError> {
         let mut div = None::<u32>;
         let mut values = None;
         self.object(&mut |s, key| {
@@ -131,7 +148,7 @@ impl Scan<'_> {
                 "div" => div = Some(s.int()?),
                 // `div` comes first in what gpuwhy writes; read the runs as integers (over 1)
                 // when it does not, and divide below.
-                "runs" => values = Some((s.runs(div.unwrap_or(1), rows)?, div.is_some())),
+                "runs" => values = Some((s.runs(div.unwrap_or(1), rows, keep)?, div.is_some())),
                 _ => s.skip()?,
             }
             Ok(())
@@ -146,7 +163,7 @@ impl Scan<'_> {
         })
     }
 
-    fn runs(&mut self, div: u32, rows: usize) -> Result<Vec<f64>, ReadError> {
+    fn runs(&mut self, div: u32, rows: usize, keep: bool) -> Result<Vec<f64>, ReadError> {
         if self.peek() != Some(b'[') {
             return Err(self.expected("an array of runs"));
         }
@@ -155,7 +172,7 @@ impl Scan<'_> {
         loop {
             let b = self.bytes(start, need);
             let seen = b.len();
-            match runs(b, f64::from(div.max(1)), rows) {
+            match runs(b, f64::from(div.max(1)), rows, keep) {
                 Ok((v, used)) => {
                     self.pos = start + used;
                     return Ok(v);

@@ -25,7 +25,15 @@ impl<'a> Scan<'a> {
             // Read as `f64` and narrowed here, so that the module holds one copy of the
             // number loop rather than one per element type.
             Some(v) => Ok(Column(v.into_iter().map(|x| x as f32).collect())),
-            None => self.direct(),
+            // Not through core's `Column`, whose reader of the compact form the page does
+            // not need here ([`super::packed`] reads it).
+            None => self.direct::<Vec<Option<f64>>>().map(|v| {
+                Column(
+                    v.into_iter()
+                        .map(|x| x.map_or(f32::NAN, |x| x as f32))
+                        .collect(),
+                )
+            }),
         }
     }
 
@@ -68,6 +76,9 @@ impl<'a> Scan<'a> {
     /// string) ends it early, which the walk then refuses. Junk with no bracket in a column
     /// no chart reads goes unnoticed.
     pub fn skip_column(&mut self) -> Result<(), ReadError> {
+        if self.peek() == Some(b'{') {
+            return self.skip_packed();
+        }
         if self.peek() == Some(b'[') {
             if let Some(end) = self.find_skip(self.pos + 1, b']') {
                 self.pos = end + 1;
