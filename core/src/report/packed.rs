@@ -19,7 +19,6 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::column::Column;
 use super::model::SeriesData;
 use crate::metric::GpuMetric;
-use crate::recording::HOST_COLUMNS;
 
 /// Ticks per second of `times`: the sampler rounds sample times to 0.1 ms (`collect`), so
 /// this keeps them exactly. Times that are not whole ticks are written as plain numbers.
@@ -50,6 +49,23 @@ pub fn plain<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Host columns kept whole: process counts, bytes and bytes per second (the others are
+/// shares in %). The names of `recording::HOST_COLUMNS`, listed here so that the report
+/// model does not reach up into the recording for them.
+const HOST_WHOLE: [&str; 4] = ["proc_count", "disk_read", "disk_write", "mem_available"];
+
+/// Host columns that are shares in % (`proc_cpu`: % of one core), and `cpuN`.
+const HOST_SHARES: [&str; 8] = [
+    "cpu_total",
+    "cpu_iowait",
+    "proc_cpu",
+    "psi_cpu_some",
+    "psi_io_some",
+    "psi_io_full",
+    "psi_mem_some",
+    "psi_mem_full",
+];
+
 /// How finely the compact form keeps a column, as values per unit (`div`): a GPU metric's
 /// [`GpuMetric::per_unit`], a host column's by its unit (% to 0.01, bytes and processes
 /// whole); `None` (full precision, plain numbers) for a column it does not know.
@@ -60,13 +76,13 @@ pub fn per_unit(name: &str) -> Option<u32> {
     let cpu = name
         .strip_prefix("cpu")
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    match HOST_COLUMNS.iter().position(|c| *c == name) {
-        // proc_count, disk_read, disk_write, mem_available: whole processes and bytes.
-        Some(3..=6) => Some(1),
-        // Shares in % (proc_cpu: % of one core), from jiffies and pressure averages.
-        Some(_) => Some(100),
-        None if cpu => Some(100),
-        None => None,
+    if HOST_WHOLE.contains(&name) {
+        Some(1)
+    } else if cpu || HOST_SHARES.contains(&name) {
+        // From jiffies and pressure averages.
+        Some(100)
+    } else {
+        None
     }
 }
 

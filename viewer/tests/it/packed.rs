@@ -29,7 +29,10 @@ fn a_long_packed_stream_reads_as_core_reads_it() {
     let mut r = one_gpu(util, vec![61.0; n]);
     // A column no chart draws, skipped: differences of both signs across every window edge.
     let nvlink = (0..n).map(|i| ((i * 7919) % 1000) as f32).collect();
-    r.series[0].data.metrics.insert("nvlink_rx".into(), gpuwhy::report::Column(nvlink));
+    r.series[0]
+        .data
+        .metrics
+        .insert("nvlink_rx".into(), gpuwhy::report::Column(nvlink));
     // 0.1 ms ticks with jitter, as the sampler writes them.
     r.series[0].data.t = (0..n).map(|i| (i * 1000 + i % 3) as f64 / 1e4).collect();
     let json = r.to_json();
@@ -43,7 +46,10 @@ fn a_long_packed_stream_reads_as_core_reads_it() {
         .iter()
         .map(|(k, c)| (k.clone(), c.0.iter().map(|x| x.to_bits()).collect()))
         .collect();
-    assert!(got.iter().all(|(k, _)| k != "nvlink_rx"), "not drawn, not read");
+    assert!(
+        got.iter().all(|(k, _)| k != "nvlink_rx"),
+        "not drawn, not read"
+    );
     let want: Vec<_> = core_reads(&json)
         .into_iter()
         .filter(|(k, _)| k != "nvlink_rx")

@@ -224,6 +224,17 @@ fn damaged_packed_columns_are_refused_with_a_reason() {
 
 #[test]
 fn host_columns_have_a_precision_by_unit() {
+    // Every host column the recorder writes (recording::HOST_COLUMNS, named here: the
+    // report model does not depend on the recording) has one.
+    for name in ["proc_count", "disk_read", "disk_write", "mem_available"] {
+        assert_eq!(per_unit(name), Some(1), "{name}");
+    }
+    for name in ["cpu_iowait", "psi_cpu_some", "psi_io_some", "psi_io_full"] {
+        assert_eq!(per_unit(name), Some(100), "{name}");
+    }
+    for name in ["psi_mem_some", "psi_mem_full"] {
+        assert_eq!(per_unit(name), Some(100), "{name}");
+    }
     assert_eq!(per_unit("cpu_total"), Some(100));
     assert_eq!(per_unit("proc_cpu"), Some(100));
     assert_eq!(per_unit("proc_count"), Some(1));
