@@ -142,6 +142,25 @@ impl GpuMetric {
         }
     }
 
+    /// How finely the report's compact form keeps the metric (docs/report-format.md, "The
+    /// compact series form"): values are written as whole multiples of 1 / `per_unit`, the
+    /// precision NVML gives them in. Integer percentages, MHz, °C, P-states, link states and
+    /// bitmasks are whole numbers; power is whole milliwatts (NVML's unit); memory in use is
+    /// kept to 0.01 MiB; PCIe and NVLink rates in MB/s to the byte per second (NVML counts
+    /// KiB); GPM shares (doubles in NVML) to 0.01 % and GPM rates to 0.001 MiB/s.
+    pub const fn per_unit(self) -> u32 {
+        match self {
+            Self::UtilGpu | Self::UtilMem | Self::Temp | Self::Pstate | Self::ClockReasons => 1,
+            Self::SmClock | Self::MemClock | Self::GraphicsClock => 1,
+            Self::PcieGen | Self::PcieWidth => 1,
+            Self::Power => 1_000,
+            Self::MemUsed => 100,
+            Self::PcieRx | Self::PcieTx | Self::NvlinkRx | Self::NvlinkTx => 1_000_000,
+            Self::GpmSmUtil | Self::GpmSmOccupancy | Self::GpmTensor | Self::GpmDramBw => 100,
+            Self::GpmPcieRx | Self::GpmPcieTx | Self::GpmNvlinkRx | Self::GpmNvlinkTx => 1_000,
+        }
+    }
+
     /// Looks a metric up by its report name.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|m| m.name() == name)

@@ -24,6 +24,14 @@ export async function inlineWasm(id) {
   const raw = new Blob([gz]).stream().pipeThrough(new DecompressionStream('gzip'));
   return new Uint8Array(await new Response(raw).arrayBuffer());
 }
+// A file saved gzip-compressed (`run.json.gz`: gzip's first bytes are 1f 8b), unzipped by
+// the browser's own DecompressionStream (no decompressor in the WebAssembly); other bytes as
+// they are.
+export async function unzipped(bytes) {
+  if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  const raw = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(raw).arrayBuffer());
+}
 export const darkQuery = window.matchMedia('(prefers-color-scheme: dark)');
 export const state = {
   viewer: null,
@@ -40,7 +48,7 @@ export const state = {
 // compare.js: here, the single file inlines it for both.
 export async function readFile(file, open, fail) {
   try {
-    open(new Uint8Array(await file.arrayBuffer()), file.name);
+    open(await unzipped(new Uint8Array(await file.arrayBuffer())), file.name);
   } catch (e) {
     fail(String(e));
   }
@@ -69,7 +77,7 @@ export async function fetchSameSite(param, how, open, fail) {
   try {
     const resp = await fetch(url, { credentials: 'same-origin' });
     if (!resp.ok) throw new Error(`${resp.status} ${resp.statusText}`);
-    bytes = new Uint8Array(await resp.arrayBuffer());
+    bytes = await unzipped(new Uint8Array(await resp.arrayBuffer()));
   } catch (e) {
     fail(`${how.what} could not be fetched`, `${url.href}: ${e.message || e}`);
     return;

@@ -6,6 +6,8 @@
 //!   and after its cadence and open files (`bench_sampler`; alone: `cargo xtask bench sampler`).
 //! - memory: the recording's heap bytes for days of simulated time against its documented bound.
 //! - report size: a simulated week's report file against a simulated hour's.
+//! - week: 8 GPUs for a week against an hour: file size, heap, diagnose time, first render
+//!   (`bench_week`; alone: `cargo xtask bench week`).
 //! - markers: ns per step marker against ns per bare `Instant::now()` in the same process
 //!   (goal ≤ 1.5×), and a million-step run's step storage against its documented bound.
 //! - markers through the C ABI: a C program's marker calls against its bare clock reads
@@ -33,6 +35,7 @@ pub fn run(args: &[String]) -> Result<()> {
     crate::bench_sampler::sampler()?;
     memory()?;
     week_report()?;
+    crate::bench_week::week()?;
     markers()?;
     crate::bench_ffi::markers()?;
     crate::bench_ffi::torch_phases()?;

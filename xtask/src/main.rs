@@ -10,6 +10,7 @@ mod bench_ffi;
 mod bench_merge;
 mod bench_sampler;
 mod bench_trace;
+mod bench_week;
 mod fuzz;
 mod hygiene;
 mod install_ffi;
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
         Some("test") => test::run(&args[1..]),
         Some("bench") if args.get(1).map(String::as_str) == Some("trace") => bench_trace::trace(),
         Some("bench") if args.get(1).map(String::as_str) == Some("merge") => bench_merge::merge(),
+        Some("bench") if args.get(1).map(String::as_str) == Some("week") => bench_week::week(),
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
         Some("accuracy") => accuracy::run(&args[1..]),

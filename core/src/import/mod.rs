@@ -66,8 +66,14 @@ pub const DETECT_BYTES: usize = 64 * 1024;
 pub fn detect(head: &[u8]) -> Option<Kind> {
     let head = &head[..head.len().min(DETECT_BYTES)];
     if head.starts_with(&[0x1f, 0x8b]) {
-        // Only traces are written gzip-compressed (`*.pt.trace.json.gz`).
-        return Some(Kind::Trace);
+        // A trace (`*.pt.trace.json.gz`), or a report saved as `.json.gz`.
+        let plain = crate::report::gunzip_head(head, DETECT_BYTES);
+        let report = memchr::memmem::find(&plain, crate::report::SCHEMA_PREFIX.as_bytes());
+        return match detect(&plain) {
+            Some(Kind::Journal) => Some(Kind::Journal),
+            Some(Kind::Report) if report.is_some() => Some(Kind::Report),
+            _ => Some(Kind::Trace),
+        };
     }
     let text = String::from_utf8_lossy(head);
     let trimmed = text.trim_start();

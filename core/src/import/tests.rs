@@ -32,6 +32,24 @@ fn detects_each_kind_by_content() {
     assert_eq!(detect(b"hello world\n"), None);
 }
 
+#[test]
+fn a_gzip_report_or_journal_is_told_from_a_gzip_trace() {
+    use std::io::Write;
+    let gz = |text: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(text).expect("gzip");
+        e.finish().expect("gzip")
+    };
+    let report = gz(b"{\n  \"schema\": \"gpuwhy.report/1\", \"series\": []}");
+    assert_eq!(detect(&report), Some(Kind::Report));
+    // Only the first bytes of a file are looked at: a cut stream still tells.
+    assert_eq!(detect(&report[..report.len() - 8]), Some(Kind::Report));
+    let journal = gz(b"{\"schema\":\"gpuwhy.journal/1\",\"run\":{}}\n");
+    assert_eq!(detect(&journal), Some(Kind::Journal));
+    assert_eq!(detect(&gz(b"{\"traceEvents\": []}")), Some(Kind::Trace));
+    assert_eq!(detect(&gz(b"{\"other\": 1}")), Some(Kind::Trace));
+}
+
 /// Inputs on which the fuzz targets (`fuzz/`, targets `dmon` and `csv`) once crashed: each
 /// is read as a log or refused with a message, as both kinds.
 #[test]

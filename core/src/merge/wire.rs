@@ -55,7 +55,8 @@ struct WireDevice {
 #[serde(default)]
 struct WireSeries {
     device: u32,
-    #[serde(deserialize_with = "kept")]
+    // `columns`: the compact series form (docs/report-format.md).
+    #[serde(alias = "columns", deserialize_with = "kept")]
     metrics: BTreeMap<String, Column>,
     coarse: Option<WireCoarse>,
 }
@@ -190,7 +191,10 @@ impl RankDigest {
     /// [`Report::from_slice`]'s: what is wrong with the file and what to do.
     pub fn from_slice(bytes: &[u8], file: &str, rediagnose: bool) -> Result<RankDigest> {
         if !rediagnose {
-            if let Ok(w) = serde_json::from_slice::<WireRank>(bytes) {
+            // A `.json.gz` report, unzipped (a damaged one goes on to the full reader, which
+            // says what is wrong with it).
+            let plain = crate::report::gunzip_head(bytes, 1 << 30);
+            if let Ok(w) = serde_json::from_slice::<WireRank>(&plain) {
                 if readable(&w.schema) && w.ranks.is_none() {
                     return RankDigest::of(&w.into_report(), file);
                 }
@@ -199,5 +203,39 @@ impl RankDigest {
         let mut report = Report::from_slice(bytes, Path::new(file))?;
         crate::analysis::diagnose(&mut report);
         RankDigest::of(&report, file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Column, DeviceSeries, SeriesData};
+
+    #[test]
+    fn the_quick_read_takes_the_compact_form_and_gzip_as_the_full_read_does() {
+        let json = br#"{"schema": "gpuwhy.report/1", "run": {"rank": 3}}"#;
+        let mut r = Report::from_slice(json, Path::new("r.json")).expect("report");
+        let util = Column((0..50).map(|i| (i % 7) as f32 * 10.0).collect());
+        r.series.push(DeviceSeries {
+            device: 0,
+            data: SeriesData {
+                t: (0..50).map(|i| f64::from(i) / 10.0).collect(),
+                metrics: [("util_gpu".to_string(), util)].into(),
+                coarse: None,
+            },
+        });
+        let text = r.to_json();
+        assert!(text.contains("\"columns\""), "written in the compact form");
+        let quick = RankDigest::from_slice(text.as_bytes(), "r.json", false).expect("quick");
+        let full = RankDigest::from_slice(text.as_bytes(), "r.json", true).expect("full");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, text.as_bytes()).expect("gzip");
+        let gz = enc.finish().expect("gzip");
+        let gz = RankDigest::from_slice(&gz, "r.json.gz", false).expect("gzip");
+        let p50 = |d: &RankDigest| d.gpus.first().and_then(|g| g.util_p50);
+        assert!(p50(&quick).is_some(), "{:?}", quick.gpus);
+        assert_eq!(p50(&quick), p50(&full));
+        assert_eq!(p50(&gz), p50(&full));
+        assert_eq!(gz.run.rank, Some(3));
     }
 }

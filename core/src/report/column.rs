@@ -1,4 +1,5 @@
-//! A column of `f32` samples where `NaN` in memory is `null` in JSON.
+//! A column of `f32` samples where `NaN` in memory is `null` in JSON; read from either the
+//! plain array or the compact form (`report/packed.rs`).
 
 use serde::de::{SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
@@ -45,7 +46,10 @@ impl<'de> Deserialize<'de> for Column {
         impl<'de> Visitor<'de> for V {
             type Value = Column;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an array of numbers or nulls")
+                f.write_str("an array of numbers or nulls, or a packed {\"div\", \"runs\"} column")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Column, A::Error> {
+                super::packed::column_from_map(map)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Column, A::Error> {
                 // Cap the pre-allocation: the length hint comes from untrusted input.
@@ -56,7 +60,8 @@ impl<'de> Deserialize<'de> for Column {
                 Ok(Column(out))
             }
         }
-        d.deserialize_seq(V)
+        // Either form: the plain array, or the compact one (`report/packed.rs`).
+        d.deserialize_any(V)
     }
 }
 

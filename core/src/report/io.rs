@@ -4,6 +4,7 @@ use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use super::gz::{gunzip, gzip, GZIP_MAGIC};
 use super::{Report, SCHEMA, SCHEMA_MAJOR, SCHEMA_PREFIX};
 use crate::{Error, Result};
 
@@ -46,10 +47,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result
 }
 
-/// The largest report file read. A report keeps at most 36,000 full-resolution rows and
-/// 4,096 coarse buckets per GPU ([`crate::recording::FULL_ROWS_DEFAULT`]), about 20 MB of
-/// pretty JSON per GPU, so a 16-GPU host writes under 400 MB; a larger file is damaged or is
-/// not a report, and reading it would only risk running out of memory.
+/// The largest report file read (after decompression, for a `.json.gz`). A report keeps at
+/// most 36,000 full-resolution rows and 4,096 coarse buckets per GPU
+/// ([`crate::recording::FULL_ROWS_DEFAULT`]), about 20 MB per GPU in the plain form written
+/// one number a line (the compact form is far smaller), so a 16-GPU host writes under
+/// 400 MB; a larger file is damaged or is not a report, and reading it would only risk
+/// running out of memory.
 pub const MAX_REPORT_BYTES: u64 = 1 << 30;
 
 /// JSON nesting serde_json accepts (its recursion limit); a report nests under ten levels.
@@ -61,15 +64,32 @@ struct SchemaProbe {
 }
 
 impl Report {
-    /// Serialises the report as pretty JSON.
+    /// Serialises the report as JSON: objects one member a line, the samples in the compact
+    /// series form (docs/report-format.md, "The compact series form").
     pub fn to_json(&self) -> String {
-        // Serialising plain data with string keys cannot fail.
-        serde_json::to_string_pretty(self).expect("a report always serialises")
+        // Serialising plain data with string keys cannot fail, and the layout writes UTF-8.
+        let bytes = super::layout::to_vec(self).expect("a report always serialises");
+        String::from_utf8(bytes).expect("serde_json writes UTF-8")
     }
 
-    /// Writes the report to `path` atomically.
+    /// Serialises the report as JSON with its samples in the plain form (`t` and `metrics` as
+    /// arrays of numbers), as gpuwhy wrote them before the compact form: for tools that read
+    /// reports themselves and do not know the compact form yet.
+    pub fn to_json_plain(&self) -> String {
+        super::packed::plain(|| self.to_json())
+    }
+
+    /// Writes the report to `path` atomically; gzip-compressed when the name ends in `.gz`.
     pub fn save(&self, path: &Path) -> Result<()> {
-        write_atomic(path, self.to_json().as_bytes())
+        let json = self.to_json();
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+        {
+            write_atomic(path, &gzip(json.as_bytes()))
+        } else {
+            write_atomic(path, json.as_bytes())
+        }
     }
 
     /// Reads a report file. Gives a clear error for a missing, empty, truncated, non-JSON or
@@ -97,7 +117,8 @@ impl Report {
         Self::from_slice(&bytes, path)
     }
 
-    /// Parses report bytes; `path` is only used in messages. More than 1 GiB
+    /// Parses report bytes (gzip-compressed ones decompressed first; samples in the plain or
+    /// the compact form); `path` is only used in messages. More than 1 GiB
     /// (`MAX_REPORT_BYTES`) is refused, and so is JSON nested deeper than serde_json reads.
     pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Report> {
         let bad = |reason: String| Error::BadReport {
@@ -106,6 +127,17 @@ impl Report {
         };
         if bytes.len() as u64 > MAX_REPORT_BYTES {
             return Err(too_large(path, bytes.len() as u64));
+        }
+        if bytes.starts_with(&GZIP_MAGIC) {
+            let plain = gunzip(bytes, MAX_REPORT_BYTES + 1).map_err(|e| {
+                bad(format!(
+                    "the file is gzip-compressed but does not decompress ({e}): it was cut short or damaged"
+                ))
+            })?;
+            if plain.len() as u64 > MAX_REPORT_BYTES {
+                return Err(too_large(path, plain.len() as u64));
+            }
+            return Self::from_slice(&plain, path);
         }
         if bytes.iter().all(|b| b.is_ascii_whitespace()) {
             return Err(bad(
@@ -118,38 +150,60 @@ impl Report {
             let rec = super::journal::replay(bytes, path)?;
             return Ok(Report::from_recording(&rec));
         }
-        let probe: SchemaProbe =
-            serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes)))?;
-        let schema =
-            match probe.schema {
-                Some(serde_json::Value::String(s)) => s,
-                Some(_) | None => return Err(bad(
-                    "this JSON is not a gpuwhy report (no \"schema\": \"gpuwhy.report/…\" field); \
-                     `gpuwhy diagnose` reads reports written by `gpuwhy record` or `gpuwhy demo`"
-                        .into(),
-                )),
-            };
-        let Some(version) = schema.strip_prefix(SCHEMA_PREFIX) else {
-            return Err(bad(format!(
-                "this JSON has schema \"{schema}\", not a gpuwhy report ({SCHEMA})"
-            )));
-        };
-        let major: u32 = version
-            .split('.')
-            .next()
-            .and_then(|m| m.parse().ok())
-            .ok_or_else(|| bad(format!("unreadable schema version \"{schema}\"")))?;
-        if major > SCHEMA_MAJOR {
-            return Err(Error::NewerSchema {
-                path: path.to_path_buf(),
-                found: schema,
-                supported: SCHEMA,
-            });
+        // One pass over the bytes for a readable report (most of the time of reading a long
+        // one); the schema is checked on what it read. Only a report that does not read is
+        // looked at again, for the message that says why.
+        match serde_json::from_slice::<Report>(bytes) {
+            Ok(r) => {
+                check_schema(Some(serde_json::Value::String(r.schema.clone())), path)?;
+                Ok(r)
+            }
+            Err(e) => {
+                let probe: SchemaProbe =
+                    serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes)))?;
+                check_schema(probe.schema, path)?;
+                Err(bad(too_deep(&e).unwrap_or_else(|| {
+                    format!("not a valid {SCHEMA} report: {e}")
+                })))
+            }
         }
-        serde_json::from_slice(bytes).map_err(|e| {
-            bad(too_deep(&e).unwrap_or_else(|| format!("not a valid {SCHEMA} report: {e}")))
-        })
     }
+}
+
+/// Refuses a `schema` that is missing, not gpuwhy's, unreadable or of a newer major version.
+fn check_schema(schema: Option<serde_json::Value>, path: &Path) -> Result<()> {
+    let bad = |reason: String| Error::BadReport {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let schema = match schema {
+        Some(serde_json::Value::String(s)) => s,
+        Some(_) | None => {
+            return Err(bad(
+                "this JSON is not a gpuwhy report (no \"schema\": \"gpuwhy.report/…\" field); \
+                 `gpuwhy diagnose` reads reports written by `gpuwhy record` or `gpuwhy demo`"
+                    .into(),
+            ))
+        }
+    };
+    let Some(version) = schema.strip_prefix(SCHEMA_PREFIX) else {
+        return Err(bad(format!(
+            "this JSON has schema \"{schema}\", not a gpuwhy report ({SCHEMA})"
+        )));
+    };
+    let major: u32 = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .ok_or_else(|| bad(format!("unreadable schema version \"{schema}\"")))?;
+    if major > SCHEMA_MAJOR {
+        return Err(Error::NewerSchema {
+            path: path.to_path_buf(),
+            found: schema,
+            supported: SCHEMA,
+        });
+    }
+    Ok(())
 }
 
 /// True when the error's position is the last non-blank byte of the input: a document cut
@@ -224,6 +278,7 @@ fn json_error_reason(e: &serde_json::Error, bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::gz::gunzip_head;
     use super::*;
 
     #[test]
@@ -239,6 +294,32 @@ mod tests {
             .expect_err("bad")
             .to_string();
         assert!(garbage.contains("not JSON"), "{garbage}");
+    }
+
+    #[test]
+    fn a_gzip_report_reads_like_the_plain_file_and_a_cut_one_says_so() {
+        let doc = br#"{"schema": "gpuwhy.report/1", "series": [{"device": 0, "times": {"div": 10, "runs": [0, [1, 2]]}, "columns": {"util_gpu": {"div": 1, "runs": [97, null, -2]}}}]}"#;
+        let r = Report::from_slice(doc, Path::new("r.json")).expect("compact form");
+        assert_eq!(r.series[0].data.t, vec![0.0, 0.1, 0.2]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let gz = dir.path().join("r.json.gz");
+        r.save(&gz).expect("saves");
+        let bytes = fs::read(&gz).expect("reads");
+        assert!(bytes.starts_with(&GZIP_MAGIC), "written compressed");
+        // (NaN is not equal to itself: the reports are compared as text.)
+        assert_eq!(Report::load(&gz).expect("loads").to_json(), r.to_json());
+        assert!(gunzip_head(&bytes[..bytes.len() / 2], 20).starts_with(b"{"));
+        let msg = Report::from_slice(&bytes[..bytes.len() - 9], &gz)
+            .expect_err("cut")
+            .to_string();
+        assert!(
+            msg.contains("gzip-compressed") && msg.contains("cut short"),
+            "{msg}"
+        );
+        let plain = r.to_json_plain();
+        assert!(plain.contains("\"t\": [0.0,0.1,0.2]"), "{plain}");
+        let back = Report::from_slice(plain.as_bytes(), &gz).expect("plain");
+        assert_eq!(back.to_json(), r.to_json());
     }
 
     #[test]

@@ -10,10 +10,13 @@ mod column;
 mod comparison;
 mod finding;
 mod group;
+mod gz;
 mod io;
 mod job;
 pub mod journal;
+mod layout;
 mod model;
+mod packed;
 mod place;
 mod ranks;
 mod steps;
@@ -29,12 +32,14 @@ pub use finding::{
     Action, Comparator, Cost, Evidence, Experiment, Finding, FindingSource, Severity, Verdict,
 };
 pub use group::{device_ranges, device_set, group_by_device};
+pub use gz::gunzip_head;
 pub use io::write_atomic;
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod, MigDevice};
 pub use model::{
     Capability, CoarseColumn, CoarseData, DataLoaderInfo, DeviceInfo, DeviceSeries, Event, Fault,
     HostData, HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
 };
+pub use packed::{per_unit, plain, MAX_VALUES, TIME_DIV};
 pub use place::JobPlace;
 pub use ranks::{
     Exemplar, GpuSpot, Imbalance, NodeSummary, PhaseTimes, RankFinding, RankGpu, RankSteps,

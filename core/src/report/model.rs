@@ -213,12 +213,16 @@ pub struct HostFacts {
 }
 
 /// Columnar samples of one stream. Every column has one value per entry of `t`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// Written in the compact form (`times`, `columns`) by `report/packed.rs`, which also
+/// writes the plain form on request; both forms are read.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct SeriesData {
     /// Sample times, seconds since the run started.
+    #[serde(alias = "times", deserialize_with = "super::packed::times")]
     pub t: Vec<f64>,
     /// Column name → values (`null` = not available at that sample).
+    #[serde(alias = "columns")]
     pub metrics: BTreeMap<String, Column>,
     /// Older or later samples folded into min/mean/max buckets (long runs).
     #[serde(skip_serializing_if = "Option::is_none")]

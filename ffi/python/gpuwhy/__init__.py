@@ -18,13 +18,14 @@ $GPUWHY_LIB at the library). Then::
 import collections
 import ctypes
 import ctypes.util
+import gzip
 import json
 import os
 import sys
 import threading
 import weakref
 
-__all__ = ["GpuwhyError", "Session", "Finding", "load", "version", "ABI_VERSION"]
+__all__ = ["GpuwhyError", "Session", "Finding", "load", "read_report", "version", "ABI_VERSION"]
 
 #: The ABI version this file is written against (GPUWHY_ABI_VERSION of gpuwhy.h).
 ABI_VERSION = 1
@@ -165,6 +166,43 @@ def load(path=None):
             return lib
         raise _load_error("GPUWHY_LOAD", "cannot load libgpuwhy",
                           "; ".join(tried) + ". Set GPUWHY_LIB to the full path of libgpuwhy.so")
+
+
+def read_report(path):
+    """A report file (`.json`, or gzip-compressed `.json.gz`) as a dict, its samples as plain
+    lists: the compact series form (`times`, `columns`: docs/report-format.md) is expanded
+    into `t` and `metrics`, as reports written before it hold them."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return _plain_samples(json.loads(data.decode("utf-8")))
+
+
+def _runs(packed):
+    """One packed column ({"div", "runs"}) as a list of numbers and None."""
+    div, out, prev = packed["div"], [], 0
+    for item in packed["runs"]:
+        d, n = item if isinstance(item, list) else (item, 1)
+        if d is None:
+            out.extend([None] * n)
+            continue
+        for _ in range(n):
+            prev += d
+            out.append(prev / div)
+    return out
+
+
+def _plain_samples(report):
+    """`report` with every stream's compact `times`/`columns` made plain `t`/`metrics`."""
+    plain = lambda v: _runs(v) if isinstance(v, dict) else v  # noqa: E731
+    streams = list(report.get("series") or []) + [report.get("host") or {}]
+    for s in streams:
+        if "times" in s:
+            s["t"] = plain(s.pop("times"))
+        if "columns" in s:
+            s["metrics"] = {k: plain(v) for k, v in s.pop("columns").items()}
+    return report
 
 
 def _load_error(name, message, detail):
@@ -483,9 +521,11 @@ class Session:
                               "call stop() or leave the `with` block before %s" % what, what)
 
     def report(self):
-        """The diagnosed report (docs/report-format.md) as a dict; after stop()."""
+        """The diagnosed report (docs/report-format.md) as a dict, its samples as plain lists
+        (`t` and `metrics` of each stream, `None` where missing) as read_report() gives them;
+        after stop()."""
         self._need_report("report()")
-        return json.loads(self._json)
+        return _plain_samples(json.loads(self._json))
 
     def top_finding(self):
         """Finding(id, title, confidence) of the top finding (id "none" when nothing holds

@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterable, Iterator, NamedTuple, Optional, TypeVar,
 _T = TypeVar("_T")
 _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
-__all__ = ["GpuwhyError", "Session", "Finding", "load", "version", "ABI_VERSION"]
+__all__ = ["GpuwhyError", "Session", "Finding", "load", "read_report", "version", "ABI_VERSION"]
 
 ABI_VERSION: int
 STATUS_NAMES: Dict[int, str]
@@ -47,6 +47,7 @@ class Finding(NamedTuple):
 
 def load(path: Optional[_Path] = ...) -> ctypes.CDLL: ...
 def version() -> str: ...
+def read_report(path: _Path) -> Dict[str, Any]: ...
 
 class _Step:
     def __enter__(self) -> "Session": ...

@@ -48,8 +48,7 @@ assert r["steps"]["stats"]["data"]["count"] == 3
 assert r["steps"]["stats"]["data"]["p50_s"] >= 0.0035, r["steps"]["stats"]["data"]
 assert r["devices"] == [] and "NVML" in r["gpu_absent_reason"], r.get("gpu_absent_reason")
 assert [e["kind"] for e in r["events"]] == ["checkpoint"], r["events"]
-with open(out) as f:
-    assert json.load(f) == r
+assert gpuwhy.read_report(out) == r
 assert gw.top_finding().id == (r["findings"][0]["id"] if r["findings"] else "none")
 
 # A GPU list that names no GPU is refused when the session starts, saying which entry.
@@ -120,8 +119,7 @@ gw.write_report(good)
 gw.close()
 assert gw.report()["steps"]["count"] == 1 and os.path.exists(good)
 gw.write_report(os.path.join(tmp, "after_close.json"))  # from the copy kept in Python
-with open(os.path.join(tmp, "after_close.json")) as f:
-    assert json.load(f) == gw.report()
+assert gpuwhy.read_report(os.path.join(tmp, "after_close.json")) == gw.report()
 gw.close()  # twice: nothing
 
 # A Session never closed still writes its report: when collected, or at interpreter exit.

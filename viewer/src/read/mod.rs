@@ -19,6 +19,7 @@
 mod baseline;
 mod finding;
 mod number;
+mod packed;
 mod parts;
 mod ranks;
 mod scan;
@@ -135,7 +136,8 @@ pub fn schema(bytes: &[u8]) -> Option<String> {
     schema
 }
 
-/// One field of a sample stream (`t`, `metrics`, `coarse`); other keys are skipped.
+/// One field of a sample stream (`t` or `times`, `metrics` or `columns`, `coarse`); other
+/// keys are skipped.
 fn stream_field(
     s: &mut Scan,
     key: &str,
@@ -143,8 +145,9 @@ fn stream_field(
     keep: Keep,
 ) -> Result<(), ReadError> {
     match key {
-        "t" => data.t = s.times()?,
-        "metrics" => data.metrics = columns(s, keep, data.t.len())?,
+        // The plain form's keys, and the compact form's (docs/report-format.md).
+        "t" | "times" => data.t = s.times()?,
+        "metrics" | "columns" => data.metrics = columns(s, keep, data.t.len())?,
         "coarse" => data.coarse = s.nullable(|s| coarse(s, keep))?,
         _ => s.skip()?,
     }

@@ -13,19 +13,40 @@ use super::scan::{Member, ReadError, Scan};
 pub type Read<'s, 'a, T> = &'s mut dyn FnMut(&mut Scan<'a>) -> Result<T, ReadError>;
 
 impl<'a> Scan<'a> {
-    /// A column of samples: numbers, `null` for a missing one (`NaN`). `rows` is how many
+    /// A column of samples: numbers, `null` for a missing one (`NaN`), or the packed form
+    /// ([`super::packed`]). `rows` is how many
     /// to expect (the length of the stream's times, read before its columns).
     pub fn column(&mut self, rows: usize) -> Result<Column, ReadError> {
+        if self.peek() == Some(b'{') {
+            let v = self.packed(rows)?;
+            return Ok(Column(v.into_iter().map(|x| x as f32).collect()));
+        }
         match self.numeric(rows, Some(f64::NAN)) {
             // Read as `f64` and narrowed here, so that the module holds one copy of the
             // number loop rather than one per element type.
             Some(v) => Ok(Column(v.into_iter().map(|x| x as f32).collect())),
-            None => self.direct(),
+            // Not through core's `Column`, whose reader of the compact form the page does
+            // not need here ([`super::packed`] reads it).
+            None => self.direct::<Vec<Option<f64>>>().map(|v| {
+                Column(
+                    v.into_iter()
+                        .map(|x| x.map_or(f32::NAN, |x| x as f32))
+                        .collect(),
+                )
+            }),
         }
     }
 
-    /// An array of times (numbers, no `null`).
+    /// An array of times (numbers, no `null`), or the packed form of them.
     pub fn times(&mut self) -> Result<Vec<f64>, ReadError> {
+        if self.peek() == Some(b'{') {
+            let at = self.pos;
+            let t = self.packed(0)?;
+            if t.iter().any(|x| x.is_nan()) {
+                return Err(self.error_at(at, "sample times cannot be null"));
+            }
+            return Ok(t);
+        }
         match self.numeric(0, None) {
             Some(v) => Ok(v),
             None => self.direct(),
@@ -55,6 +76,9 @@ impl<'a> Scan<'a> {
     /// string) ends it early, which the walk then refuses. Junk with no bracket in a column
     /// no chart reads goes unnoticed.
     pub fn skip_column(&mut self) -> Result<(), ReadError> {
+        if self.peek() == Some(b'{') {
+            return self.skip_packed();
+        }
         if self.peek() == Some(b'[') {
             if let Some(end) = self.find_skip(self.pos + 1, b']') {
                 self.pos = end + 1;

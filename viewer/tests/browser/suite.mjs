@@ -11,7 +11,32 @@ export const FIX = process.env.GPUWHY_VIEWER_FIXTURES;
 if (!SITE || !FIX) throw new Error('set GPUWHY_VIEWER_SITE and GPUWHY_VIEWER_FIXTURES (cargo xtask test does)');
 
 // A JSON fixture from GPUWHY_VIEWER_FIXTURES.
-export const fixture = (name) => JSON.parse(readFileSync(join(FIX, name), 'utf8'));
+// A fixture report as JSON, its samples in the plain form (`t`, `metrics`) whichever form
+// the file holds: the compact one's packed arrays (docs/report-format.md) are expanded.
+export const fixture = (name) => {
+  const report = JSON.parse(readFileSync(join(FIX, name), 'utf8'));
+  for (const stream of [...(report.series || []), report.host || {}]) plainSamples(stream);
+  return report;
+};
+const runs = (packed) => {
+  const out = [];
+  let prev = 0;
+  for (const item of packed.runs) {
+    const [d, n] = Array.isArray(item) ? item : [item, 1];
+    for (let i = 0; i < n; i++) {
+      if (d === null) out.push(null);
+      else out.push((prev += d) / packed.div);
+    }
+  }
+  return out;
+};
+const plain = (v) => (Array.isArray(v) ? v : runs(v));
+function plainSamples(s) {
+  if (s.times) s.t = plain(s.times);
+  if (s.columns) s.metrics = Object.fromEntries(Object.entries(s.columns).map(([k, v]) => [k, plain(v)]));
+  delete s.times;
+  delete s.columns;
+}
 
 // Starts Chromium and a server of the site (with the fixtures under /fixtures/) before the
 // file's tests and stops them after. `base` is the server's URL once started; `open(url)`

@@ -81,6 +81,14 @@ describe('the static page', () => {
     await page.close();
   });
 
+  test('opens the same report gzip-compressed (demo.json.gz), unzipped by the browser', async () => {
+    const { page, state, errors } = await open(`${suite.base}/index.html?url=/fixtures/demo.json.gz`);
+    assert.equal(state, 'ready', errors.join('\n'));
+    await checkDemo(page);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('computes a chart\'s numbers when they are opened, and again after a zoom', async () => {
     const { page, state } = await open(`${suite.base}/index.html?url=/fixtures/demo.json`);
     assert.equal(state, 'ready');

@@ -7,6 +7,7 @@ mod collapse;
 mod compare;
 mod fixtures;
 mod load;
+mod packed;
 mod ranks;
 mod read;
 mod readable;

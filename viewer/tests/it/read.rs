@@ -174,6 +174,7 @@ fn reads_what_serde_reads_keeping_the_drawn_gpu_columns() {
     let want = rich();
     for json in [
         want.to_json(),
+        want.to_json_plain(),
         serde_json::to_string(&want).expect("serialises"),
     ] {
         let got = View::load(json.as_bytes(), "r.json")

@@ -48,6 +48,7 @@ pub(super) fn fixtures(dir: &Path) -> Result<()> {
     }))?);
     let demo_json = dir.join("demo.json");
     report.save(&demo_json)?;
+    report.save(&dir.join("demo.json.gz"))?;
 
     let mut v: Value = serde_json::from_str(&report.to_json())?;
     // A job report's per-rank section, so that its hosts and phase names are attacks too.

@@ -1,0 +1,145 @@
+//! `cargo xtask bench` (week; alone: `cargo xtask bench week`): a week of 8 GPUs at the
+//! default 100 ms interval beside an hour of the same job. The recording is synthetic and
+//! pushed through the recorder's storage at injected times, in a release build
+//! (`core/examples/week_bench.rs`); then the report's size in the plain form gpuwhy wrote
+//! before and in the compact form, the recording's heap against its bound, `gpuwhy diagnose`
+//! on each file (release binary, median of 3) and the viewer's first render of each in
+//! headless Chromium. Goals (issue "Week-long recordings"): ≤ 64 MB, heap within its bound,
+//! diagnose ≤ 1 s, first render ≤ 1 s.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::{cargo, root, run_cmd};
+
+/// Runs `gpuwhy diagnose` on `report` three times; the median CPU seconds and the largest
+/// resident memory (MB), as `/usr/bin/time` measures them.
+fn diagnose(gpuwhy: &Path, report: &Path) -> Result<(f64, f64)> {
+    // CPU seconds (user + system) rather than wall time: the machine may be shared, and the
+    // goal is about the work one diagnosis does.
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let out = Command::new("/usr/bin/time")
+            .args(["-f", "%U %S %M"])
+            .arg(gpuwhy)
+            .arg("diagnose")
+            .arg(report)
+            .stdout(std::process::Stdio::null())
+            .output()
+            .context("cannot run /usr/bin/time gpuwhy diagnose")?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().last().unwrap_or("");
+        let mut it = last.split_whitespace().map(str::parse::<f64>);
+        match (it.next(), it.next(), it.next()) {
+            (Some(Ok(user)), Some(Ok(sys)), Some(Ok(kb))) => runs.push((user + sys, kb / 1000.0)),
+            _ => bail!("gpuwhy diagnose {}: {err}", report.display()),
+        }
+    }
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let rss = runs.iter().map(|r| r.1).fold(0.0, f64::max);
+    Ok((runs[1].0, rss))
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The viewer's first render of `report` in headless Chromium (the harness of
+/// `viewer/tests/browser/bench.mjs`, which prints its own lines).
+fn render(report: &Path) -> Result<()> {
+    crate::viewer::install()?;
+    crate::viewer::install_browser()?;
+    let out = crate::viewer::build()?;
+    run_cmd(
+        Command::new("node")
+            .arg(root().join("viewer/tests/browser/bench.mjs"))
+            .arg(out.join("www"))
+            .arg(report)
+            .arg(out.join("pkg/gpuwhy_viewer_bg.wasm")),
+    )
+}
+
+pub fn week() -> Result<()> {
+    let dir = root().join("target").join("bench-week");
+    let out = cargo()
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "-p",
+            "gpuwhy",
+            "--example",
+            "week_bench",
+        ])
+        .arg(&dir)
+        .current_dir(root())
+        .output()
+        .context("cannot run the week benchmark")?;
+    if !out.status.success() {
+        bail!(
+            "week benchmark failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).context("week benchmark output")?;
+    run_cmd(cargo().args(["build", "--release", "-p", "gpuwhy-cli"]))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    let gpuwhy = target.join("release").join("gpuwhy");
+    let mb = |run: &str, k: &str| v[run][k].as_f64().unwrap_or(f64::NAN) / 1e6;
+    let num = |run: &str, k: &str| v[run][k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "week-long report: 8 GPUs at 100 ms and the host at 0.5 s, synthetic straggler job \
+         pushed through the recorder at injected times (release build), load average {}",
+        load_average()
+    );
+    for run in ["hour", "week"] {
+        let path = PathBuf::from(v[run]["path"].as_str().unwrap_or_default());
+        let (secs, rss) = diagnose(&gpuwhy, &path)?;
+        let plain = PathBuf::from(v[run]["plain_path"].as_str().unwrap_or_default());
+        let (plain_secs, plain_rss) = diagnose(&gpuwhy, &plain)?;
+        // Hundreds of MB, needed for nothing else.
+        let _ = std::fs::remove_file(&plain);
+        println!(
+            "  {run:4}: {:>11} samples, top finding {} (from the plain form: {})",
+            num(run, "samples"),
+            v[run]["top"],
+            v[run]["top_plain"]
+        );
+        println!(
+            "    report: plain form (as written before) {:7.1} MB, compact {:6.1} MB ({:.1}× smaller), \
+             .json.gz {:5.1} MB (goal ≤ 64 MB)",
+            mb(run, "old_bytes"),
+            mb(run, "new_bytes"),
+            num(run, "old_bytes") / num(run, "new_bytes"),
+            mb(run, "gz_bytes")
+        );
+        println!(
+            "    recording heap {:.1} MB of its {:.1} MB bound ({:.0}%)",
+            mb(run, "heap_bytes"),
+            mb(run, "bound_bytes"),
+            100.0 * num(run, "heap_bytes") / num(run, "bound_bytes")
+        );
+        println!(
+            "    gpuwhy diagnose (release, median of 3, CPU time): {secs:.2} s, {rss:.0} MB \
+             resident (goal ≤ 1 s); on the plain form {plain_secs:.2} s, {plain_rss:.0} MB"
+        );
+        println!(
+            "      in-process: read {:.2} s (plain form {:.2} s), report + rules {:.2} s (wall)",
+            num(run, "parse_s"),
+            num(run, "parse_old_s"),
+            num(run, "diagnose_s")
+        );
+    }
+    let week = PathBuf::from(v["week"]["path"].as_str().unwrap_or_default());
+    println!(
+        "  viewer, first render of the week's report (goal ≤ 1 s; the harness's own goal \
+         line below is the day-long bench's):"
+    );
+    render(&week)
+}
