@@ -16,4 +16,5 @@ mod schema;
 mod schema_baseline;
 mod schema_merge;
 mod slow_init;
+mod slow_steps;
 mod steps;

@@ -15,4 +15,7 @@ pub trait SamplerHook: Send + Sync {
     /// Just before each journal flush (and at the last one, when the recorder stops):
     /// append lines for the journal.
     fn journal(&self, lines: &mut Vec<JournalLine>);
+    /// Once per tick, after [`SamplerHook::tick`]: append times around which the recording
+    /// should keep every stream's samples at full resolution (slow steps); none by default.
+    fn windows(&self, _times: &mut Vec<f64>) {}
 }

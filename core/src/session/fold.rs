@@ -3,6 +3,7 @@
 //! This runs on the sampler thread (or on a training thread whose ring is full), never
 //! concurrently: the caller holds the fold lock.
 
+use super::slow::SlowSteps;
 use crate::recording::MAX_EVENTS;
 use crate::report::{Event, StepsData};
 use crate::steps::{StepLog, MAX_PHASES};
@@ -102,6 +103,8 @@ pub struct Folder {
     journaled_count: u64,
     journaled_ignored: u64,
     journaled_lane: usize,
+    /// Slow steps, for the recording's full-resolution windows.
+    slow: SlowSteps,
 }
 
 impl Folder {
@@ -118,6 +121,7 @@ impl Folder {
             journaled_count: 0,
             journaled_ignored: 0,
             journaled_lane: 0,
+            slow: SlowSteps::new(lanes),
         }
     }
 
@@ -168,6 +172,7 @@ impl Folder {
             self.secs(t.saturating_sub(open.start)),
         );
         let index = self.logs[lane].push(start, duration, &cpu);
+        self.slow.observe(lane, start, duration);
         self.lanes[lane].last = Some(Last {
             index,
             gpu: open.gpu,
@@ -228,6 +233,12 @@ impl Folder {
             DISCARD => self.lanes[lane].open = None,
             _ => self.ignore(lane),
         }
+    }
+
+    /// Moves the times of the slow steps folded so far to `out`: the recording keeps the
+    /// samples around them at full resolution.
+    pub fn take_windows(&mut self, out: &mut Vec<f64>) {
+        self.slow.take(out);
     }
 
     /// Moves the marker events folded so far to `out`.

@@ -369,6 +369,10 @@ impl SamplerHook for Markers {
         f.take_events(events);
     }
 
+    fn windows(&self, times: &mut Vec<f64>) {
+        lock(&self.fold).take_windows(times);
+    }
+
     fn journal(&self, lines: &mut Vec<JournalLine>) {
         let names = lock(&self.names).clone();
         let mut f = lock(&self.fold);

@@ -17,6 +17,7 @@ mod fold;
 mod handles;
 mod lanes;
 mod ring;
+mod slow;
 mod threads;
 mod traces;
 
@@ -342,6 +343,12 @@ impl SamplerHook for LateHook {
     fn journal(&self, lines: &mut Vec<JournalLine>) {
         if let Some(m) = self.0.get() {
             m.journal(lines);
+        }
+    }
+
+    fn windows(&self, times: &mut Vec<f64>) {
+        if let Some(m) = self.0.get() {
+            m.windows(times);
         }
     }
 }

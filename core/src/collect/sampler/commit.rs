@@ -39,6 +39,9 @@ pub(super) fn commit(
         rec.push_event(ev.clone());
         journal.pending.push(JournalLine::Event(ev));
     }
+    for w in r.windows {
+        rec.mark_window(w, crate::recording::PRIO_EVENT);
+    }
     for (pos, row) in &r.rows {
         rec.push_gpu(*pos, t, row);
         if let Some(j) = journal.gpu_rows.get_mut(*pos) {

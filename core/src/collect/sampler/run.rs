@@ -93,6 +93,7 @@ pub(super) fn run_sampler(
         let mut reading = read(&mut src, pace.cadence(), t);
         if let Some(h) = hook {
             h.tick(&mut reading.events);
+            h.windows(&mut reading.windows);
         }
         update_live(&shared.live, &src.gpus, &reading.rows);
         commit(shared, cfg, &mut journal, &src.gpus, reading, pace.counts);

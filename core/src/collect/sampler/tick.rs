@@ -27,6 +27,8 @@ pub(super) struct Reading {
     /// (device position, NVML index, what went wrong) of each GPU read.
     pub outcomes: Vec<(usize, u32, Vec<Outcome>)>,
     pub events: Vec<Event>,
+    /// Times the hook asked full resolution around (slow steps).
+    pub windows: Vec<f64>,
     pub host: Option<Vec<f32>>,
 }
 
@@ -72,6 +74,7 @@ pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
         rows,
         outcomes,
         events,
+        windows: Vec::new(),
         host,
     }
 }
