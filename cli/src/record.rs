@@ -59,6 +59,10 @@ pub struct Args {
     /// numbers them) or GPU or MIG UUIDs, comma-separated; the others are shown but not judged
     #[arg(long, value_name = "LIST")]
     gpus: Option<String>,
+    /// Inside a container: the host's `/proc`, mounted into it (e.g. `/host/proc`), so the
+    /// host pids NVML reports can be matched to the job's processes (docs/job-gpus.md)
+    #[arg(long, value_name = "DIR")]
+    host_proc: Option<PathBuf>,
     /// The command to run and record, after `--`
     #[arg(last = true)]
     command: Vec<String>,
@@ -167,6 +171,7 @@ fn config(a: &Args, child: Option<&std::process::Child>) -> RecorderConfig {
         ..RecorderConfig::default()
     };
     cfg.job.gpus = a.gpus.clone();
+    cfg.job.host_proc = a.host_proc.clone();
     cfg.run.label = a.label.clone();
     cfg.run.command = (!a.command.is_empty()).then(|| a.command.clone());
     if let Some(place) = JobPlace::from_env() {
@@ -293,4 +298,38 @@ fn exit_code_of(st: std::process::ExitStatus) -> u8 {
         }
     }
     1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: Args,
+    }
+
+    #[test]
+    fn host_proc_and_gpus_reach_the_recorder_config() {
+        let cli = Cli::try_parse_from([
+            "record",
+            "--host-proc",
+            "/host/proc",
+            "--gpus",
+            "MIG-1234",
+            "-o",
+            "r.json",
+        ])
+        .expect("parses");
+        let cfg = config(&cli.a, None);
+        assert_eq!(
+            cfg.job.host_proc.as_deref(),
+            Some(std::path::Path::new("/host/proc"))
+        );
+        assert_eq!(cfg.job.gpus.as_deref(), Some("MIG-1234"));
+        let cli = Cli::try_parse_from(["record", "-o", "r.json"]).expect("parses");
+        assert_eq!(config(&cli.a, None).job.host_proc, None);
+    }
 }
