@@ -79,7 +79,14 @@ impl<'a> Scan<'a> {
         if self.peek() == Some(b'{') {
             return self.skip_packed();
         }
-        if self.peek() == Some(b'[') {
+        // A flat array ends at the first `]`; a nested one (`bands`: lists of counts) is
+        // skipped value by value.
+        let nested = self
+            .bytes(self.pos + 1, 64)
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            == Some(&b'[');
+        if self.peek() == Some(b'[') && !nested {
             if let Some(end) = self.find_skip(self.pos + 1, b']') {
                 self.pos = end + 1;
                 return Ok(());

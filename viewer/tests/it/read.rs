@@ -382,3 +382,32 @@ fn unshown(r: &mut Report) {
         }
     }
 }
+
+/// A long recording's buckets count values per band (`bands`, a list of lists) on every
+/// percentage column, drawn or not: the page reads past them.
+#[test]
+fn buckets_with_band_counts_read_on_every_column() {
+    use gpuwhy::metric::GpuMetric;
+    use gpuwhy::recording::Recording;
+    let mut rec = Recording::with_capacity(Default::default(), 26, 8);
+    let dev = rec.add_device(gpuwhy::report::DeviceInfo::default());
+    for i in 0..600u32 {
+        let mut row = [f32::NAN; GpuMetric::COUNT];
+        for m in GpuMetric::ALL {
+            row[m.index()] = (i % 100) as f32;
+        }
+        rec.push_gpu(dev, f64::from(i) * 0.1, &row);
+    }
+    let report = Report::from_recording(&rec);
+    let coarse = report.series[0].data.coarse.as_ref().expect("buckets");
+    assert!(coarse.metrics.values().any(|c| !c.bands.is_empty()));
+    for json in [report.to_json(), report.to_json_plain()] {
+        let got = View::load(json.as_bytes(), "r.json")
+            .map_err(|e| e.message)
+            .expect("opens")
+            .report;
+        let c = got.series[0].data.coarse.as_ref().expect("buckets read");
+        assert_eq!(c.t_start, coarse.t_start);
+        assert_eq!(c.metrics["util_gpu"].max, coarse.metrics["util_gpu"].max);
+    }
+}
