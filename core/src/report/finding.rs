@@ -70,6 +70,19 @@ pub struct Evidence {
     pub time_range: Option<[f64; 2]>,
     /// True when this signal agreed with the finding; false when it was checked and did not.
     pub agrees: bool,
+    /// Its weight in the finding's confidence (the weighted share of agreeing signals), when
+    /// it counts towards it; absent for context shown beside the counted signals, for rules
+    /// whose confidence is not a weighted share, and in reports written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+}
+
+impl Evidence {
+    /// This item, counted towards its finding's confidence with `weight`.
+    pub fn weighing(mut self, weight: f64) -> Self {
+        self.weight = Some(weight);
+        self
+    }
 }
 
 /// How an evidence value was compared with its threshold. Written to the report as its

@@ -177,11 +177,43 @@ pub(crate) fn evidence(
         unit: unit.to_string(),
         device,
         time_range: None,
+        weight: None,
     }
 }
 
-/// Confidence from evidence: weighted share of the checked signals that agree.
-pub(crate) fn confidence(weighted: &[(f64, bool)]) -> f64 {
+/// A weight in a finding's confidence that belongs to no evidence item.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Weight {
+    /// What the rule's firing condition itself establishes: it agrees by construction (a
+    /// sawtooth that was required to fire, a trace pattern that was required to be costly).
+    Prior(f64),
+    /// A signal the rule checks but that could not be measured on this input: it counts
+    /// against the finding, as a signal checked that did not agree.
+    Unmeasured(f64),
+}
+
+impl Weight {
+    /// The weight and whether it agrees.
+    fn counted(self) -> (f64, bool) {
+        match self {
+            Weight::Prior(w) => (w, true),
+            Weight::Unmeasured(w) => (w, false),
+        }
+    }
+}
+
+/// Confidence from evidence: the weighted share of the checked signals that agree, over the
+/// evidence items that carry a weight and the weights that belong to none (`others`).
+pub(crate) fn confidence(evidence: &[Evidence], others: &[Weight]) -> f64 {
+    let weighted: Vec<(f64, bool)> = others
+        .iter()
+        .map(|w| w.counted())
+        .chain(
+            evidence
+                .iter()
+                .filter_map(|e| e.weight.map(|w| (w, e.agrees))),
+        )
+        .collect();
     let total: f64 = weighted.iter().map(|w| w.0).sum();
     if total <= 0.0 {
         return 0.0;
