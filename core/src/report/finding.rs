@@ -343,6 +343,21 @@ mod tests {
     }
 
     #[test]
+    fn a_weight_is_written_when_counted_and_an_older_item_reads_without_one() {
+        let old = r#"{"metric":"m","value":0.4,"threshold":0.1,"comparison":">=","unit":"x","agrees":true}"#;
+        let e: Evidence = serde_json::from_str(old).expect("reads an item written before weights");
+        assert_eq!(e.weight, None);
+        assert!(!serde_json::to_string(&e)
+            .expect("writes")
+            .contains("weight"));
+        let weighed = e.weighing(2.0);
+        let text = serde_json::to_string(&weighed).expect("writes");
+        assert!(text.contains("\"weight\":2.0"), "{text}");
+        let back: Evidence = serde_json::from_str(&text).expect("reads");
+        assert_eq!(back.weight, Some(2.0));
+    }
+
+    #[test]
     fn a_source_is_written_by_name_and_an_unknown_one_is_no_source() {
         let json = r#"{"id":"x","title":"t","severity":"low","confidence":0.5,"summary":"s",
             "evidence":[],"actions":[],"experiment":{"change":"","expect":""}}"#;

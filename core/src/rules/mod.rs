@@ -270,3 +270,50 @@ mod registry_tests {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod weight_tests {
+    use super::tests::{constant, diagnosed, find, h100, report, GpuMetric, N};
+    use super::*;
+
+    fn item(agrees: bool) -> Evidence {
+        let value = if agrees { 1.0 } else { 0.0 };
+        evidence("m", value, Comparator::AtLeast, 0.5, "x", None)
+    }
+
+    #[test]
+    fn confidence_counts_the_weighed_items_and_the_named_weights_only() {
+        let ev = [
+            item(true).weighing(2.0),
+            item(false).weighing(1.0),
+            item(true),
+            item(false),
+        ];
+        assert_eq!(confidence(&ev, &[]), round(2.0 / 3.0));
+        let others = [Weight::Prior(3.0), Weight::Unmeasured(1.0)];
+        assert_eq!(confidence(&ev, &others), round(5.0 / 7.0));
+        assert_eq!(confidence(&ev[2..], &[]), 0.0, "nothing weighed");
+        assert_eq!(confidence(&[], &[Weight::Prior(2.0)]), 1.0);
+    }
+
+    #[test]
+    fn a_rule_weighs_the_signals_it_checks_and_not_the_context() {
+        // small_batch from samples alone: utilization is the context that let it be judged;
+        // power, free memory and the clock are the signals, weighing 1 each.
+        let r = diagnosed(report(vec![(
+            h100(0),
+            vec![
+                (GpuMetric::UtilGpu, constant(55.0, N)),
+                (GpuMetric::Power, constant(250.0, N)),
+                (GpuMetric::MemUsed, constant(12_000.0, N)),
+                (GpuMetric::SmClock, constant(1980.0, N)),
+            ],
+        )]));
+        let f = find(&r, "small_batch").expect("fires");
+        let weights: Vec<Option<f64>> = f.evidence.iter().map(|e| e.weight).collect();
+        assert_eq!(weights, [None, Some(1.0), Some(1.0), Some(1.0)]);
+        assert_eq!(f.confidence, round(confidence(&f.evidence, &[]) * 0.6));
+        let text = serde_json::to_string(f).expect("writes");
+        assert_eq!(text.matches("\"weight\":1.0").count(), 3, "{text}");
+    }
+}
