@@ -184,8 +184,10 @@ pub(crate) fn evidence(
 /// A weight in a finding's confidence that belongs to no evidence item.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Weight {
-    /// What the rule's firing condition itself establishes: it agrees by construction (a
-    /// sawtooth that was required to fire, a trace pattern that was required to be costly).
+    /// What the rule's firing condition itself establishes, standing for no one item: it
+    /// agrees by construction (`data_starvation`'s sawtooth or data phase, `comm_sync`'s
+    /// synchronized dips, `dynamic_shapes`' spread of step times, `launch_bound`'s GPU/CPU
+    /// ratio at or near its threshold and its steady mid-level utilization).
     Prior(f64),
     /// A signal the rule checks but that could not be measured on this input: it counts
     /// against the finding, as a signal checked that did not agree.
