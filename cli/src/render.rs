@@ -255,6 +255,7 @@ mod tests {
             device: Some(d),
             time_range: None,
             agrees: true,
+            weight: None,
         };
         let mut f = Finding {
             id: "throttling".into(),

@@ -114,6 +114,8 @@ fn folded(r: &RanksData, skip: Option<&str>) -> Vec<(Finding, f64)> {
             Evidence {
                 metric: format!("rank {}: {}{gpu}", ex.rank, e.metric),
                 device: None,
+                // The job's confidence is the ranks' median, not this rank's weighted share.
+                weight: None,
                 ..e.clone()
             }
         }));

@@ -70,6 +70,19 @@ pub struct Evidence {
     pub time_range: Option<[f64; 2]>,
     /// True when this signal agreed with the finding; false when it was checked and did not.
     pub agrees: bool,
+    /// Its weight in the finding's confidence (the weighted share of agreeing signals), when
+    /// it counts towards it; absent for context shown beside the counted signals, for rules
+    /// whose confidence is not a weighted share, and in reports written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+}
+
+impl Evidence {
+    /// This item, counted towards its finding's confidence with `weight`.
+    pub fn weighing(mut self, weight: f64) -> Self {
+        self.weight = Some(weight);
+        self
+    }
 }
 
 /// How an evidence value was compared with its threshold. Written to the report as its
@@ -327,6 +340,21 @@ mod tests {
         assert_eq!(newer, Comparator::Other("~=".into()));
         assert!(!newer.holds(1.0, 1.0));
         assert_eq!(newer.to_string(), "~=");
+    }
+
+    #[test]
+    fn a_weight_is_written_when_counted_and_an_older_item_reads_without_one() {
+        let old = r#"{"metric":"m","value":0.4,"threshold":0.1,"comparison":">=","unit":"x","agrees":true}"#;
+        let e: Evidence = serde_json::from_str(old).expect("reads an item written before weights");
+        assert_eq!(e.weight, None);
+        assert!(!serde_json::to_string(&e)
+            .expect("writes")
+            .contains("weight"));
+        let weighed = e.weighing(2.0);
+        let text = serde_json::to_string(&weighed).expect("writes");
+        assert!(text.contains("\"weight\":2.0"), "{text}");
+        let back: Evidence = serde_json::from_str(&text).expect("reads");
+        assert_eq!(back.weight, Some(2.0));
     }
 
     #[test]

@@ -44,9 +44,8 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     )?;
     let g = &r.gap_causes;
     let names = named(g, crate::trace::is_allocator_call);
-    let w = [(3.0, true), (1.0, ev[2].agrees)];
     let mut f = meta.finding(
-        confidence(&w) * 0.9,
+        confidence(&ev, &[]) * 0.9,
         format!(
             "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) is spent across device-memory allocation and release calls{}: each cudaFree waits for the GPU to drain, so the memory is not being reused from PyTorch's cache.",
             rank_note(t, r),

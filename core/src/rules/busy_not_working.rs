@@ -40,23 +40,21 @@ impl Rule for BusyNotWorking {
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
         let mut devices = Vec::new();
         let mut ev = Vec::new();
-        let mut w = Vec::new();
         let mut any_gpm = false;
         for d in s.sampled_devices() {
             // GPM counts where a GPU was busy enough to be judged.
             if d.util.is_some_and(|u| u.p50 >= BUSY_UTIL_P50) {
                 any_gpm |= d.gpm_sm_util.is_some();
             }
-            if let Some((local, hits)) = idle_inside(s, d) {
+            if let Some(local) = idle_inside(s, d) {
                 devices.push(d.index);
                 ev.extend(local);
-                w.extend(hits);
             }
         }
         if devices.is_empty() {
             return None;
         }
-        let conf = confidence(&w) * if any_gpm { 1.0 } else { 0.6 };
+        let conf = confidence(&ev, &[]) * if any_gpm { 1.0 } else { 0.6 };
         let mut f = META.finding(
             conf,
             format!("{} high utilization, but the compute units are mostly idle: kernels are too small or too few to fill the GPU.", verb(&devices, "reports", "report")),
@@ -90,13 +88,11 @@ impl Rule for BusyNotWorking {
     }
 }
 
-/// A GPU's evidence and the weights of the signals checked on it.
-type Judged = (Vec<Evidence>, Vec<(f64, bool)>);
-
 /// A GPU that reports itself busy while its compute units are mostly idle: GPM SM
 /// utilization and occupancy low, or (weaker, without GPM) power low with the clocks not
-/// held down; its evidence and the weights of the signals checked.
-fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<Judged> {
+/// held down; its evidence, the signals checked weighed (the busy utilization that let it be
+/// judged is context, unweighed).
+fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<Vec<Evidence>> {
     let u = d.util?;
     if u.p50 < BUSY_UTIL_P50 {
         return None;
@@ -110,7 +106,6 @@ fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<Judged> {
         "%",
         dev,
     )];
-    let mut hits = Vec::new();
     if let Some(sm) = d.gpm_sm_util {
         let e = evidence(
             "GPM SM utilization p50",
@@ -120,8 +115,7 @@ fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<Judged> {
             "%",
             dev,
         );
-        hits.push((2.0, e.agrees));
-        local.push(e);
+        local.push(e.weighing(2.0));
     }
     if let Some(occ) = d.gpm_sm_occupancy {
         let e = evidence(
@@ -132,8 +126,7 @@ fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<Judged> {
             "%",
             dev,
         );
-        hits.push((1.0, e.agrees));
-        local.push(e);
+        local.push(e.weighing(1.0));
     }
     // Without GPM, low power is the sign; a clock held far below its maximum (or
     // below an identical peer's at equal utilization) explains low power by itself:
@@ -151,14 +144,14 @@ fn idle_inside(s: &Signals, d: &DeviceSignals) -> Option<Judged> {
             "ratio",
             dev,
         );
-        hits.push((1.0, e.agrees));
-        local.push(e);
+        local.push(e.weighing(1.0));
     }
     // GPM is the direct measure; without it, low power alone is the (weaker) sign.
+    let mut hits = local.iter().filter(|e| e.weight.is_some());
     let primary = if d.gpm_sm_util.is_some() {
-        hits.first().is_some_and(|h| h.1)
+        hits.next().is_some_and(|e| e.agrees)
     } else {
-        hits.iter().any(|h| h.1)
+        hits.any(|e| e.agrees)
     };
-    primary.then_some((local, hits))
+    primary.then_some(local)
 }

@@ -1,7 +1,7 @@
 //! `comm_sync`: GPUs wait on each other (collective-communication bubbles).
 
 use super::traced::*;
-use super::{action, confidence, evidence, experiment, round, Rule, RuleDoc, RuleMeta};
+use super::{action, confidence, evidence, experiment, round, Rule, RuleDoc, RuleMeta, Weight};
 use crate::report::Comparator;
 use crate::report::{Cost, Severity};
 use crate::report::{Evidence, Finding};
@@ -89,15 +89,14 @@ impl Rule for CommSync {
                 None,
             ));
         }
-        let w = supporting_evidence(s, n, &mut ev);
-        Some(finding(s, n, dip_share, ev, &w))
+        supporting_evidence(s, n, &mut ev);
+        Some(finding(s, n, dip_share, ev))
     }
 }
 
 /// What supports synchronized dips besides the dips themselves: traffic bursts inside them
-/// and dips that repeat on every GPU; the weights of the signals checked.
-fn supporting_evidence(s: &Signals, n: usize, ev: &mut Vec<Evidence>) -> Vec<(f64, bool)> {
-    let mut w = vec![(2.0, true)];
+/// and dips that repeat on every GPU, each weighing 1.
+fn supporting_evidence(s: &Signals, n: usize, ev: &mut Vec<Evidence>) {
     let ratios: Vec<f64> = s
         .sampled_devices()
         .filter_map(|d| d.traffic_in_dips)
@@ -114,8 +113,7 @@ fn supporting_evidence(s: &Signals, n: usize, ev: &mut Vec<Evidence>) -> Vec<(f6
             "ratio",
             None,
         );
-        w.push((1.0, e.agrees));
-        ev.push(e);
+        ev.push(e.weighing(1.0));
     }
     let periodic = s
         .sampled_devices()
@@ -129,19 +127,20 @@ fn supporting_evidence(s: &Signals, n: usize, ev: &mut Vec<Evidence>) -> Vec<(f6
         "GPUs",
         None,
     );
-    w.push((1.0, e.agrees));
-    ev.push(e);
-    w
+    ev.push(e.weighing(1.0));
 }
 
+/// The synchronized dips fired the finding: they agree by construction and weigh 2.
+const DIPS: Weight = Weight::Prior(2.0);
+
 /// The finding from the dips' evidence: what the synchronized idling costs and the fixes.
-fn finding(s: &Signals, n: usize, dip_share: f64, ev: Vec<Evidence>, w: &[(f64, bool)]) -> Finding {
+fn finding(s: &Signals, n: usize, dip_share: f64, ev: Vec<Evidence>) -> Finding {
     let devices: Vec<u32> = s.job_devices().map(|d| d.index).collect();
     // The time lost is the time every GPU idles at once, over the sample times at which all
     // of them were sampled (evenly spaced, so a share of times is a share of time).
     let lost = s.cross.all_idle_share.unwrap_or(dip_share);
     let mut f = META.finding(
-        confidence(w) * if s.steps.is_some() { 0.85 } else { 0.7 },
+        confidence(&ev, &[DIPS]) * if s.steps.is_some() { 0.85 } else { 0.7 },
         format!("All {n} GPUs dip together in {:.0}% of samples: they wait on each other (collective communication), not on input. About {:.0}% of the run is lost, estimated as the share of time at which every GPU idles at once.", dip_share * 100.0, lost * 100.0),
         ev,
     );
@@ -195,7 +194,8 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     if !e.agrees {
         return None;
     }
-    let mut ev = vec![e];
+    // The exposed share fired the finding (it agrees by the check above) and weighs most.
+    let mut ev = vec![e.weighing(3.0)];
     ev.push(evidence(
         "communication over the span",
         r.comm_us / r.span_us,
@@ -213,10 +213,9 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "fraction",
         None,
     );
-    let w = [(3.0, true), (1.0, e.agrees)];
-    ev.push(e);
+    ev.push(e.weighing(1.0));
     let mut f = meta.finding(
-        confidence(&w) * 0.95,
+        confidence(&ev, &[]) * 0.95,
         format!(
             "NCCL kernels take {:.0}% of the traced span{} and only {:.0}% of that runs under compute: {:.0}% of the span is exposed communication.",
             r.comm_us / r.span_us * 100.0,

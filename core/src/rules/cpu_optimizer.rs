@@ -53,9 +53,8 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
             Some(CpuKind::Optimizer | CpuKind::CpuOp)
         )
     });
-    let w = [(3.0, true), (1.0, ev[2].agrees)];
     let mut f = meta.finding(
-        confidence(&w) * 0.85,
+        confidence(&ev, &[]) * 0.85,
         format!(
             "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) passes in gaps over 1 ms while the CPU runs the optimizer step or operators with nothing queued on the GPU{}: the optimizer (or other work) runs on the CPU, offloaded or as Python between few launches.",
             rank_note(t, r),

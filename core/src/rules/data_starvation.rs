@@ -2,7 +2,7 @@
 
 use super::traced::*;
 use super::{action, experiment};
-use super::{confidence, evidence, gpus, round, Rule, RuleDoc, RuleMeta};
+use super::{confidence, evidence, gpus, round, Rule, RuleDoc, RuleMeta, Weight};
 use crate::report::Comparator;
 use crate::report::FindingSource;
 use crate::report::{Action, Cost, DataLoaderInfo, Evidence, Experiment, Finding, Severity};
@@ -114,7 +114,8 @@ impl Rule for DataStarvation {
 struct Gathered {
     devices: Vec<u32>,
     ev: Vec<Evidence>,
-    weights: Vec<(f64, bool)>,
+    /// Weights that belong to no evidence item.
+    others: Vec<Weight>,
     /// Each sawtooth GPU's time-weighted near-zero share.
     idle_shares: Vec<f64>,
 }
@@ -148,7 +149,8 @@ fn sawtooth(d: &DeviceSignals, g: &mut Gathered) {
         "fraction",
         dev,
     ));
-    g.weights.push((2.0, true));
+    // The sawtooth fired this path: the two shares above agree by construction.
+    g.others.push(Weight::Prior(2.0));
     match d.util_period {
         Some(p) => {
             let mut e = evidence(
@@ -165,10 +167,9 @@ fn sawtooth(d: &DeviceSignals, g: &mut Gathered) {
                     ps
                 );
             }
-            g.weights.push((1.0, e.agrees));
-            g.ev.push(e);
+            g.ev.push(e.weighing(1.0));
         }
-        None => g.weights.push((1.0, false)),
+        None => g.others.push(Weight::Unmeasured(1.0)),
     }
     if let Some(c) = d.power_util_corr {
         let e = evidence(
@@ -179,15 +180,15 @@ fn sawtooth(d: &DeviceSignals, g: &mut Gathered) {
             "r",
             dev,
         );
-        g.weights.push((1.0, e.agrees));
-        g.ev.push(e);
+        g.ev.push(e.weighing(1.0));
     }
 }
 
 /// The step markers' data phase (`share`, of the median step), first in the evidence and
 /// the heaviest weight; the finding then concerns every sampled GPU if no sawtooth named one.
 fn step_evidence(s: &Signals, share: f64, g: &mut Gathered) {
-    g.weights.push((3.0, true));
+    // The data phase (p50 or all steps) fired this path.
+    g.others.push(Weight::Prior(3.0));
     g.ev.insert(
         0,
         evidence(
@@ -229,10 +230,8 @@ fn host_evidence(s: &Signals, g: &mut Gathered) {
             "%",
             None,
         );
-        if e.agrees {
-            g.weights.push((1.0, true));
-        }
-        g.ev.push(e);
+        // Supporting only: it counts when it agrees.
+        g.ev.push(if e.agrees { e.weighing(1.0) } else { e });
     }
 }
 
@@ -273,7 +272,7 @@ fn finding(s: &Signals, g: Gathered, data_share: Option<f64>, lost: f64, basis: 
         id: META.id.into(),
         title: META.title.into(),
         severity: META.severity,
-        confidence: round(confidence(&g.weights) * cap),
+        confidence: round(confidence(&g.ev, &g.others) * cap),
         summary: match data_share {
             Some(d) => format!("The data phase takes ~{:.0}% of the run's step time ({:.0}% of the median step): the GPU waits for input.", lost * 100.0, d * 100.0),
             None => format!(
@@ -355,9 +354,8 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     let (r, share, ev) = costly(t, "while the CPU is in the DataLoader", |g| g.data_us)?;
     let g = &r.gap_causes;
     let names = named(g, |n| n.to_ascii_lowercase().contains("dataloader"));
-    let w = [(3.0, true), (1.0, ev[2].agrees)];
     let mut f = meta.finding(
-        confidence(&w) * 0.95,
+        confidence(&ev, &[]) * 0.95,
         format!(
             "The GPU{} is idle {:.0}% of the traced span; {:.0}% of the span ({:.0}% of the idle time) passes while the CPU waits in the DataLoader ({}): the input pipeline does not keep up.",
             rank_note(t, r),

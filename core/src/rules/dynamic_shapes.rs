@@ -1,7 +1,7 @@
 //! `dynamic_shapes`: shapes change from step to step.
 
 use super::traced::*;
-use super::{action, confidence, evidence, experiment, Rule, RuleDoc, RuleMeta};
+use super::{action, confidence, evidence, experiment, Rule, RuleDoc, RuleMeta, Weight};
 use crate::report::Comparator;
 use crate::report::Finding;
 use crate::report::FindingSource;
@@ -82,8 +82,10 @@ impl Rule for DynamicShapes {
         if !e3.agrees {
             return None;
         }
-        let mut w = vec![(2.0, true), (1.0, true)];
-        let mut ev = vec![e1, e2, e3];
+        // The wide spread (IQR or p95, one of them at least) fired the rule: a prior that
+        // agrees by construction; the absent period agrees by the check above.
+        let spread = Weight::Prior(2.0);
+        let mut ev = vec![e1, e2, e3.weighing(1.0)];
         for d in s.sampled_devices() {
             if let Some(m) = d.mem_used_ratio {
                 let e = evidence(
@@ -94,12 +96,11 @@ impl Rule for DynamicShapes {
                     "ratio",
                     Some(d.index),
                 );
-                w.push((1.0, e.agrees));
-                ev.push(e);
+                ev.push(e.weighing(1.0));
             }
         }
         let mut f = META.finding(
-            confidence(&w) * 0.8,
+            confidence(&ev, &[spread]) * 0.8,
             format!("Step time varies widely (p95 {:.1}× p50) without a pattern: input shapes change from step to step.", st.p95_over_p50),
             ev,
         );

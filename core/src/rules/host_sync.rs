@@ -85,14 +85,12 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     if !(e_time.agrees || (steps && e_per.agrees && !measured)) {
         return None;
     }
-    let (mut w, mut ev) = (Vec::new(), Vec::new());
+    let mut ev = Vec::new();
     if steps {
-        w.push((2.0, e_per.agrees));
-        ev.push(e_per);
+        ev.push(e_per.weighing(2.0));
     }
-    w.push((2.0, e_time.agrees));
-    ev.push(e_time);
-    idle_evidence(r, &mut ev, &mut w);
+    ev.push(e_time.weighing(2.0));
+    idle_evidence(r, &mut ev);
     let kinds = sync_kinds(&r.syncs);
     let how_often = if steps {
         format!("{per:.0} synchronizing calls per step")
@@ -100,7 +98,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         format!("{} synchronizing calls", r.syncs.total)
     };
     let mut f = meta.finding(
-        confidence(&w) * 0.9,
+        confidence(&ev, &[]) * 0.9,
         format!(
             "{how_often}{} ({}); the GPU sits idle across or after them {:.0}% of the traced span ({:.0}% of its idle time): each one stops the CPU until the GPU drains its queue, so the next kernels start late.",
             rank_note(t, r),
@@ -126,7 +124,7 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
 }
 
 /// How idle the GPU is, and how much of the main stream's idle time is a wait on the host.
-fn idle_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, bool)>) {
+fn idle_evidence(r: &RankSummary, ev: &mut Vec<Evidence>) {
     let e = evidence(
         "GPU idle share of the traced span",
         r.idle_share,
@@ -135,8 +133,7 @@ fn idle_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, bool
         "fraction",
         None,
     );
-    w.push((1.0, e.agrees));
-    ev.push(e);
+    ev.push(e.weighing(1.0));
     if let Some(hw) = r.main_stream_idle.host_wait_share() {
         let e = evidence(
             "host-wait share of the main stream's idle time",
@@ -146,8 +143,7 @@ fn idle_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, bool
             "fraction",
             None,
         );
-        w.push((1.0, e.agrees));
-        ev.push(e);
+        ev.push(e.weighing(1.0));
     }
 }
 

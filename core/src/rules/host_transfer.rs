@@ -233,16 +233,17 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         "calls",
         None,
     );
-    let w = [(3.0, true), (1.0, e2.agrees)];
+    // The copy share fired the finding (it agrees by the check above) and weighs most.
+    let ev = vec![e.weighing(3.0), e2.weighing(1.0)];
     let mut f = meta.finding(
-        confidence(&w) * 0.9,
+        confidence(&ev, &[]) * 0.9,
         format!(
             "Host↔device copies occupy {:.0}% of the traced span{}{}.",
             share(r) * 100.0,
             rank_note(t, r),
             if pageable > 0.0 { format!(", {pageable:.0} of them async copies of pageable memory (synchronous in effect)") } else { String::new() }
         ),
-        vec![e, e2],
+        ev,
     );
     f.lost_share = Some(round(share(r)));
     f.actions = vec![

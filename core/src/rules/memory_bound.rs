@@ -37,7 +37,6 @@ impl Rule for MemoryBound {
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
         let mut devices = Vec::new();
         let mut ev = Vec::new();
-        let mut w = Vec::new();
         let mut gpm = false;
         for d in s.sampled_devices() {
             let dev = Some(d.index);
@@ -55,8 +54,7 @@ impl Rule for MemoryBound {
                     continue;
                 }
                 devices.push(d.index);
-                w.push((2.0, true));
-                ev.push(e);
+                ev.push(e.weighing(2.0));
                 if let Some(t) = d.gpm_tensor {
                     let e = evidence(
                         "GPM tensor activity p50",
@@ -66,28 +64,30 @@ impl Rule for MemoryBound {
                         "%",
                         dev,
                     );
-                    w.push((1.0, e.agrees));
-                    ev.push(e);
+                    ev.push(e.weighing(1.0));
                 }
             } else if let (Some(um), Some(u)) = (d.util_mem, d.util) {
                 if um.p50 >= HIGH_UTIL_MEM && u.p50 >= 80.0 {
                     devices.push(d.index);
-                    w.push((1.0, true));
-                    ev.push(evidence(
-                        "util_mem p50 (memory controller busy)",
-                        um.p50,
-                        Comparator::AtLeast,
-                        HIGH_UTIL_MEM,
-                        "%",
-                        dev,
-                    ));
+                    // Agrees: its threshold is the condition just checked.
+                    ev.push(
+                        evidence(
+                            "util_mem p50 (memory controller busy)",
+                            um.p50,
+                            Comparator::AtLeast,
+                            HIGH_UTIL_MEM,
+                            "%",
+                            dev,
+                        )
+                        .weighing(1.0),
+                    );
                 }
             }
         }
         if devices.is_empty() {
             return None;
         }
-        let conf = confidence(&w) * if gpm { 0.9 } else { 0.5 };
+        let conf = confidence(&ev, &[]) * if gpm { 0.9 } else { 0.5 };
         let mut f = META.finding(
             conf,
             format!(

@@ -177,11 +177,45 @@ pub(crate) fn evidence(
         unit: unit.to_string(),
         device,
         time_range: None,
+        weight: None,
     }
 }
 
-/// Confidence from evidence: weighted share of the checked signals that agree.
-pub(crate) fn confidence(weighted: &[(f64, bool)]) -> f64 {
+/// A weight in a finding's confidence that belongs to no evidence item.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Weight {
+    /// What the rule's firing condition itself establishes, standing for no one item: it
+    /// agrees by construction (`data_starvation`'s sawtooth or data phase, `comm_sync`'s
+    /// synchronized dips, `dynamic_shapes`' spread of step times, `launch_bound`'s GPU/CPU
+    /// ratio at or near its threshold and its steady mid-level utilization).
+    Prior(f64),
+    /// A signal the rule checks but that could not be measured on this input: it counts
+    /// against the finding, as a signal checked that did not agree.
+    Unmeasured(f64),
+}
+
+impl Weight {
+    /// The weight and whether it agrees.
+    fn counted(self) -> (f64, bool) {
+        match self {
+            Weight::Prior(w) => (w, true),
+            Weight::Unmeasured(w) => (w, false),
+        }
+    }
+}
+
+/// Confidence from evidence: the weighted share of the checked signals that agree, over the
+/// evidence items that carry a weight and the weights that belong to none (`others`).
+pub(crate) fn confidence(evidence: &[Evidence], others: &[Weight]) -> f64 {
+    let weighted: Vec<(f64, bool)> = others
+        .iter()
+        .map(|w| w.counted())
+        .chain(
+            evidence
+                .iter()
+                .filter_map(|e| e.weight.map(|w| (w, e.agrees))),
+        )
+        .collect();
     let total: f64 = weighted.iter().map(|w| w.0).sum();
     if total <= 0.0 {
         return 0.0;
@@ -238,3 +272,50 @@ mod registry_tests {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod weight_tests {
+    use super::tests::{constant, diagnosed, find, h100, report, GpuMetric, N};
+    use super::*;
+
+    fn item(agrees: bool) -> Evidence {
+        let value = if agrees { 1.0 } else { 0.0 };
+        evidence("m", value, Comparator::AtLeast, 0.5, "x", None)
+    }
+
+    #[test]
+    fn confidence_counts_the_weighed_items_and_the_named_weights_only() {
+        let ev = [
+            item(true).weighing(2.0),
+            item(false).weighing(1.0),
+            item(true),
+            item(false),
+        ];
+        assert_eq!(confidence(&ev, &[]), round(2.0 / 3.0));
+        let others = [Weight::Prior(3.0), Weight::Unmeasured(1.0)];
+        assert_eq!(confidence(&ev, &others), round(5.0 / 7.0));
+        assert_eq!(confidence(&ev[2..], &[]), 0.0, "nothing weighed");
+        assert_eq!(confidence(&[], &[Weight::Prior(2.0)]), 1.0);
+    }
+
+    #[test]
+    fn a_rule_weighs_the_signals_it_checks_and_not_the_context() {
+        // small_batch from samples alone: utilization is the context that let it be judged;
+        // power, free memory and the clock are the signals, weighing 1 each.
+        let r = diagnosed(report(vec![(
+            h100(0),
+            vec![
+                (GpuMetric::UtilGpu, constant(55.0, N)),
+                (GpuMetric::Power, constant(250.0, N)),
+                (GpuMetric::MemUsed, constant(12_000.0, N)),
+                (GpuMetric::SmClock, constant(1980.0, N)),
+            ],
+        )]));
+        let f = find(&r, "small_batch").expect("fires");
+        let weights: Vec<Option<f64>> = f.evidence.iter().map(|e| e.weight).collect();
+        assert_eq!(weights, [None, Some(1.0), Some(1.0), Some(1.0)]);
+        assert_eq!(f.confidence, round(confidence(&f.evidence, &[]) * 0.6));
+        let text = serde_json::to_string(f).expect("writes");
+        assert_eq!(text.matches("\"weight\":1.0").count(), 3, "{text}");
+    }
+}

@@ -42,9 +42,8 @@ impl Rule for SmallBatch {
         }
         let mut devices = Vec::new();
         let mut ev = Vec::new();
-        let mut w = Vec::new();
         for d in s.sampled_devices() {
-            if let Some(e) = unfilled(d, &mut w) {
+            if let Some(e) = unfilled(d) {
                 devices.push(d.index);
                 ev.extend(e);
             }
@@ -54,7 +53,7 @@ impl Rule for SmallBatch {
         }
         let has_steps = s.steps.is_some();
         let mut f = META.finding(
-            confidence(&w) * if has_steps { 0.8 } else { 0.6 },
+            confidence(&ev, &[]) * if has_steps { 0.8 } else { 0.6 },
             format!("{} at moderate utilization with low power and most memory free, and no data or launch cause: the batch is too small to fill the GPU.", verb(&devices, "runs", "run")),
             ev,
         );
@@ -111,8 +110,8 @@ fn other_cause(s: &Signals) -> bool {
 }
 
 /// A GPU that works but is not filled, from its samples: moderate utilization without a
-/// sawtooth, low power and much free memory; its evidence, with its weights pushed to `w`.
-fn unfilled(d: &DeviceSignals, w: &mut Vec<(f64, bool)>) -> Option<Vec<Evidence>> {
+/// sawtooth, low power and much free memory; its evidence, the signals checked weighed.
+fn unfilled(d: &DeviceSignals) -> Option<Vec<Evidence>> {
     let u = d.util?;
     let dev = Some(d.index);
     if !(UTIL_BAND.0..UTIL_BAND.1).contains(&u.p50) {
@@ -154,9 +153,9 @@ fn unfilled(d: &DeviceSignals, w: &mut Vec<(f64, bool)>) -> Option<Vec<Evidence>
         "%",
         dev,
     )];
-    ev.push(ep);
-    ev.push(em);
-    w.push((2.0, true));
+    // Low power and free memory both agree (checked above) and weigh 1 each.
+    ev.push(ep.weighing(1.0));
+    ev.push(em.weighing(1.0));
     if let Some(r) = d.sm_clock_ratio_loaded {
         let e = evidence(
             "sm_clock p50 under load / max",
@@ -166,8 +165,7 @@ fn unfilled(d: &DeviceSignals, w: &mut Vec<(f64, bool)>) -> Option<Vec<Evidence>
             "ratio",
             dev,
         );
-        w.push((1.0, e.agrees));
-        ev.push(e);
+        ev.push(e.weighing(1.0));
     }
     Some(ev)
 }

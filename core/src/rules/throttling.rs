@@ -67,14 +67,12 @@ struct Check {
     /// Clock under load over its reference (maximum, or the fastest peer's).
     ratio: Option<f64>,
     evidence: Vec<Evidence>,
-    weights: Vec<(f64, bool)>,
 }
 
 impl Check {
     fn push(&mut self, e: Evidence, weight: f64) -> bool {
         let agrees = e.agrees;
-        self.weights.push((weight, agrees));
-        self.evidence.push(e);
+        self.evidence.push(e.weighing(weight));
         agrees
     }
 }
@@ -284,7 +282,6 @@ impl Rule for Throttling {
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         let mut devices = Vec::new();
         let mut ev = Vec::new();
-        let mut weights = Vec::new();
         let mut lost = Vec::new();
         let mut kinds = std::collections::BTreeSet::new();
         let mut peers = false;
@@ -310,7 +307,6 @@ impl Rule for Throttling {
                 lost.push(c.ratio.map_or(0.0, |r| loaded * (1.0 - r).max(0.0)));
                 devices.push(d.index);
                 ev.extend(c.evidence);
-                weights.extend(c.weights);
             }
         }
         if devices.is_empty() {
@@ -328,7 +324,7 @@ impl Rule for Throttling {
         };
         let mut f = META.finding(
             // Peers show that a clock is held down, not by what: less sure than the driver's word.
-            confidence(&weights) * if peers_only { 0.85 } else { 1.0 },
+            confidence(&ev, &[]) * if peers_only { 0.85 } else { 1.0 },
             format!(
                 "{} {} below {} clock under load ({why}); about {:.0}% of the run is lost (estimated as the share of time under load × the clock shortfall, for the slowest GPU; exact for compute-bound work, an upper bound otherwise).",
                 gpus(&devices),

@@ -101,7 +101,9 @@ pub(crate) fn costly<'a>(
         "fraction",
         None,
     );
-    Some((r, share, vec![e, e_idle, e_all]))
+    // The costly share fired the finding (it agrees by the check above) and weighs most;
+    // the span's idle share supports it.
+    Some((r, share, vec![e.weighing(3.0), e_idle, e_all.weighing(1.0)]))
 }
 
 /// The CPU ranges under the gaps whose names `keep` accepts, as "name (N ms)" text.

@@ -105,6 +105,8 @@ fn evidence(s: &mut Scan) -> R<Evidence> {
         device,
         time_range,
         agrees,
+        // The viewer does not show weights: `weight` is skipped with the unknown keys.
+        weight: None,
     })
 }
 

@@ -16,6 +16,7 @@ fn evidence(device: u32, value: f64) -> Evidence {
         device: Some(device),
         time_range: None,
         agrees: true,
+        weight: None,
     }
 }
 

@@ -94,6 +94,7 @@ pub fn every_text(s: &str) -> Report {
             device: Some(0),
             time_range: None,
             agrees: true,
+            weight: None,
         }],
         source: Some(FindingSource::Trace),
         actions: vec![Action {

@@ -2,7 +2,9 @@
 
 mod traced;
 
-use super::{action, confidence, evidence, experiment, round, verb, Rule, RuleDoc, RuleMeta};
+use super::{
+    action, confidence, evidence, experiment, round, verb, Rule, RuleDoc, RuleMeta, Weight,
+};
 use crate::report::Comparator;
 use crate::report::Evidence;
 use crate::report::{Cost, Severity};
@@ -67,8 +69,7 @@ impl Rule for LaunchBound {
                 "fraction",
                 None,
             );
-            g.w.push((1.0, e.agrees));
-            g.ev.push(e);
+            g.ev.push(e.weighing(1.0));
         }
         for d in s.sampled_devices() {
             steady_mid(d, &mut g);
@@ -78,7 +79,7 @@ impl Rule for LaunchBound {
         } else if !g.primary {
             samples_only(s, data_wait, &mut g)?;
         } else if !g.devices.is_empty() {
-            g.w.push((1.0, true));
+            g.others.push(STEADY_MID);
         }
         if g.devices.is_empty() {
             g.devices = s.sampled_devices().map(|d| d.index).collect();
@@ -87,12 +88,16 @@ impl Rule for LaunchBound {
     }
 }
 
-/// The evidence gathered so far, the weight of each signal checked, and whether the GPU
-/// phase times decide (`primary`) or nearly do (`near`).
+/// GPUs held at steady mid-level utilization (their two evidence items together): a prior
+/// that agrees, since only such GPUs are gathered.
+const STEADY_MID: Weight = Weight::Prior(1.0);
+
+/// The evidence gathered so far (the signals checked weighed), the weights that belong to no
+/// evidence item, and whether the GPU phase times decide (`primary`) or nearly do (`near`).
 #[derive(Default)]
 struct Gathered {
     ev: Vec<Evidence>,
-    w: Vec<(f64, bool)>,
+    others: Vec<Weight>,
     devices: Vec<u32>,
     primary: bool,
     near: bool,
@@ -114,7 +119,9 @@ fn ratio_evidence(steps: Option<&StepView>, g: &mut Gathered) {
     g.primary = e.agrees;
     g.near = !g.primary && r <= NEAR_GPU_CPU_RATIO;
     if g.primary || g.near {
-        g.w.push((3.0, true));
+        // The ratio at or near its threshold fired the rule: a prior, since near the
+        // threshold it counts for the finding although the comparison does not hold.
+        g.others.push(Weight::Prior(3.0));
     }
     // A ratio near 1 does not clear the CPU: CUDA events recorded around a phase also time
     // the gaps between its kernels, so a launch-starved stream reads as busy. The samples
@@ -160,7 +167,7 @@ fn samples_only(s: &Signals, data_wait: Option<f64>, g: &mut Gathered) -> Option
     if g.devices.is_empty() || data_wait.is_some_and(|d| d >= NO_DATA_WAIT_SHARE) {
         return None;
     }
-    g.w.push((1.0, true));
+    g.others.push(STEADY_MID);
     let cpu = s.host_proc_cpu?;
     let e = evidence(
         "recorded process CPU p50",
@@ -173,8 +180,8 @@ fn samples_only(s: &Signals, data_wait: Option<f64>, g: &mut Gathered) -> Option
     if !e.agrees {
         return None;
     }
-    g.w.push((1.0, true));
-    g.ev.push(e);
+    // Agrees by the check above.
+    g.ev.push(e.weighing(1.0));
     Some(())
 }
 
@@ -226,7 +233,7 @@ fn finding(s: &Signals, g: Gathered) -> crate::report::Finding {
         0.55
     };
     let mut f = META.finding(
-        confidence(&g.w) * scale,
+        confidence(&g.ev, &g.others) * scale,
         match ratio {
             Some(r) => format!("{} idle for ~{:.0}% of forward/backward{}: the CPU issues kernels more slowly than the GPU runs them{}.", verb(&devices, "sits", "sit"), (1.0 - r) * 100.0, lost.map_or(String::new(), |l| format!(" (~{:.0}% of the run)", l * 100.0)), if near { " (near the threshold: lower confidence)" } else { "" }),
             None => format!("{} a steady mid-level utilization with no input wait while the launching thread is saturated: a small-op storm.", verb(&devices, "holds", "hold")),

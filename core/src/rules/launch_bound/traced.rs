@@ -46,9 +46,10 @@ pub(super) fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
     if !(e_idle.agrees && e_hw.agrees) {
         return None;
     }
-    let mut w = vec![(2.0, true), (2.0, true)];
-    let mut ev = vec![e_idle, e_hw];
-    storm_evidence(r, &mut ev, &mut w);
+    // The idle share and the host-wait share fired the finding (both agree by the check
+    // above) and weigh most.
+    let mut ev = vec![e_idle.weighing(2.0), e_hw.weighing(2.0)];
+    storm_evidence(r, &mut ev);
     let k = &r.kernels;
     let g = &r.gap_causes;
     let lost = if r.span_us > 0.0 {
@@ -57,7 +58,7 @@ pub(super) fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         0.0
     };
     let mut f = meta.finding(
-        confidence(&w).max(0.6) * 0.95,
+        confidence(&ev, &[]).max(0.6) * 0.95,
         format!(
             "The GPU{} is idle {:.0}% of the traced span and {:.0}% of that is the host between launches ({:.0}% Python in gaps under {:.0} ms, {:.0}% longer host work the trace does not name): kernels (mean {:.1} µs) finish before the CPU launches the next ones.",
             rank_note(t, r),
@@ -93,7 +94,7 @@ pub(super) fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
 
 /// The storm behind the gaps: short kernels, shorter than their launches, thousands per
 /// step, the GPU busy a small part of the CPU's step, the main stream waiting on the host.
-fn storm_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, bool)>) {
+fn storm_evidence(r: &RankSummary, ev: &mut Vec<Evidence>) {
     let k = &r.kernels;
     let e = evidence(
         "mean kernel duration",
@@ -103,8 +104,7 @@ fn storm_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, boo
         "µs",
         None,
     );
-    w.push((1.0, e.agrees));
-    ev.push(e);
+    ev.push(e.weighing(1.0));
     if let Some(sh) = k.shorter_than_launch_share {
         let e = evidence(
             "share of kernels shorter than their launch call",
@@ -114,8 +114,7 @@ fn storm_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, boo
             "fraction",
             None,
         );
-        w.push((1.0, e.agrees));
-        ev.push(e);
+        ev.push(e.weighing(1.0));
     }
     if r.step_stats.count > 0 {
         let e = evidence(
@@ -126,8 +125,7 @@ fn storm_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, boo
             "kernels",
             None,
         );
-        w.push((1.0, e.agrees));
-        ev.push(e);
+        ev.push(e.weighing(1.0));
         let e = evidence(
             "GPU busy / CPU step time p50",
             r.step_stats.gpu_cpu_ratio.p50,
@@ -136,8 +134,7 @@ fn storm_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, boo
             "ratio",
             None,
         );
-        w.push((1.0, e.agrees));
-        ev.push(e);
+        ev.push(e.weighing(1.0));
     }
     if let Some(hw) = r.main_stream_idle.host_wait_share() {
         let e = evidence(
@@ -148,7 +145,6 @@ fn storm_evidence(r: &RankSummary, ev: &mut Vec<Evidence>, w: &mut Vec<(f64, boo
             "fraction",
             None,
         );
-        w.push((1.0, e.agrees));
-        ev.push(e);
+        ev.push(e.weighing(1.0));
     }
 }

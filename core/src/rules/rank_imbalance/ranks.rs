@@ -31,6 +31,7 @@ pub(crate) fn ev(
         device: None,
         time_range: None,
         agrees,
+        weight: None,
     }
 }
 
