@@ -48,7 +48,7 @@ pub const LAYERS: &[Layer] = &[
     Layer {
         name: "recording",
         modules: &["recording"],
-        what: "the bounded, columnar Recording that every source fills",
+        what: "the bounded, columnar Recording that every source fills; turning it into a report, writing it as the crash journal and replaying one, and reading report files (journals included)",
     },
     Layer {
         name: "platform",

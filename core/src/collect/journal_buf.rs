@@ -5,8 +5,9 @@ use std::sync::Mutex;
 use super::cost::CallStats;
 use super::hook::SamplerHook;
 use super::sampler::lock;
+use crate::recording::journal::{checkpoint_lines, JournalWriter};
 use crate::recording::Recording;
-use crate::report::journal::{checkpoint_lines, JournalLine, JournalWriter};
+use crate::report::journal::JournalLine;
 
 /// Journal lines and rows buffered between flushes.
 pub(super) struct Journal {

@@ -1,14 +1,22 @@
 //! The recording: everything sampled during a run, in bounded memory.
 //!
-//! A [`Recording`] is plain data with no threads or I/O: the sampler (feature `collect`)
-//! pushes into it, importers build one from logs, and [`crate::report`] turns it into the
-//! JSON report. It is not for analysis itself: rules read [`crate::signals`].
+//! A [`Recording`] is plain data with no threads: the sampler (feature `collect`) pushes
+//! into it and importers build one from logs. This module also turns it into the JSON report
+//! ([`crate::report::Report::from_recording`]), writes it as the crash journal while
+//! recording and replays a journal into it ([`journal`]), and reads report files, journals
+//! included ([`crate::report::Report::load`]): the report model below knows nothing of
+//! recordings (`docs/architecture.md`, "Layers"). It is not for analysis itself: rules read
+//! [`crate::signals`].
 
 mod bucket;
+pub(crate) mod build;
+pub mod journal;
+mod load;
 mod restore;
 mod retired;
 mod rows;
 mod series;
+mod step_delta;
 #[cfg(test)]
 mod tests;
 
@@ -18,6 +26,7 @@ pub use series::{
     HEAD_ROWS_DEFAULT, MAX_WINDOWS, RECENT_ROWS_DEFAULT, WINDOW_AFTER_S, WINDOW_BEFORE_S,
     WINDOW_ROWS_DEFAULT,
 };
+pub use step_delta::{merge_delta, stats_from_rows};
 
 use crate::metric::GpuMetric;
 use crate::report::{

@@ -1,5 +1,6 @@
 //! Reading and writing report files: atomic writes, and clear errors for bad input.
 
+use std::borrow::Cow;
 use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -91,81 +92,89 @@ impl Report {
             write_atomic(path, json.as_bytes())
         }
     }
+}
 
-    /// Reads a report file. Gives a clear error for a missing, empty, truncated, non-JSON or
-    /// non-report file, and for a report of a newer major schema.
-    /// A file larger than any report can be (1 GiB, `MAX_REPORT_BYTES`) is refused before it
-    /// is read.
-    pub fn load(path: &Path) -> Result<Report> {
-        let io = |source| Error::Io {
-            action: "cannot read report",
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = fs::File::open(path).map_err(io)?;
-        if let Ok(meta) = file.metadata() {
-            if meta.len() > MAX_REPORT_BYTES {
-                return Err(too_large(path, meta.len()));
-            }
+/// Reads a file as `Report::load` does: refused when larger than any report can be
+/// ([`MAX_REPORT_BYTES`]) before it is read, and never more than one byte past that read.
+pub(crate) fn read_capped(path: &Path) -> Result<Vec<u8>> {
+    let io = |source| Error::Io {
+        action: "cannot read report",
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = fs::File::open(path).map_err(io)?;
+    if let Ok(meta) = file.metadata() {
+        if meta.len() > MAX_REPORT_BYTES {
+            return Err(too_large(path, meta.len()));
         }
-        // The size can change after the check (or mean nothing, for a pipe): read one byte
-        // past the limit at most.
-        let mut bytes = Vec::new();
-        file.take(MAX_REPORT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(io)?;
-        Self::from_slice(&bytes, path)
     }
+    // The size can change after the check (or mean nothing, for a pipe): read one byte
+    // past the limit at most.
+    let mut bytes = Vec::new();
+    file.take(MAX_REPORT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    Ok(bytes)
+}
 
-    /// Parses report bytes (gzip-compressed ones decompressed first; samples in the plain or
-    /// the compact form); `path` is only used in messages. More than 1 GiB
-    /// (`MAX_REPORT_BYTES`) is refused, and so is JSON nested deeper than serde_json reads.
-    pub fn from_slice(bytes: &[u8], path: &Path) -> Result<Report> {
-        let bad = |reason: String| Error::BadReport {
-            path: path.to_path_buf(),
-            reason,
-        };
-        if bytes.len() as u64 > MAX_REPORT_BYTES {
-            return Err(too_large(path, bytes.len() as u64));
+/// The bytes of a report file as its reader parses them: gzip-compressed ones decompressed
+/// (again, if they held another gzip stream), more than [`MAX_REPORT_BYTES`] before or
+/// after decompression refused; `path` is only used in messages.
+pub(crate) fn unpack<'a>(bytes: &'a [u8], path: &Path) -> Result<Cow<'a, [u8]>> {
+    if bytes.len() as u64 > MAX_REPORT_BYTES {
+        return Err(too_large(path, bytes.len() as u64));
+    }
+    if !bytes.starts_with(&GZIP_MAGIC) {
+        return Ok(Cow::Borrowed(bytes));
+    }
+    let plain = gunzip(bytes, MAX_REPORT_BYTES + 1).map_err(|e| Error::BadReport {
+        path: path.to_path_buf(),
+        reason: format!(
+            "the file is gzip-compressed but does not decompress ({e}): it was cut short or damaged"
+        ),
+    })?;
+    if plain.starts_with(&GZIP_MAGIC) {
+        // Compressed twice: what it holds comes back owned, so this copies nothing.
+        return Ok(Cow::Owned(unpack(&plain, path)?.into_owned()));
+    }
+    if plain.len() as u64 > MAX_REPORT_BYTES {
+        return Err(too_large(path, plain.len() as u64));
+    }
+    Ok(Cow::Owned(plain))
+}
+
+/// Parses the JSON of a report (samples in the plain or the compact form), after
+/// [`unpack`]. An empty file, JSON nested deeper than serde_json reads, a file that is not
+/// a report and one of a newer major schema are refused, each with a message that says why.
+/// A crash journal is not read here: `Report::from_slice` (in `crate::recording`, which
+/// replays journals) tells it apart first.
+pub(crate) fn parse_json(bytes: &[u8], path: &Path) -> Result<Report> {
+    let bad = |reason: String| Error::BadReport {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err(bad(
+            "the file is empty; was the recording interrupted before it wrote anything? \
+             Look for a `.partial` journal next to it"
+                .into(),
+        ));
+    }
+    // One pass over the bytes for a readable report (most of the time of reading a long
+    // one); the schema is checked on what it read. Only a report that does not read is
+    // looked at again, for the message that says why.
+    match serde_json::from_slice::<Report>(bytes) {
+        Ok(r) => {
+            check_schema(Some(serde_json::Value::String(r.schema.clone())), path)?;
+            Ok(r)
         }
-        if bytes.starts_with(&GZIP_MAGIC) {
-            let plain = gunzip(bytes, MAX_REPORT_BYTES + 1).map_err(|e| {
-                bad(format!(
-                    "the file is gzip-compressed but does not decompress ({e}): it was cut short or damaged"
-                ))
-            })?;
-            if plain.len() as u64 > MAX_REPORT_BYTES {
-                return Err(too_large(path, plain.len() as u64));
-            }
-            return Self::from_slice(&plain, path);
-        }
-        if bytes.iter().all(|b| b.is_ascii_whitespace()) {
-            return Err(bad(
-                "the file is empty; was the recording interrupted before it wrote anything? \
-                 Look for a `.partial` journal next to it"
-                    .into(),
-            ));
-        }
-        if super::journal::looks_like_journal(bytes) {
-            let rec = super::journal::replay(bytes, path)?;
-            return Ok(Report::from_recording(&rec));
-        }
-        // One pass over the bytes for a readable report (most of the time of reading a long
-        // one); the schema is checked on what it read. Only a report that does not read is
-        // looked at again, for the message that says why.
-        match serde_json::from_slice::<Report>(bytes) {
-            Ok(r) => {
-                check_schema(Some(serde_json::Value::String(r.schema.clone())), path)?;
-                Ok(r)
-            }
-            Err(e) => {
-                let probe: SchemaProbe =
-                    serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes)))?;
-                check_schema(probe.schema, path)?;
-                Err(bad(too_deep(&e).unwrap_or_else(|| {
-                    format!("not a valid {SCHEMA} report: {e}")
-                })))
-            }
+        Err(e) => {
+            let probe: SchemaProbe =
+                serde_json::from_slice(bytes).map_err(|e| bad(json_error_reason(&e, bytes)))?;
+            check_schema(probe.schema, path)?;
+            Err(bad(too_deep(&e).unwrap_or_else(|| {
+                format!("not a valid {SCHEMA} report: {e}")
+            })))
         }
     }
 }

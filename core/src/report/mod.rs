@@ -5,7 +5,6 @@
 //! optional ones default) and strict about what it cannot read (a newer major schema, a
 //! truncated file, something that is not a report) — with a message that says what to do.
 
-pub(crate) mod build;
 mod column;
 mod comparison;
 mod finding;
@@ -34,6 +33,7 @@ pub use finding::{
 pub use group::{device_ranges, device_set, group_by_device};
 pub use gz::gunzip_head;
 pub use io::write_atomic;
+pub(crate) use io::{parse_json, read_capped, unpack};
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod, MigDevice};
 pub use model::{
     Capability, CoarseColumn, CoarseData, DataLoaderInfo, DeviceInfo, DeviceSeries, Event, Fault,
@@ -45,7 +45,7 @@ pub use ranks::{
     Exemplar, GpuSpot, Imbalance, NodeSummary, PhaseTimes, RankFinding, RankGpu, RankSteps,
     RankSummary, RanksData, Straggler,
 };
-pub use steps::{PhaseStats, StepsData, ThreadSteps};
+pub use steps::{PhaseStats, StepsData, ThreadSteps, STEP_KEY};
 pub use time::rfc3339_utc;
 
 /// The schema this build writes.

@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use super::column::Column;
 
+/// The key of whole-step statistics in [`StepsData::stats`]; no phase may have this name.
+pub const STEP_KEY: &str = "step";
+
 /// Summary statistics of one phase (or of whole steps), seconds.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]

@@ -11,11 +11,13 @@
 //! The live markers that feed it from a training loop are [`crate::session`]; what the rules
 //! read of it is [`crate::signals::steps`].
 
+#[cfg(test)]
 mod delta;
 mod log;
 mod sketch;
 
-pub use delta::{merge_delta, stats_from_rows};
+pub use crate::recording::{merge_delta, stats_from_rows};
+pub use crate::report::STEP_KEY;
 pub use log::{StepLog, EXACT_STEPS, EXACT_STEP_BYTES, MAX_SKETCHES};
 pub use sketch::{
     QuantileSketch, MANTISSA_BITS, SKETCH_BUCKETS, SKETCH_BYTES, SKETCH_MAX_EXP, SKETCH_MIN_EXP,
@@ -27,10 +29,6 @@ pub const MAX_PHASES: usize = 16;
 
 /// Names of the built-in phases, in id order.
 pub const BUILTIN_PHASES: [&str; 4] = ["data", "forward", "backward", "optimizer"];
-
-/// The key of whole-step statistics in [`crate::report::StepsData::stats`]; no phase may
-/// have this name.
-pub const STEP_KEY: &str = "step";
 
 /// A phase of a training step: one of the built-in ones or a custom one registered by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -7,8 +7,9 @@ use super::{lock, Shared};
 use crate::collect::gpu::{Gpu, Outcome};
 use crate::collect::journal_buf::Journal;
 use crate::collect::RecorderConfig;
+use crate::recording::journal::JournalWriter;
 use crate::recording::Recording;
-use crate::report::journal::{JournalHeader, JournalLine, JournalWriter, JOURNAL_SCHEMA};
+use crate::report::journal::{JournalHeader, JournalLine, JOURNAL_SCHEMA};
 use crate::report::{Column, Event};
 
 /// The sampler's tick counts, as the report's overhead shows them.

@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use super::column::Column;
-use super::model::{CoarseColumn, CoarseData, DeviceSeries, HostData, Report, SeriesData, Tool};
-use super::{Verdict, SCHEMA};
+use super::{Coarse, Recording, SeriesBuf, BANDS, BAND_EDGES, HOST_COLUMNS, HOST_UNITS};
 use crate::metric::GpuMetric;
-use crate::recording::{Coarse, Recording, SeriesBuf, BANDS, BAND_EDGES, HOST_COLUMNS, HOST_UNITS};
+use crate::report::{
+    CoarseColumn, CoarseData, Column, DeviceSeries, HostData, Report, SeriesData, Tool, Verdict,
+    SCHEMA,
+};
 
 /// One stream as the report writes it: the kept rows, then the buckets.
 pub(crate) fn series_data(buf: &SeriesBuf, names: &[String]) -> SeriesData {

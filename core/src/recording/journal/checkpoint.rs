@@ -10,39 +10,15 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 
-use serde::{Deserialize, Serialize};
-
-use super::{JournalLine, JournalWriter};
+use super::JournalWriter;
 use crate::metric::GpuMetric;
-use crate::recording::{HostRecording, Recording};
-use crate::report::build::series_data;
-use crate::report::{DeviceInfo, Event, SeriesData};
+use crate::recording::build::series_data;
+use crate::recording::{HostRecording, Recording, HOST_COLUMNS};
+use crate::report::journal::{Checkpoint, JournalLine};
 use crate::{Error, Result};
 
 /// Appended bytes below which the journal is never rewritten.
 pub const CHECKPOINT_MIN_BYTES: u64 = 16 << 20;
-
-/// The bounded recording as a journal line.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Checkpoint {
-    /// The devices as they stand (capabilities lost during the run, lost GPUs).
-    pub devices: Vec<DeviceInfo>,
-    /// Each device's kept samples, in the order of `devices`.
-    pub gpu: Vec<SeriesData>,
-    /// The host's kept samples.
-    #[serde(default)]
-    pub host: Option<SeriesData>,
-    /// The events kept.
-    #[serde(default)]
-    pub events: Vec<Event>,
-    /// Events not kept.
-    #[serde(default)]
-    pub events_dropped: u64,
-    /// The recording's capacities ([`Recording::full_rows`], [`Recording::coarse_buckets`]),
-    /// so that the replay goes on keeping what the recorder kept.
-    #[serde(default)]
-    pub capacity: Option<(usize, usize)>,
-}
 
 fn gpu_names() -> Vec<String> {
     GpuMetric::ALL
@@ -160,7 +136,7 @@ pub(super) fn apply(rec: &mut Recording, cp: Checkpoint) {
         rec.devices[pos].series.restore(&data, &names);
     }
     if let (Some(h), Some(data)) = (rec.host.as_mut(), cp.host) {
-        let cores = h.columns.len() - crate::recording::HOST_COLUMNS.len();
+        let cores = h.columns.len() - HOST_COLUMNS.len();
         let mut fresh = HostRecording::new(h.facts.clone(), cores);
         fresh.series.restore(&data, &fresh.columns);
         *h = fresh;
@@ -174,9 +150,10 @@ pub(super) fn apply(rec: &mut Recording, cp: Checkpoint) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recording::journal::replay;
     use crate::recording::SeriesBuf;
-    use crate::report::journal::{replay, JournalHeader, JOURNAL_SCHEMA};
-    use crate::report::{Column, RunInfo};
+    use crate::report::journal::{JournalHeader, JOURNAL_SCHEMA};
+    use crate::report::{Column, DeviceInfo, Event, RunInfo};
 
     /// A week at 1 s of one GPU with small capacities, flushed every 20 s as the sampler
     /// does, with an eval every hour: the journal stays bounded and, cut anywhere, replays.
