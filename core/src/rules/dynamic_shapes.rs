@@ -86,19 +86,7 @@ impl Rule for DynamicShapes {
         // agrees by construction; the absent period agrees by the check above.
         let spread = Weight::Prior(2.0);
         let mut ev = vec![e1, e2, e3.weighing(1.0)];
-        for d in s.sampled_devices() {
-            if let Some(m) = d.mem_used_ratio {
-                let e = evidence(
-                    "mem_used p95 − p5 over total",
-                    m.p95 - m.p5,
-                    Comparator::AtLeast,
-                    MEM_SWING,
-                    "ratio",
-                    Some(d.index),
-                );
-                ev.push(e.weighing(1.0));
-            }
-        }
+        ev.extend(memory_swings(s));
         let mut f = META.finding(
             confidence(&ev, &[spread]) * 0.8,
             format!("Step time varies widely (p95 {:.1}× p50) without a pattern: input shapes change from step to step.", st.p95_over_p50),
@@ -119,6 +107,26 @@ impl Rule for DynamicShapes {
         f.unseen.push("The shapes themselves are not recorded; a profiler trace with record_shapes=True lists them.".into());
         Some(f)
     }
+}
+
+/// Per sampled GPU, how far memory in use swings (p95 − p5 over the total): shapes that
+/// change from step to step make the allocator's footprint move with them.
+fn memory_swings(s: &Signals) -> Vec<crate::report::Evidence> {
+    let mut ev = Vec::new();
+    for d in s.sampled_devices() {
+        if let Some(m) = d.mem_used_ratio {
+            let e = evidence(
+                "mem_used p95 − p5 over total",
+                m.p95 - m.p5,
+                Comparator::AtLeast,
+                MEM_SWING,
+                "ratio",
+                Some(d.index),
+            );
+            ev.push(e.weighing(1.0));
+        }
+    }
+    ev
 }
 
 // Evidence from a profiler trace, tried first when one is attached.
