@@ -60,27 +60,7 @@ pub struct RankTable<'a> {
     pub hidden_stragglers: Vec<u32>,
 }
 
-/// The median of `values` without one occurrence of `x` (which they hold): what "the other
-/// ranks" have. `None` when nothing is left. (A selection, not a sort: the browser viewer
-/// runs this too, and every sort is code in its module.)
-fn median_without(values: &[f64], x: f64) -> Option<f64> {
-    let mut v = values.to_vec();
-    let at = v.iter().position(|y| *y == x)?;
-    v.swap_remove(at);
-    let n = v.len();
-    if n == 0 {
-        return None;
-    }
-    let (lower, hi, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
-    let hi = *hi;
-    Some(if n % 2 == 1 {
-        hi
-    } else {
-        // The largest of the lower half is the element just below the middle.
-        let lo = lower.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (lo + hi) / 2.0
-    })
-}
+use crate::stats::median_without;
 
 /// The finite p50 of `phase` on every rank that has one.
 fn phase_values(ranks: &[RankSummary], phase: &str) -> Vec<f64> {
@@ -229,16 +209,6 @@ mod tests {
             ranks,
             ..RanksData::default()
         }
-    }
-
-    #[test]
-    fn the_median_of_the_others_leaves_one_value_out() {
-        let v = [1.0, 2.0, 3.0, 10.0];
-        assert_eq!(median_without(&v, 10.0), Some(2.0));
-        assert_eq!(median_without(&v, 1.0), Some(3.0));
-        assert_eq!(median_without(&v, 2.0), Some(3.0));
-        assert_eq!(median_without(&[5.0], 5.0), None);
-        assert_eq!(median_without(&[1.0, 1.0, 4.0], 1.0), Some(2.5));
     }
 
     #[test]

@@ -38,31 +38,8 @@ pub const LARGE_PHASE_RATIO: f64 = 1.1;
 /// [`PHASE_RATIO`] because whole-step medians of identical ranks agree more closely.
 pub const STEP_RATIO: f64 = 1.2;
 
-/// Median of sorted values.
-pub fn median(sorted: &[f64]) -> Option<f64> {
-    let n = sorted.len();
-    if n == 0 {
-        return None;
-    }
-    Some(if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    })
-}
-
-/// Median of `sorted` without one occurrence of `v` (which must be in it): O(1) after a
-/// binary search, so a thousand ranks each measured against the others cost one sort.
-fn median_without(sorted: &[f64], v: f64) -> Option<f64> {
-    let k = sorted.partition_point(|x| x.total_cmp(&v).is_lt());
-    let m = sorted.len().checked_sub(1).filter(|m| *m > 0)?;
-    let at = |j: usize| if j < k { sorted[j] } else { sorted[j + 1] };
-    Some(if m % 2 == 1 {
-        at(m / 2)
-    } else {
-        (at(m / 2 - 1) + at(m / 2)) / 2.0
-    })
-}
+pub use crate::stats::median_sorted as median;
+use crate::stats::median_without_sorted as median_without;
 
 /// One comparison: the rank's value against the others'.
 struct Against {
@@ -196,16 +173,6 @@ mod tests {
             }),
             ..RankSummary::default()
         }
-    }
-
-    #[test]
-    fn leaving_one_out_gives_the_median_of_the_others() {
-        let s = [1.0, 2.0, 3.0, 10.0];
-        assert_eq!(median_without(&s, 10.0), Some(2.0));
-        assert_eq!(median_without(&s, 1.0), Some(3.0));
-        assert_eq!(median_without(&s, 2.0), Some(3.0));
-        assert_eq!(median_without(&[1.0, 2.0, 2.0], 2.0), Some(1.5));
-        assert_eq!(median_without(&[4.0], 4.0), None);
     }
 
     #[test]
