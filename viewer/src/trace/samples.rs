@@ -32,8 +32,8 @@ pub(super) struct Samples<'t, 'a> {
 impl<'t, 'a> Samples<'t, 'a> {
     /// The samples of `tr` with `t0 <= t <= t1` (buckets: those whose span reaches into it).
     pub(super) fn new(tr: &'t Trace<'a>, t0: f64, t1: f64) -> Self {
-        let (mut ts, mut te, mut min, mut mean, mut max): (&[f64], &[f64], &[f32], &[f32], &[f32]) =
-            (&[], &[], &[], &[], &[]);
+        let (mut ts, mut te): (&[f64], &[f64]) = (&[], &[]);
+        let (mut min, mut mean, mut max): (&[f32], &[f32], &[f32]) = (&[], &[], &[]);
         if let Some(c) = &tr.coarse {
             let n = c.t_start.len().min(c.t_end.len());
             let n = n.min(c.col.mean.0.len()).min(c.col.min.0.len());
@@ -56,9 +56,10 @@ impl<'t, 'a> Samples<'t, 'a> {
         }
     }
 
-    /// The next sample and whether it starts a new run. Inlined into its callers' loops:
-    /// drawing calls it for every sample of every line.
-    #[inline(always)]
+    /// The next sample and whether it starts a new run. One copy, called by each of the
+    /// trace's walks (decimation, statistics, the heatmap, the read-out): inlined into each,
+    /// it cost the page's module more than a call per sample costs drawing.
+    #[inline(never)]
     pub(super) fn step(&mut self) -> Option<(Sample, bool)> {
         let tr = self.tr;
         loop {
