@@ -88,73 +88,69 @@ pub fn panels(view: &View, pos: usize) -> Vec<(usize, Panel<'_>)> {
         return Vec::new();
     };
     let device = view.device(pos);
-    PANELS
-        .iter()
-        .enumerate()
-        .filter_map(|(i, def)| {
-            let lines: Vec<Line> = def
-                .metrics
-                .iter()
-                .map(|&(m, label)| Line {
-                    label,
-                    trace: Trace::new(&series.data, m, 1.0),
-                })
-                .filter(|l| !l.trace.is_empty())
-                .collect();
-            if lines.is_empty() {
-                return None;
+    // Loops, not iterator chains: each chain is its own generic code in the page's module.
+    let mut out = Vec::new();
+    for (i, def) in PANELS.iter().enumerate() {
+        let mut lines = Vec::new();
+        for &(m, label) in def.metrics {
+            let trace = Trace::new(&series.data, m, 1.0);
+            if !trace.is_empty() {
+                lines.push(Line { label, trace });
             }
-            let refs = def
-                .reference
-                .and_then(|(label, get)| {
-                    let v = get(device?)?;
-                    (v.is_finite() && v > 0.0).then_some(Reference { label, value: v })
-                })
-                .into_iter()
-                .collect();
-            Some((
-                i,
-                Panel {
-                    title: def.title,
-                    unit: def.unit,
-                    lines,
-                    refs,
-                    scale: def.scale,
-                },
-            ))
-        })
-        .collect()
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        let mut refs = Vec::new();
+        if let Some((label, get)) = def.reference {
+            if let Some(v) = device.and_then(get) {
+                if v.is_finite() && v > 0.0 {
+                    refs.push(Reference { label, value: v });
+                }
+            }
+        }
+        out.push((
+            i,
+            Panel {
+                title: def.title,
+                unit: def.unit,
+                lines,
+                refs,
+                scale: def.scale,
+            },
+        ));
+    }
+    out
 }
 
 /// Panels of the GPU at `pos` with no data, and why (the capability's reason when the
 /// report gives one).
 pub fn missing(view: &View, pos: usize) -> Vec<(&'static str, String)> {
-    let have: Vec<usize> = panels(view, pos).into_iter().map(|(i, _)| i).collect();
+    let have = panels(view, pos);
     let device = view.device(pos);
-    PANELS
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !have.contains(i))
-        .map(|(_, def)| {
-            let why = device
-                .and_then(|d| d.capabilities.get(def.metrics[0].0))
-                .and_then(|c| c.reason.clone())
-                .unwrap_or_else(|| "no samples in this report".into());
-            (def.title, why)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (i, def) in PANELS.iter().enumerate() {
+        if have.iter().any(|(j, _)| *j == i) {
+            continue;
+        }
+        let why = device
+            .and_then(|d| d.capabilities.get(def.metrics[0].0))
+            .and_then(|c| c.reason.clone())
+            .unwrap_or_else(|| "no samples in this report".into());
+        out.push((def.title, why));
+    }
+    out
 }
 
 /// Events and the loss of the GPU at `pos`, as markers.
 pub fn markers(view: &View, pos: usize) -> Vec<Marker> {
-    let mut m: Vec<Marker> = view
-        .events_for(pos)
-        .into_iter()
-        .map(|e| Marker {
+    let mut m = Vec::new();
+    for e in view.events_for(pos) {
+        m.push(Marker {
             t: e.t_s,
             fault: e.kind == "xid" || e.kind == "gpu_lost",
-        })
-        .collect();
+        });
+    }
     if let Some(t) = view.device(pos).and_then(|d| d.lost_at_s) {
         m.push(Marker { t, fault: true });
     }
@@ -237,26 +233,25 @@ impl Reading {
 /// The value of every series of the GPU at `pos` nearest to `t`.
 pub fn readout(view: &View, pos: usize, t: f64) -> Vec<Reading> {
     use crate::format::sig;
-    panels(view, pos)
-        .iter()
-        .flat_map(|(_, p)| {
-            p.lines.iter().map(move |l| {
-                let value = match l.trace.at(t) {
-                    Some(s) if s.lo == s.hi => format!("{} {}", sig(s.mean as f64, 3), p.unit),
-                    Some(s) => format!(
-                        "{} {} ({}–{})",
-                        sig(s.mean as f64, 3),
-                        p.unit,
-                        sig(s.lo as f64, 3),
-                        sig(s.hi as f64, 3)
-                    ),
-                    None => "—".into(),
-                };
-                Reading {
-                    series: format!("{}: {}", p.title, l.label),
-                    value,
-                }
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (_, p) in panels(view, pos) {
+        for l in &p.lines {
+            let value = match l.trace.at(t) {
+                Some(s) if s.lo == s.hi => format!("{} {}", sig(s.mean as f64, 3), p.unit),
+                Some(s) => format!(
+                    "{} {} ({}–{})",
+                    sig(s.mean as f64, 3),
+                    p.unit,
+                    sig(s.lo as f64, 3),
+                    sig(s.hi as f64, 3)
+                ),
+                None => "—".into(),
+            };
+            out.push(Reading {
+                series: format!("{}: {}", p.title, l.label),
+                value,
+            });
+        }
+    }
+    out
 }

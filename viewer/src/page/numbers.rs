@@ -19,18 +19,16 @@ fn range_text(frame: &Frame) -> String {
     )
 }
 
-fn table<'a>(
-    h: &mut Html,
-    rows: impl Iterator<Item = (String, &'static str, &'a Trace<'a>)>,
-    frame: &Frame,
-) {
+// A slice, not an iterator: one copy of this in the page's module, not one per caller.
+fn table(h: &mut Html, rows: &[(String, &'static str, &Trace)], frame: &Frame) {
     h.raw("<table><thead><tr><th scope=\"col\">series</th><th scope=\"col\">unit</th><th scope=\"col\" class=\"num\">min</th><th scope=\"col\" class=\"num\">median</th><th scope=\"col\" class=\"num\">max</th><th scope=\"col\" class=\"num\">samples</th></tr></thead><tbody>");
     for (label, unit, trace) in rows {
+        let (label, unit) = (label.as_str(), *unit);
         match trace.stats(frame.t0, frame.t1) {
             Some(s) => row(
                 h,
                 &[
-                    &label,
+                    label,
                     unit,
                     &sig(s.min, 3),
                     &sig(s.median, 3),
@@ -38,7 +36,7 @@ fn table<'a>(
                     &s.count.to_string(),
                 ],
             ),
-            None => row(h, &[&label, unit, "—", "—", "—", "0"]),
+            None => row(h, &[label, unit, "—", "—", "—", "0"]),
         }
     }
     h.raw("</tbody></table>");
@@ -70,12 +68,13 @@ pub fn timeline_html(view: &View, pos: usize, frame: &Frame) -> String {
     h.text(&format!("From {}", range_text(frame)));
     h.raw("</p>");
     let panels = timeline::panels(view, pos);
-    let rows = panels.iter().flat_map(|(_, p)| {
-        p.lines
-            .iter()
-            .map(move |l| (format!("{}: {}", p.title, l.label), p.unit, &l.trace))
-    });
-    table(&mut h, rows, frame);
+    let mut rows = Vec::new();
+    for (_, p) in &panels {
+        for l in &p.lines {
+            rows.push((format!("{}: {}", p.title, l.label), p.unit, &l.trace));
+        }
+    }
+    table(&mut h, &rows, frame);
     let missing = timeline::missing(view, pos);
     if !missing.is_empty() {
         h.raw("<ul class=\"missing\">");
@@ -97,12 +96,13 @@ pub fn host_html(view: &View, frame: &Frame) -> String {
     h.text(&format!("From {}", range_text(frame)));
     h.raw("</p>");
     let panels = host::panels(hd);
-    let rows = panels.iter().flat_map(|p| {
-        p.lines
-            .iter()
-            .map(move |l| (format!("{}: {}", p.title, l.label), p.unit, &l.trace))
-    });
-    table(&mut h, rows, frame);
+    let mut rows = Vec::new();
+    for p in &panels {
+        for l in &p.lines {
+            rows.push((format!("{}: {}", p.title, l.label), p.unit, &l.trace));
+        }
+    }
+    table(&mut h, &rows, frame);
     h.finish()
 }
 
@@ -127,10 +127,10 @@ pub fn heatmap_html(view: &View, frame: &Frame, cores: bool) -> String {
             }
         }
     }
-    table(
-        &mut h,
-        traces.iter().map(|(l, t)| (l.clone(), "%", t)),
-        frame,
-    );
+    let mut rows = Vec::with_capacity(traces.len());
+    for (l, t) in &traces {
+        rows.push((l.clone(), "%", t));
+    }
+    table(&mut h, &rows, frame);
     h.finish()
 }

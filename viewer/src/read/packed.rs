@@ -158,7 +158,12 @@ impl Scan<'_> {
             .ok_or_else(|| self.expected("a packed column with a positive `div`"))?;
         Ok(match values {
             Some((v, true)) => v,
-            Some((v, false)) => v.into_iter().map(|x| x / f64::from(div)).collect(),
+            Some((mut v, false)) => {
+                for x in &mut v {
+                    *x /= f64::from(div);
+                }
+                v
+            }
             None => Vec::new(),
         })
     }

@@ -17,24 +17,30 @@ impl<'a> Scan<'a> {
     /// ([`super::packed`]). `rows` is how many
     /// to expect (the length of the stream's times, read before its columns).
     pub fn column(&mut self, rows: usize) -> Result<Column, ReadError> {
-        if self.peek() == Some(b'{') {
-            let v = self.packed(rows)?;
-            return Ok(Column(v.into_iter().map(|x| x as f32).collect()));
+        let v = if self.peek() == Some(b'{') {
+            self.packed(rows)?
+        } else {
+            match self.numeric(rows, Some(f64::NAN)) {
+                Some(v) => v,
+                // Not through core's `Column`, whose reader of the compact form the page
+                // does not need here ([`super::packed`] reads it).
+                None => {
+                    let v = self.direct::<Vec<Option<f64>>>()?;
+                    let mut out = Vec::with_capacity(v.len());
+                    for x in v {
+                        out.push(x.unwrap_or(f64::NAN));
+                    }
+                    out
+                }
+            }
+        };
+        // Read as `f64` and narrowed here, in one loop, so that the module holds one copy of
+        // the number loop rather than one per element type, and one narrowing.
+        let mut out = Vec::with_capacity(v.len());
+        for x in v {
+            out.push(x as f32);
         }
-        match self.numeric(rows, Some(f64::NAN)) {
-            // Read as `f64` and narrowed here, so that the module holds one copy of the
-            // number loop rather than one per element type.
-            Some(v) => Ok(Column(v.into_iter().map(|x| x as f32).collect())),
-            // Not through core's `Column`, whose reader of the compact form the page does
-            // not need here ([`super::packed`] reads it).
-            None => self.direct::<Vec<Option<f64>>>().map(|v| {
-                Column(
-                    v.into_iter()
-                        .map(|x| x.map_or(f32::NAN, |x| x as f32))
-                        .collect(),
-                )
-            }),
-        }
+        Ok(Column(out))
     }
 
     /// An array of times (numbers, no `null`), or the packed form of them.

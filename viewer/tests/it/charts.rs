@@ -24,7 +24,7 @@ fn polylines(svg: &str) -> Vec<(String, String, usize)> {
 
 /// Polylines of the data series drawn in the `i`-th series colour (legend swatches are
 /// wider and not counted).
-fn series_lines(svg: &str, i: usize) -> Vec<usize> {
+pub fn series_lines(svg: &str, i: usize) -> Vec<usize> {
     let color = Theme::hex(Theme::light().series[i]);
     polylines(svg)
         .into_iter()

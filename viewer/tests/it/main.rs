@@ -6,6 +6,7 @@ mod charts;
 mod collapse;
 mod compare;
 mod fixtures;
+mod interleave;
 mod load;
 mod packed;
 mod ranks;

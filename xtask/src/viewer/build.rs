@@ -56,30 +56,7 @@ pub fn build() -> Result<PathBuf> {
     let pkg = out.join("pkg");
     std::fs::create_dir_all(&pkg).with_context(|| format!("cannot create {}", pkg.display()))?;
     for (_, stem) in MODULES {
-        run_cmd(
-            Command::new("wasm-bindgen")
-                .args(["--target", "web", "--no-typescript", "--out-dir"])
-                .arg(&pkg)
-                .arg(wasm_target.join(format!("wasm32-unknown-unknown/release/{stem}.wasm"))),
-        )?;
-        let wasm = pkg.join(format!("{stem}_bg.wasm"));
-        let mut opt = Command::new(viewer_dir().join("node_modules/.bin/wasm-opt"));
-        opt.args([
-            "-Oz",
-            "--enable-bulk-memory",
-            "--enable-nontrapping-float-to-int",
-            "--enable-sign-ext",
-            "--enable-mutable-globals",
-            "--enable-reference-types",
-            "--strip-producers",
-        ]);
-        // The page's module runs the passes until they stop gaining (0.2 kB gzipped, a few
-        // seconds); the analysis module is fetched only when needed, and would take a
-        // minute more.
-        if stem == MODULES[0].1 {
-            opt.arg("--converge");
-        }
-        run_cmd(opt.arg("-o").arg(&wasm).arg(&wasm))?;
+        bind_and_optimize(&wasm_target, &pkg, stem)?;
     }
     // The single file carries both modules gzipped (the page unzips them in the browser):
     // the page's own module, and the analysis module that `gpuwhy view --with-analysis`
@@ -107,6 +84,35 @@ pub fn build() -> Result<PathBuf> {
     }
     print_sizes(&pkg)?;
     Ok(out)
+}
+
+/// Runs wasm-bindgen on the module `stem` built under `wasm_target`, into `pkg`, and shrinks
+/// its WebAssembly with the pinned wasm-opt.
+fn bind_and_optimize(wasm_target: &Path, pkg: &Path, stem: &str) -> Result<()> {
+    run_cmd(
+        Command::new("wasm-bindgen")
+            .args(["--target", "web", "--no-typescript", "--out-dir"])
+            .arg(pkg)
+            .arg(wasm_target.join(format!("wasm32-unknown-unknown/release/{stem}.wasm"))),
+    )?;
+    let wasm = pkg.join(format!("{stem}_bg.wasm"));
+    let mut opt = Command::new(viewer_dir().join("node_modules/.bin/wasm-opt"));
+    opt.args([
+        "-Oz",
+        "--enable-bulk-memory",
+        "--enable-nontrapping-float-to-int",
+        "--enable-sign-ext",
+        "--enable-mutable-globals",
+        "--enable-reference-types",
+        "--strip-producers",
+    ]);
+    // The page's module runs the passes until they stop gaining (0.2 kB gzipped, a few
+    // seconds); the analysis module is fetched only when needed, and would take a
+    // minute more.
+    if stem == MODULES[0].1 {
+        opt.arg("--converge");
+    }
+    run_cmd(opt.arg("-o").arg(&wasm).arg(&wasm))
 }
 
 /// `--remap-path-prefix` for the checkout and cargo's home, as cargo's encoded flags.

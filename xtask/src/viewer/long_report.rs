@@ -1,6 +1,6 @@
 //! The viewer benchmark's synthetic long report: hours of samples on several GPUs, the
-//! first hour at full resolution and the rest in coarse buckets, as a long recording keeps
-//! them.
+//! first five minutes and the last hour at full resolution and the time between in coarse
+//! buckets, as a long recording keeps them (docs/report-format.md, "Retention").
 
 use std::collections::BTreeMap;
 
@@ -59,8 +59,8 @@ fn long_value(m: GpuMetric, g: u32, i: usize) -> f32 {
     }
 }
 
-/// Metric `m` of GPU `g` in `buckets` buckets of `rows_per_bucket` rows from row
-/// `full_rows` on (up to `total_rows`): each bucket's least, mean and largest value.
+/// Metric `m` of GPU `g` in buckets of `rows_per_bucket` rows from row `full_rows` up to
+/// `total_rows`: each bucket's least, mean and largest value.
 fn long_coarse(
     m: GpuMetric,
     g: u32,
@@ -119,18 +119,21 @@ fn long_device(g: u32) -> DeviceInfo {
     }
 }
 
-/// A synthetic long report: `hours` of 100 ms samples on `gpus` GPUs, the first hour at full
-/// resolution and the rest in coarse buckets, as the recorder keeps a long run.
+/// A synthetic long report: `hours` of 100 ms samples on `gpus` GPUs, the first five minutes
+/// and the last hour at full resolution and the time between in coarse buckets, as the
+/// recorder keeps a long run: rows, buckets, rows, in time order.
 pub fn long_report(hours: f64, gpus: u32) -> Report {
     let interval = LONG_INTERVAL_S;
     let total_rows = (hours * 36_000.0) as usize;
-    let full_rows = total_rows.min(36_000);
-    let coarse_rows = total_rows - full_rows;
+    let head = total_rows.min(3_000);
+    let tail_from = head.max(total_rows.saturating_sub(36_000));
+    let coarse_rows = tail_from - head;
     let mut rows_per_bucket = 1usize;
     while coarse_rows / rows_per_bucket > 4096 {
         rows_per_bucket *= 2;
     }
     let buckets = coarse_rows.div_ceil(rows_per_bucket);
+    let kept = || (0..head).chain(tail_from..total_rows);
     let mut devices = Vec::new();
     let mut series = Vec::new();
     for g in 0..gpus {
@@ -140,22 +143,20 @@ pub fn long_report(hours: f64, gpus: u32) -> Report {
         for m in GpuMetric::ALL {
             metrics.insert(
                 m.name().to_string(),
-                Column((0..full_rows).map(|i| long_value(m, g, i)).collect()),
+                Column(kept().map(|i| long_value(m, g, i)).collect()),
             );
             coarse.insert(
                 m.name().to_string(),
-                long_coarse(m, g, full_rows, rows_per_bucket, total_rows),
+                long_coarse(m, g, head, rows_per_bucket, tail_from),
             );
         }
         let coarse = (buckets > 0).then(|| CoarseData {
             rows_per_bucket,
             t_start: (0..buckets)
-                .map(|b| (full_rows + b * rows_per_bucket) as f64 * interval)
+                .map(|b| (head + b * rows_per_bucket) as f64 * interval)
                 .collect(),
             t_end: (0..buckets)
-                .map(|b| {
-                    ((full_rows + (b + 1) * rows_per_bucket).min(total_rows) - 1) as f64 * interval
-                })
+                .map(|b| ((head + (b + 1) * rows_per_bucket).min(tail_from) - 1) as f64 * interval)
                 .collect(),
             metrics: coarse,
             ..CoarseData::default()
@@ -163,7 +164,7 @@ pub fn long_report(hours: f64, gpus: u32) -> Report {
         series.push(DeviceSeries {
             device: g,
             data: SeriesData {
-                t: (0..full_rows).map(|i| i as f64 * interval).collect(),
+                t: kept().map(|i| i as f64 * interval).collect(),
                 metrics,
                 coarse,
             },
