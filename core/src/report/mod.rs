@@ -18,6 +18,7 @@ mod model;
 mod packed;
 mod place;
 mod ranks;
+mod series;
 mod steps;
 mod time;
 
@@ -36,8 +37,8 @@ pub use io::write_atomic;
 pub(crate) use io::{parse_json, read_capped, unpack};
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod, MigDevice};
 pub use model::{
-    Capability, CoarseColumn, CoarseData, DataLoaderInfo, DeviceInfo, DeviceSeries, Event, Fault,
-    HostData, HostFacts, NvmlInfo, Overhead, Report, RunInfo, SeriesData, Tool,
+    Capability, DataLoaderInfo, DeviceInfo, Event, Fault, HostData, HostFacts, NvmlInfo, Overhead,
+    Report, RunInfo, Tool,
 };
 pub use packed::{per_unit, plain, MAX_VALUES, TIME_DIV};
 pub use place::JobPlace;
@@ -45,6 +46,7 @@ pub use ranks::{
     Exemplar, GpuSpot, Imbalance, NodeSummary, PhaseTimes, RankFinding, RankGpu, RankSteps,
     RankSummary, RanksData, Straggler,
 };
+pub use series::{CoarseColumn, CoarseData, DeviceSeries, SeriesData};
 pub use steps::{PhaseStats, StepsData, ThreadSteps, STEP_KEY};
 pub use time::rfc3339_utc;
 

@@ -17,7 +17,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::column::Column;
-use super::model::SeriesData;
+use super::series::SeriesData;
 use crate::metric::GpuMetric;
 
 /// Ticks per second of `times`: the sampler rounds sample times to 0.1 ms (`collect`), so

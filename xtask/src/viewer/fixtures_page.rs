@@ -1,4 +1,4 @@
-//! The browser tests' pages of issue 17: the page `gpuwhy demo` leaves with the viewer
+//! The browser tests' pages: the page `gpuwhy demo` leaves with the viewer
 //! embedded in the binary (no viewer build, no `GPUWHY_VIEWER_PAGE`: what a fresh clone's
 //! `cargo run --release -- demo` gives), a single file with the analysis module, and a
 //! report of 100,000 steps for the step chart.

@@ -155,7 +155,7 @@ impl Rule for RankImbalance {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
-        // A profiler trace measures this directly (issue 6): trust it first.
+        // A profiler trace measures this directly: trust it first.
         if let Some(f) = s.trace.as_ref().and_then(|t| traced::traced(t, &META)) {
             return Some(f);
         }

@@ -1,0 +1,78 @@
+//! The report's sample streams (one per GPU, and the host's): rows at full resolution and
+//! buckets of folded samples, documented in `docs/report-format.md` ("Retention", "The
+//! compact series form").
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::column::Column;
+
+/// Columnar samples of one stream. Every column has one value per entry of `t`.
+/// Written in the compact form (`times`, `columns`) by `report/packed.rs`, which also
+/// writes the plain form on request; both forms are read.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct SeriesData {
+    /// Sample times, seconds since the run started.
+    #[serde(alias = "times", deserialize_with = "super::packed::times")]
+    pub t: Vec<f64>,
+    /// Column name → values (`null` = not available at that sample).
+    #[serde(alias = "columns")]
+    pub metrics: BTreeMap<String, Column>,
+    /// Older or later samples folded into min/mean/max buckets (long runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coarse: Option<CoarseData>,
+}
+
+/// Buckets of folded samples, for runs longer than the full-resolution windows. A bucket's
+/// `t_start..=t_end` are its first and last folded sample; no row of `t` lies inside it
+/// (`docs/report-format.md`, "Retention").
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct CoarseData {
+    /// Samples per bucket being filled when the report was written.
+    pub rows_per_bucket: usize,
+    /// Start of each bucket, seconds.
+    pub t_start: Vec<f64>,
+    /// End of each bucket, seconds.
+    pub t_end: Vec<f64>,
+    /// Column name → statistics per bucket.
+    pub metrics: BTreeMap<String, CoarseColumn>,
+    /// Rows folded into each bucket, missing values included (absent in older reports).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<u32>,
+    /// Edges (%) of the bands of [`CoarseColumn::bands`], present when a column has bands.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub band_edges: Vec<f32>,
+}
+
+/// One column's bucket statistics.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct CoarseColumn {
+    /// Minimum per bucket.
+    pub min: Column,
+    /// Mean per bucket.
+    pub mean: Column,
+    /// Maximum per bucket.
+    pub max: Column,
+    /// Values per bucket (missing ones left out; absent in older reports).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub count: Vec<u32>,
+    /// Utilization-like columns: per band of [`CoarseData::band_edges`] (below the first
+    /// edge, between each two, at or above the last), the count of values per bucket.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bands: Vec<Vec<u32>>,
+}
+
+/// One GPU's samples.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct DeviceSeries {
+    /// NVML index of the device.
+    pub device: u32,
+    /// The samples.
+    #[serde(flatten)]
+    pub data: SeriesData,
+}
