@@ -17,9 +17,11 @@ fn check(report: &serde_json::Value, gpus: usize) {
             steps["stats"]
         );
     }
-    // The example sleeps 12 ms in its data phase.
+    // The example sleeps 12 ms in its data phase: a sleep never ends early, so the phase is at
+    // least that; the upper end only checks the unit (seconds), ten times over, since a loaded
+    // machine may oversleep by any amount.
     let data_p50 = steps["stats"]["data"]["p50_s"].as_f64().unwrap_or(0.0);
-    assert!((0.0115..0.05).contains(&data_p50), "data p50 {data_p50}");
+    assert!((0.0115..0.12).contains(&data_p50), "data p50 {data_p50}");
     assert_eq!(report["run"]["label"], "minimal.c");
     assert_eq!(report["devices"].as_array().map(Vec::len), Some(gpus));
     if gpus == 0 {
