@@ -43,7 +43,7 @@ const SLEEP_ROOTS: [&str; 7] = ["core", "cli", "ffi", "sim", "viewer", "tests", 
 
 /// Test files that may call `thread::sleep`, and why it is not a test waiting for another
 /// thread.
-const SLEEP_ALLOWED: [(&str, &str); 6] = [
+const SLEEP_ALLOWED: [(&str, &str); 5] = [
     (
         "tests/src/lib.rs",
         "record_session: plays a scenario for its length; the simulated GPU runs on real time",
@@ -63,10 +63,6 @@ const SLEEP_ALLOWED: [(&str, &str); 6] = [
     (
         "tests/it/slow_init.rs",
         "paces a marking loop against a sampler that must fall behind real time",
-    ),
-    (
-        "sim/src/tests/faults.rs",
-        "debt: a latency-fault test that sleeps to overlap two calls (simulator latency work)",
     ),
 ];
 

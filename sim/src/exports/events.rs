@@ -1,7 +1,6 @@
 //! Event sets: scripted XID errors (and the XID 79 of a lost GPU) are delivered here.
 
 use std::ffi::c_uint;
-use std::time::Duration;
 
 use super::{boundary, device_scalar, non_null, put};
 use crate::abi::*;
@@ -109,9 +108,7 @@ unsafe fn wait(
             Some(event) => event,
             None => {
                 let ms = timeout_ms.min(MAX_WAIT_MS);
-                if ms > 0 {
-                    std::thread::sleep(Duration::from_millis(u64::from(ms)));
-                }
+                state::pause(u64::from(ms));
                 state::event_take(set)?.ok_or(ERROR_TIMEOUT)?
             }
         };

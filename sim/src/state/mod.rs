@@ -5,10 +5,15 @@
 //! background thread while others may call too. The lock is never held while a call
 //! sleeps (latency faults, event waits).
 
+mod pause;
+pub use pause::pause;
+#[cfg(test)]
+pub use pause::{init_pausing, paused_ms};
+
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 mod objects;
 
@@ -109,7 +114,7 @@ pub fn init() -> NvmlReturn {
         // A slow init, without the lock: other threads' calls meanwhile answer
         // UNINITIALIZED, as they would while the real library is still starting.
         drop(g);
-        std::thread::sleep(Duration::from_millis(scenario.init_delay_ms));
+        pause::pause_init(scenario.init_delay_ms);
         g = lock();
         if g.refcount > 0 {
             // Another thread's init finished first.
@@ -284,9 +289,7 @@ fn enter(function: &str, target: Target) -> Result<(Call, Option<&'static Device
             _ => {}
         }
     }
-    if delay_ms > 0 {
-        std::thread::sleep(Duration::from_millis(delay_ms));
-    }
+    pause::pause(delay_ms);
     if let Some(code) = error {
         return Err(code);
     }

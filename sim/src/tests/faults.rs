@@ -61,17 +61,22 @@ fn an_error_window_applies_only_inside_it_and_to_its_device() {
 fn latency_slows_the_call_in_its_window() {
     let s = Session::start(FAULTS);
     let h = s.handle(0);
-    let started = Instant::now();
+    let before = crate::state::paused_ms();
     assert_eq!(
         get_u32(crate::exports::identity::nvmlDeviceGetArchitecture, h),
         9
     );
-    assert!(started.elapsed().as_millis() >= 30);
+    assert_eq!(
+        crate::state::paused_ms() - before,
+        30,
+        "30 ms in the window"
+    );
     s.advance(2.0);
-    let started = Instant::now();
+    let before = crate::state::paused_ms();
     get_u32(crate::exports::identity::nvmlDeviceGetArchitecture, h);
-    assert!(
-        started.elapsed().as_millis() < 30,
+    assert_eq!(
+        crate::state::paused_ms(),
+        before,
         "no delay after the window"
     );
 }
@@ -173,18 +178,24 @@ fn an_xid_is_delivered_once_to_a_registered_set() {
 fn waiting_with_a_zero_timeout_does_not_block_and_long_timeouts_are_capped() {
     let _s = Session::start(FAULTS);
     let set = new_set();
-    let started = Instant::now();
+    let before = crate::state::paused_ms();
     assert_eq!(wait(set).map(|d| d.event_data), Err(ERROR_TIMEOUT));
-    assert!(started.elapsed().as_millis() < 40);
+    assert_eq!(
+        crate::state::paused_ms(),
+        before,
+        "a zero timeout does not wait"
+    );
     let mut data = std::mem::MaybeUninit::<NvmlEventData>::uninit();
-    let started = Instant::now();
     assert_eq!(
         // SAFETY: `data` is valid for one write.
         unsafe { nvmlEventSetWait(set, data.as_mut_ptr(), 60_000) },
         ERROR_TIMEOUT
     );
-    let waited = started.elapsed().as_millis();
-    assert!((50..1000).contains(&waited), "{waited} ms");
+    assert_eq!(
+        crate::state::paused_ms() - before,
+        50,
+        "a minute is capped at 50 ms"
+    );
 }
 
 #[test]
@@ -228,28 +239,36 @@ fn a_removed_gpu_leaves_the_count_and_the_others_move_down() {
 #[test]
 fn a_slow_init_blocks_only_the_caller_and_time_starts_after_it() {
     let _s = Session::uninitialised(r#"{"init_delay_ms": 300, "devices": [{}]}"#);
-    let started = Instant::now();
     let other = std::thread::spawn(|| {
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        // Call while the init is in its delay (the guard only stops a hang).
+        let guard = Instant::now();
+        while !crate::state::init_pausing() {
+            assert!(guard.elapsed().as_secs() < 120, "the init never started");
+            std::thread::yield_now();
+        }
         let mut n: c_uint = 0;
-        let t = Instant::now();
         // SAFETY: valid out pointer.
         let r = unsafe { nvmlDeviceGetCount(&mut n) };
-        (r, t.elapsed())
+        (r, crate::state::paused_ms())
     });
+    let before = crate::state::paused_ms();
     assert_eq!(crate::exports::system::nvmlInit(), SUCCESS);
-    let took = started.elapsed();
-    assert!(took.as_millis() >= 300, "init took {took:?}");
+    assert_eq!(
+        crate::state::paused_ms() - before,
+        300,
+        "the init waited its delay"
+    );
     let (r, waited) = other.join().expect("joins");
     assert_eq!(
         r, ERROR_UNINITIALIZED,
         "a call during init is not blocked by it"
     );
-    assert!(waited.as_millis() < 100, "{waited:?}");
-    let started = Instant::now();
+    assert_eq!(waited, 0, "the other thread was not made to wait");
+    let before = crate::state::paused_ms();
     assert_eq!(crate::exports::system::nvmlInit(), SUCCESS);
-    assert!(
-        started.elapsed().as_millis() < 100,
+    assert_eq!(
+        crate::state::paused_ms(),
+        before,
         "a second init is counted, not slow"
     );
 }
