@@ -31,11 +31,13 @@ pub fn pause_init(ms: u64) {
 }
 
 /// Milliseconds the calling thread has been made to wait so far.
+#[cfg(test)]
 pub fn paused_ms() -> u64 {
     PAUSED_MS.with(Cell::get)
 }
 
 /// Whether an init is in its deliberate delay right now.
+#[cfg(test)]
 pub fn init_pausing() -> bool {
     INIT_PAUSING.load(Ordering::SeqCst)
 }
