@@ -134,17 +134,7 @@ fn idle_evidence(r: &RankSummary, ev: &mut Vec<Evidence>) {
         None,
     );
     ev.push(e.weighing(1.0));
-    if let Some(hw) = r.main_stream_idle.host_wait_share() {
-        let e = evidence(
-            "host-wait share of the main stream's idle time",
-            hw,
-            Comparator::AtLeast,
-            MIN_HOST_WAIT_SHARE,
-            "fraction",
-            None,
-        );
-        ev.push(e.weighing(1.0));
-    }
+    ev.extend(host_wait_evidence(r));
 }
 
 /// The synchronizing calls seen, by kind: `cudaStreamSynchronize ×40`.

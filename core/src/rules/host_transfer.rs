@@ -117,20 +117,7 @@ impl Rule for HostTransfer {
             f.lost_share_basis = Some("upper bound: time-weighted idle share (1 − mean utilization) of the GPUs moving data; copies that overlap compute cost less".into());
         }
         f.devices = devices;
-        f.actions = vec![
-            action(
-                Cost::Low,
-                "Use pin_memory=True and .to(device, non_blocking=True)",
-            ),
-            action(
-                Cost::Medium,
-                "Keep tensors on the GPU between steps; avoid .cpu()/.numpy() in the loop",
-            ),
-            action(
-                Cost::High,
-                "Avoid CPU/NVMe offload (ZeRO-Offload) in high-frequency training, or overlap it",
-            ),
-        ];
+        f.actions = actions();
         f.experiment = experiment(
             "Turn off CPU offload (or move the copied tensor to the GPU) (one change)",
             "pcie_rx/pcie_tx p95 fall well below the link capacity and step time p50 falls",
@@ -246,7 +233,20 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
         ev,
     );
     f.lost_share = Some(round(share(r)));
-    f.actions = vec![
+    f.actions = actions();
+    f.experiment = experiment(
+        "Pin the copied host memory (or keep the tensor on the GPU) (one change), profile again",
+        "memcpy time share of the span falls",
+        "trace memcpy share",
+    );
+    mark_traced(&mut f, t);
+    Some(f)
+}
+
+/// What to try against host↔device copies, cheapest first (both the samples' and the trace's
+/// findings).
+fn actions() -> Vec<crate::report::Action> {
+    vec![
         action(
             Cost::Low,
             "Use pin_memory=True and .to(device, non_blocking=True)",
@@ -259,12 +259,5 @@ fn traced(t: &TraceSummary, meta: &RuleMeta) -> Option<Finding> {
             Cost::High,
             "Avoid CPU/NVMe offload (ZeRO-Offload) in high-frequency training, or overlap it",
         ),
-    ];
-    f.experiment = experiment(
-        "Pin the copied host memory (or keep the tensor on the GPU) (one change), profile again",
-        "memcpy time share of the span falls",
-        "trace memcpy share",
-    );
-    mark_traced(&mut f, t);
-    Some(f)
+    ]
 }

@@ -122,3 +122,18 @@ pub(crate) fn finish(f: &mut Finding, t: &TraceSummary, share: f64) {
     f.lost_share = Some(round(share));
     mark_traced(f, t);
 }
+
+/// The host-wait share of the main stream's idle time, weighed, where the trace has it: the
+/// evidence every host-side trace rule cites against [`MIN_HOST_WAIT_SHARE`].
+pub(crate) fn host_wait_evidence(r: &RankSummary) -> Option<Evidence> {
+    let hw = r.main_stream_idle.host_wait_share()?;
+    let e = evidence(
+        "host-wait share of the main stream's idle time",
+        hw,
+        Comparator::AtLeast,
+        MIN_HOST_WAIT_SHARE,
+        "fraction",
+        None,
+    );
+    Some(e.weighing(1.0))
+}

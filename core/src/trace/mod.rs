@@ -181,4 +181,4 @@ mod fast_tests;
 #[cfg(test)]
 mod hostile;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -3,11 +3,13 @@
 
 use super::*;
 
-fn path(name: &str) -> String {
+/// A generated trace fixture's path (shared with the analysis tests).
+pub(crate) fn path(name: &str) -> String {
     format!("{}/tests/fixtures/trace/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn read(name: &str, choices: Choices) -> RankSummary {
+/// One fixture read as a rank.
+pub(crate) fn read(name: &str, choices: Choices) -> RankSummary {
     let f = std::fs::File::open(path(name)).expect("fixture");
     let opts = ReadOptions {
         choices,
@@ -17,7 +19,8 @@ fn read(name: &str, choices: Choices) -> RankSummary {
     read_rank(f, &opts).expect("reads")
 }
 
-fn close(a: f64, b: f64) -> bool {
+/// Equal to a millionth.
+pub(crate) fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6
 }
 

@@ -4,25 +4,8 @@
 
 use crate::analysis::diagnose_traced as diagnose;
 use crate::report::{FindingSource, Report};
+use crate::trace::tests::{close, path, read};
 use crate::trace::*;
-
-fn path(name: &str) -> String {
-    format!("{}/tests/fixtures/trace/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn read(name: &str, choices: Choices) -> RankSummary {
-    let f = std::fs::File::open(path(name)).expect("fixture");
-    let opts = ReadOptions {
-        choices,
-        label: name.into(),
-        position: 0,
-    };
-    read_rank(f, &opts).expect("reads")
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-6
-}
 
 fn diagnosed(names: &[&str]) -> Report {
     let ranks = names

@@ -136,15 +136,5 @@ fn storm_evidence(r: &RankSummary, ev: &mut Vec<Evidence>) {
         );
         ev.push(e.weighing(1.0));
     }
-    if let Some(hw) = r.main_stream_idle.host_wait_share() {
-        let e = evidence(
-            "host-wait share of the main stream's idle time",
-            hw,
-            Comparator::AtLeast,
-            MIN_HOST_WAIT_SHARE,
-            "fraction",
-            None,
-        );
-        ev.push(e.weighing(1.0));
-    }
+    ev.extend(host_wait_evidence(r));
 }
