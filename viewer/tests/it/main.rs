@@ -11,5 +11,6 @@ mod load;
 mod packed;
 mod ranks;
 mod read;
+mod read_long;
 mod readable;
 mod text;
