@@ -327,7 +327,8 @@ fn mark_columns(table: &mut Table, cols: &[Col]) {
 mod infer;
 mod row;
 
-use row::{merge_info, parse_row};
+use super::table::merge_info;
+use row::parse_row;
 
 #[cfg(test)]
 mod tests;

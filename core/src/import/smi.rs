@@ -14,7 +14,7 @@
 //!
 //! Not for: `nvidia-smi -q -x` (XML), or the `nvidia-smi` summary table.
 
-use super::table::{empty_row, Table};
+use super::table::{empty_row, merge_info, Table};
 use super::{bad, ImportOptions, Imported};
 use crate::metric::GpuMetric;
 use crate::report::{DeviceInfo, Event};
@@ -310,26 +310,7 @@ fn finish(block: Option<Block>, table: &mut Table, events: &mut Vec<Event>) {
     }
     table.push(b.key, b.t, b.row);
     let d = table.device(b.key);
-    merge(&mut d.info, b.info);
-}
-
-fn merge(into: &mut DeviceInfo, from: DeviceInfo) {
-    macro_rules! first {
-        ($($f:ident),*) => { $( if into.$f.is_none() { into.$f = from.$f; } )* };
-    }
-    first!(
-        name,
-        uuid,
-        pci_bus_id,
-        memory_total_mib,
-        power_limit_w,
-        max_sm_clock_mhz,
-        max_graphics_clock_mhz,
-        max_mem_clock_mhz,
-        pcie_max_gen,
-        pcie_max_width,
-        temp_slowdown_c
-    );
+    merge_info(&mut d.info, &b.info);
 }
 
 #[cfg(test)]

@@ -210,6 +210,27 @@ impl Skipped {
     }
 }
 
+/// Fills the static facts `into` lacks from `from` (a later row or block of the same GPU):
+/// the first value seen wins.
+pub(crate) fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
+    macro_rules! first {
+        ($($f:ident),*) => { $( if into.$f.is_none() { into.$f = from.$f.clone(); } )* };
+    }
+    first!(
+        name,
+        uuid,
+        pci_bus_id,
+        memory_total_mib,
+        power_limit_w,
+        max_sm_clock_mhz,
+        max_graphics_clock_mhz,
+        max_mem_clock_mhz,
+        pcie_max_gen,
+        pcie_max_width,
+        temp_slowdown_c
+    );
+}
+
 /// An empty sample row (every metric missing).
 pub(crate) fn empty_row() -> [f32; GpuMetric::COUNT] {
     [f32::NAN; GpuMetric::COUNT]

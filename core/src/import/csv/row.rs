@@ -88,21 +88,3 @@ pub(super) fn parse_row(cells: &[&str], cols: &[Col], names: &[String]) -> Resul
     }
     Ok(out)
 }
-
-pub(super) fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
-    macro_rules! first {
-        ($($f:ident),*) => { $( if into.$f.is_none() { into.$f = from.$f.clone(); } )* };
-    }
-    first!(
-        name,
-        uuid,
-        pci_bus_id,
-        memory_total_mib,
-        power_limit_w,
-        max_sm_clock_mhz,
-        max_graphics_clock_mhz,
-        max_mem_clock_mhz,
-        pcie_max_gen,
-        pcie_max_width
-    );
-}
