@@ -16,6 +16,8 @@ use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub mod coarse;
+
 use super::column::Column;
 use super::series::SeriesData;
 use crate::metric::GpuMetric;

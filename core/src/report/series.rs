@@ -28,27 +28,29 @@ pub struct SeriesData {
 /// Buckets of folded samples, for runs longer than the full-resolution windows. A bucket's
 /// `t_start..=t_end` are its first and last folded sample; no row of `t` lies inside it
 /// (`docs/report-format.md`, "Retention").
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// Written in either form by `report/packed/coarse.rs`; both are read.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct CoarseData {
     /// Samples per bucket being filled when the report was written.
     pub rows_per_bucket: usize,
     /// Start of each bucket, seconds.
+    #[serde(deserialize_with = "super::packed::times")]
     pub t_start: Vec<f64>,
     /// End of each bucket, seconds.
+    #[serde(deserialize_with = "super::packed::times")]
     pub t_end: Vec<f64>,
     /// Column name → statistics per bucket.
     pub metrics: BTreeMap<String, CoarseColumn>,
     /// Rows folded into each bucket, missing values included (absent in older reports).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "super::packed::coarse::counts_de")]
     pub rows: Vec<u32>,
     /// Edges (%) of the bands of [`CoarseColumn::bands`], present when a column has bands.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub band_edges: Vec<f32>,
 }
 
-/// One column's bucket statistics.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// One column's bucket statistics (written by `report/packed/coarse.rs`).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct CoarseColumn {
     /// Minimum per bucket.
@@ -58,11 +60,11 @@ pub struct CoarseColumn {
     /// Maximum per bucket.
     pub max: Column,
     /// Values per bucket (missing ones left out; absent in older reports).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "super::packed::coarse::counts_de")]
     pub count: Vec<u32>,
     /// Utilization-like columns: per band of [`CoarseData::band_edges`] (below the first
     /// edge, between each two, at or above the last), the count of values per bucket.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "super::packed::coarse::bands_de")]
     pub bands: Vec<Vec<u32>>,
 }
 

@@ -85,13 +85,14 @@ impl<'a> Scan<'a> {
         if self.peek() == Some(b'{') {
             return self.skip_packed();
         }
-        // A flat array ends at the first `]`; a nested one (`bands`: lists of counts) is
-        // skipped value by value.
-        let nested = self
-            .bytes(self.pos + 1, 64)
-            .iter()
-            .find(|b| !b.is_ascii_whitespace())
-            == Some(&b'[');
+        // A flat array ends at the first `]`; a nested one (`bands`: lists of counts, or
+        // packed counts) is skipped value by value.
+        let nested = matches!(
+            self.bytes(self.pos + 1, 64)
+                .iter()
+                .find(|b| !b.is_ascii_whitespace()),
+            Some(b'[' | b'{')
+        );
         if self.peek() == Some(b'[') && !nested {
             if let Some(end) = self.find_skip(self.pos + 1, b']') {
                 self.pos = end + 1;
