@@ -12,7 +12,10 @@
 //! Draw` since; `Gpu` or `GPU` under `Utilization`); both are read. `docs/importing.md`
 //! lists what is read and from which section.
 //!
-//! Not for: `nvidia-smi -q -x` (XML), or the `nvidia-smi` summary table.
+//! `nvidia-smi -q -x` (XML) is written out as the text it stands for and read the same way
+//! (`xml.rs`).
+//!
+//! Not for: the `nvidia-smi` summary table.
 
 use super::table::{empty_row, merge_info, Table};
 use super::{bad, ImportOptions, Imported};
@@ -22,6 +25,7 @@ use crate::Result;
 
 mod keys;
 mod lines;
+mod xml;
 
 use keys::apply;
 use lines::{gpu_block, indent, lost, position, reason_bit, timestamp};
@@ -48,6 +52,9 @@ const BLOCK_LINES: [&str; 10] = [
 /// without its banner), or indented lines of one GPU block with at least two of its
 /// section titles or keys (a part of a block, as posts quote them).
 pub(crate) fn is_dump(head: &str) -> bool {
+    if xml::is_xml(head) {
+        return true;
+    }
     let mut lines = head.lines().filter(|l| !l.trim().is_empty());
     let Some(first) = lines.next() else {
         return false;
@@ -269,8 +276,21 @@ impl Reader {
     }
 }
 
-/// Reads an `nvidia-smi -q` dump (one or several, as `-l` prints them).
+/// Reads an `nvidia-smi -q` dump (one or several, as `-l` prints them), as text or XML
+/// (`-x`).
 pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
+    let (text, note) = if xml::is_xml(text) {
+        let (t, note) = xml::to_text(text).map_err(|e| {
+            bad(
+                opts,
+                None,
+                &format!("an nvidia-smi -q -x dump that is not well-formed XML ({e}): was the file cut or edited?"),
+            )
+        })?;
+        (std::borrow::Cow::Owned(t), note)
+    } else {
+        (std::borrow::Cow::Borrowed(text), None)
+    };
     let mut r = Reader {
         interval: opts.interval_s.unwrap_or(1.0),
         ..Reader::default()
@@ -278,7 +298,9 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     for line in text.lines() {
         r.line(line);
     }
-    r.into_imported(opts)
+    let mut imported = r.into_imported(opts)?;
+    imported.notes.extend(note);
+    Ok(imported)
 }
 
 /// Puts a finished GPU block into the table as one sample.
