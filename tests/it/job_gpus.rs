@@ -1,6 +1,7 @@
 //! Which GPUs are the job's, end to end: the simulated node's process lists read by the
 //! recorder, the decision in `run.job_gpus`, and the rules judging the job's GPUs only.
 
+use gpuwhy::analysis::SM_ACTIVITY_FOR_UTIL;
 use gpuwhy::jobgpus::JobEnv;
 use gpuwhy::report::{JobGpusMethod, Report};
 use gpuwhy_tests::{record, scenario, Run};
@@ -128,6 +129,15 @@ fn a_job_on_a_mig_slice_is_diagnosed_from_its_slice() {
     assert_eq!(r.verdict.id, "data_starvation", "{}", r.verdict.summary);
     assert!(f.devices.iter().all(|d| *d == 1), "{:?}", f.devices);
     assert!(!ids(&r).contains(&"unexplained_idle"), "{:?}", ids(&r));
+    // The evidence names what its values are: SM activity, not utilization.
+    let named: Vec<&str> = f.evidence.iter().map(|e| e.metric.as_str()).collect();
+    assert!(
+        named.iter().any(|m| m.contains("gpm_sm_util"))
+            && !named
+                .iter()
+                .any(|m| m.replace(SM_ACTIVITY_FOR_UTIL, "").contains("util_gpu")),
+        "{named:?}"
+    );
     // Without the job's process in the lists, its MIG- UUID in CUDA_VISIBLE_DEVICES names it.
     let uuid = slice.uuid.clone().expect("uuid");
     let foreign = text.replace("\"pid\": \"self\"", "\"pid\": 4242");

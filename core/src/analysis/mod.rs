@@ -4,9 +4,11 @@
 
 mod job;
 mod sources;
+mod stand_in;
 
 pub use job::rank_list;
 pub use sources::{diagnose_any, diagnose_log, diagnose_traced, temper, Diagnosed, FEW_SAMPLES};
+pub use stand_in::SM_ACTIVITY_FOR_UTIL;
 
 use crate::report::{Finding, Report, Verdict};
 use crate::rules::{short_log, unexplained_idle, Rule, UnexplainedIdle, RULES};
@@ -44,6 +46,7 @@ pub fn diagnose_with(report: &mut Report, signals: &Signals) {
         findings.push(f);
     }
     short_log::temper(&mut findings, signals);
+    stand_in::name_stand_ins(&mut findings, signals);
     order(&mut findings);
     hardware_first(&mut findings);
     report.verdict = verdict(&findings, signals);
