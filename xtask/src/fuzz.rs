@@ -20,7 +20,7 @@ use anyhow::{bail, Context, Result};
 use crate::{root, run_cmd};
 
 /// The fuzz targets, as named in `fuzz/Cargo.toml`.
-pub const TARGETS: &[&str] = &["report", "dmon", "csv", "trace", "scenario"];
+pub const TARGETS: &[&str] = &["report", "dmon", "csv", "smi", "trace", "scenario"];
 
 /// Seconds per target of the smoke in `cargo xtask test`.
 pub const SMOKE_SECONDS: u64 = 5;
