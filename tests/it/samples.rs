@@ -180,3 +180,38 @@ fn a_gpu_lost_mid_second_keeps_the_rows_it_had() {
     let t0 = r.series[0].data.t.last().copied().unwrap_or(0.0);
     assert!(t0 >= r.run.duration_s - 0.15, "GPU 0 ends at {t0} s");
 }
+
+#[test]
+fn the_journal_holds_the_rows_of_every_read_in_time_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let jp = gpuwhy::report::journal::journal_path(&dir.path().join("run.json"));
+    let run = Run {
+        journal: Some(jp.clone()),
+        ..buffered()
+    };
+    let r = record(&square(2, json!({}), 6.0), &run).expect("records");
+    let back = Report::load(&jp).expect("the journal replays");
+    for dev in 0..2 {
+        let (full, got) = (&r.series[dev].data, &back.series[dev].data);
+        assert_eq!(
+            got.t, full.t,
+            "GPU {dev}: the journal's rows are the report's"
+        );
+        assert!(
+            got.t.windows(2).all(|w| w[0] < w[1]),
+            "GPU {dev}: in time order"
+        );
+        assert_eq!(
+            got.metrics["util_gpu"]
+                .0
+                .iter()
+                .filter(|u| u.is_nan())
+                .count(),
+            full.metrics["util_gpu"]
+                .0
+                .iter()
+                .filter(|u| u.is_nan())
+                .count(),
+        );
+    }
+}

@@ -168,6 +168,7 @@ impl Nvml {
             for s in &buf[..n] {
                 // An unknown value type fails the whole read: no sample can be trusted.
                 let value = decode(vt, &s.sampleValue).map_err(|_| {
+                    out.clear();
                     NvmlError::new("nvmlDeviceGetSamples (unknown valueType)", codes::UNKNOWN)
                 })?;
                 out.push(Sample {
