@@ -40,11 +40,15 @@ pub(super) fn update_live(
         .map(|g| {
             let before = prev.iter().find(|p| p.index == g.index);
             // The newest row of this GPU (a buffered read gives several, oldest first).
-            let Some(row) = rows.iter().rev().find(|r| r.0 == g.pos).map(|r| r.2) else {
-                let mut kept = before.cloned().unwrap_or_default();
-                kept.index = g.index;
-                kept.lost = g.lost;
-                return kept;
+            let row = rows.iter().rev().find(|r| r.0 == g.pos).map(|r| r.2);
+            let Some(row) = row.filter(|_| !g.lost) else {
+                // A lost GPU shows nothing; one between its buffered reads, what it showed.
+                let kept = before.filter(|_| !g.lost).cloned().unwrap_or_default();
+                return LiveGpu {
+                    index: g.index,
+                    lost: g.lost,
+                    ..kept
+                };
             };
             let get = |m: GpuMetric| opt(row[m.index()]);
             LiveGpu {
