@@ -215,3 +215,29 @@ fn the_journal_holds_the_rows_of_every_read_in_time_order() {
         );
     }
 }
+
+#[test]
+fn a_transient_error_of_the_sample_call_is_a_fault_and_the_buffers_catch_up() {
+    let fault = json!([{"kind": "error", "device": 0, "function": "nvmlDeviceGetSamples",
+                        "code": 10, "from_s": 2.0, "until_s": 3.2}]);
+    let text = patched(&square(1, json!({}), 8.0), &[("faults", fault)]);
+    let r = record(&text, &buffered()).expect("records");
+    let f = r
+        .faults
+        .iter()
+        .find(|f| f.function.starts_with("nvmlDeviceGetSamples"))
+        .expect("the failed reads are counted as faults");
+    assert_eq!(f.code, 10);
+    // A timeout is not a refusal: the GPU stays buffered.
+    assert_eq!(
+        via(&r, 0, "util_gpu").as_deref(),
+        Some("nvmlDeviceGetSamples")
+    );
+    // After the window the next read takes every sample since the last one it saw.
+    let late: Vec<f32> = rows(&r, 0, "util_gpu")
+        .into_iter()
+        .filter(|(t, _)| *t > 4.5)
+        .map(|x| x.1)
+        .collect();
+    assert!(late.len() >= 25, "{} rows after the window", late.len());
+}
