@@ -282,6 +282,18 @@ const _: () = assert!(offset_of!(NvmlFieldValue, value_type) == 24);
 const _: () = assert!(offset_of!(NvmlFieldValue, nvml_return) == 28);
 const _: () = assert!(offset_of!(NvmlFieldValue, value) == 32);
 
+/// `nvmlSample_t` (16 bytes): one sample of a driver buffer (`nvmlDeviceGetSamples`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct NvmlSample {
+    /// CPU timestamp, µs since 1970.
+    pub time_stamp: u64,
+    /// The value; power, utilization and clocks use `ui_val`.
+    pub sample_value: NvmlValue,
+}
+const _: () = assert!(size_of::<NvmlSample>() == 16);
+const _: () = assert!(offset_of!(NvmlSample, sample_value) == 8);
+
 /// `nvmlProcessInfo_v1_t` (16 bytes; the unversioned process-list function).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

@@ -11,6 +11,7 @@ mod memory;
 mod mig;
 mod report_io;
 mod retention;
+mod samples;
 mod scenarios;
 mod schema;
 mod schema_baseline;

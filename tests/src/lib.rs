@@ -187,6 +187,8 @@ pub struct Run {
     /// The job's CUDA environment (default: none set; this shell's says nothing of
     /// simulated GPUs).
     pub job_env: gpuwhy::jobgpus::JobEnv,
+    /// Buffered mode (`RecorderConfig::nvml_samples`; default: as `GPUWHY_NVML_SAMPLES` says).
+    pub nvml_samples: Option<bool>,
 }
 
 impl Default for Run {
@@ -199,6 +201,7 @@ impl Default for Run {
             journal: None,
             gpus: None,
             job_env: gpuwhy::jobgpus::JobEnv::default(),
+            nvml_samples: None,
         }
     }
 }
@@ -241,6 +244,10 @@ pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
             host_proc,
         },
         ..RecorderConfig::default()
+    };
+    let cfg = RecorderConfig {
+        nvml_samples: run.nvml_samples.unwrap_or(cfg.nvml_samples),
+        ..cfg
     };
     let session = Session::start(SessionConfig::from(cfg)).map_err(|e| e.to_string())?;
     // The simulated GPU's time 0: the end of its init, on the sampler thread.

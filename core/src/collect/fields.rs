@@ -130,6 +130,12 @@ impl Gpu {
                     return;
                 }
             }
+            // The driver's time of the reading: buffered mode places samples by it.
+            self.fields_at_us = fv
+                .iter()
+                .filter(|f| f.result.is_ok())
+                .map(|f| f.timestamp_us)
+                .max();
         }
         let power = answer(&POWER, &fv);
         if let Some(Ok((v, _))) = self.settle(&POWER, power, out) {

@@ -88,6 +88,12 @@ pub struct Gpu {
     pub gpm: bool,
     /// Calls for the static facts that failed other than with "not supported here".
     open_errors: Vec<NvmlError>,
+    /// Buffered mode's state (`collect::buffered`); `None` when the GPU is read every tick
+    /// (the default, or after a sample type was refused).
+    pub(super) buffered: Option<Box<super::buffered::Buffered>>,
+    /// The driver's time of the last field batch, µs since 1970 (buffered mode places
+    /// samples by it).
+    pub(super) fields_at_us: Option<i64>,
 }
 
 impl Gpu {
@@ -137,6 +143,8 @@ impl Gpu {
             reasons: Default::default(),
             gpm,
             open_errors: f.errors,
+            buffered: None,
+            fields_at_us: None,
         };
         if !super::fields::batching_enabled() {
             for m in super::fields::BATCHED {
@@ -276,12 +284,8 @@ impl Gpu {
 
     /// Reads one row. `slow` also reads the slow metrics. Returns what went wrong.
     ///
-    /// Every tick: utilization, memory and the SM clock through their own calls (nvml.h has no
-    /// field ids for them), and one `nvmlDeviceGetFieldValues` call for power, temperature,
-    /// the PCIe and NVLink byte counters and the clock-event counters (`collect::fields`,
-    /// `collect::reasons`). The slow tick adds the P-state, the memory and graphics clocks,
-    /// the PCIe link state, the clock-event mask and the single-call fallbacks of fields the
-    /// driver does not answer (`collect::slow`).
+    /// Every tick: utilization and the SM clock through their own calls (nvml.h has no field
+    /// ids for them, `Gpu::sample_fast`), then memory and the rest (`Gpu::sample_rest`).
     pub fn sample(
         &mut self,
         nvml: &Nvml,
@@ -289,10 +293,22 @@ impl Gpu {
         row: &mut [f32; GpuMetric::COUNT],
         stats: &mut CallStats,
     ) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        self.sample_fast(nvml, row, stats, &mut out);
+        self.sample_rest(nvml, slow, row, stats, &mut out);
+        out
+    }
+
+    /// Utilization and the SM clock through their single calls.
+    pub(super) fn sample_fast(
+        &mut self,
+        nvml: &Nvml,
+        row: &mut [f32; GpuMetric::COUNT],
+        stats: &mut CallStats,
+        o: &mut Vec<Outcome>,
+    ) {
         use GpuMetric as M;
         let h = self.handle;
-        let mut out = Vec::new();
-        let o = &mut out;
         if let Some(u) = self.call(
             &[M::UtilGpu, M::UtilMem],
             "nvmlDeviceGetUtilizationRates",
@@ -303,6 +319,29 @@ impl Gpu {
             row[M::UtilGpu.index()] = u.gpu as f32;
             row[M::UtilMem.index()] = u.memory as f32;
         }
+        let clock = "nvmlDeviceGetClockInfo";
+        if let Some(c) = self.call(&[M::SmClock], clock, stats, o, || {
+            nvml.clock_mhz(h, ClockType::Sm)
+        }) {
+            row[M::SmClock.index()] = c as f32;
+        }
+    }
+
+    /// Memory, then one `nvmlDeviceGetFieldValues` call for power, temperature, the PCIe and
+    /// NVLink byte counters and the clock-event counters (`collect::fields`,
+    /// `collect::reasons`). `slow` adds the P-state, the memory and graphics clocks, the PCIe
+    /// link state, the clock-event mask and the single-call fallbacks of fields the driver
+    /// does not answer (`collect::slow`).
+    pub(super) fn sample_rest(
+        &mut self,
+        nvml: &Nvml,
+        slow: bool,
+        row: &mut [f32; GpuMetric::COUNT],
+        stats: &mut CallStats,
+        o: &mut Vec<Outcome>,
+    ) {
+        use GpuMetric as M;
+        let h = self.handle;
         let mem = self.call(&[M::MemUsed], "nvmlDeviceGetMemoryInfo", stats, o, || {
             nvml.memory_info(h)
         });
@@ -310,16 +349,9 @@ impl Gpu {
             row[M::MemUsed.index()] = (m.in_use() as f64 / MIB) as f32;
         }
         self.sample_fields(nvml, slow, row, stats, o);
-        let clock = "nvmlDeviceGetClockInfo";
-        if let Some(c) = self.call(&[M::SmClock], clock, stats, o, || {
-            nvml.clock_mhz(h, ClockType::Sm)
-        }) {
-            row[M::SmClock.index()] = c as f32;
-        }
         if slow {
             self.sample_slow(nvml, row, stats, o);
         }
-        out
     }
 
     /// Stores GPM metrics computed between two samples.

@@ -25,42 +25,42 @@ pub struct LiveGpu {
     pub lost: bool,
 }
 
-/// Publishes the latest row of each GPU for the live status line.
+/// Publishes the latest row of each GPU for the live status line. A GPU without a row this
+/// tick (buffered mode between its reads) keeps what it showed.
 pub(super) fn update_live(
     live_slot: &Mutex<Vec<LiveGpu>>,
     gpus: &[Gpu],
-    rows: &[(usize, [f32; GpuMetric::COUNT])],
+    rows: &[(usize, f64, [f32; GpuMetric::COUNT])],
 ) {
     let opt = |v: f32| (!v.is_nan()).then_some(v);
-    let live: Vec<LiveGpu> = gpus
+    let mut l = lock(live_slot);
+    let prev = std::mem::take(&mut *l);
+    *l = gpus
         .iter()
         .map(|g| {
-            let row = rows.iter().find(|r| r.0 == g.pos).map(|r| r.1);
-            let get = |m: GpuMetric| row.and_then(|r| opt(r[m.index()]));
+            let before = prev.iter().find(|p| p.index == g.index);
+            // The newest row of this GPU (a buffered read gives several, oldest first).
+            let row = rows.iter().rev().find(|r| r.0 == g.pos).map(|r| r.2);
+            let Some(row) = row.filter(|_| !g.lost) else {
+                // A lost GPU shows nothing; one between its buffered reads, what it showed.
+                let kept = before.filter(|_| !g.lost).cloned().unwrap_or_default();
+                return LiveGpu {
+                    index: g.index,
+                    lost: g.lost,
+                    ..kept
+                };
+            };
+            let get = |m: GpuMetric| opt(row[m.index()]);
             LiveGpu {
                 index: g.index,
                 util: get(GpuMetric::UtilGpu),
                 mem_used_mib: get(GpuMetric::MemUsed),
                 power_w: get(GpuMetric::Power),
-                temp_c: get(GpuMetric::Temp),
+                // Temperature is read on slow ticks only: keep the last value between them.
+                temp_c: get(GpuMetric::Temp).or_else(|| before.and_then(|p| p.temp_c)),
                 sm_clock_mhz: get(GpuMetric::SmClock),
                 lost: g.lost,
             }
-        })
-        .collect();
-    let mut l = lock(live_slot);
-    // Temperature is read on slow ticks only: keep the last value between them.
-    let prev = std::mem::take(&mut *l);
-    *l = live
-        .into_iter()
-        .map(|mut g| {
-            if g.temp_c.is_none() {
-                g.temp_c = prev
-                    .iter()
-                    .find(|p| p.index == g.index)
-                    .and_then(|p| p.temp_c);
-            }
-            g
         })
         .collect();
 }

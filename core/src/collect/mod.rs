@@ -5,6 +5,7 @@
 //! Not for analysis: stop the [`Recorder`], turn the recording into a
 //! [`crate::report::Report`] and run [`crate::analysis::diagnose`].
 
+mod buffered;
 mod clock;
 mod cost;
 mod facts;
@@ -25,6 +26,7 @@ mod sampler;
 mod slow;
 mod smshare;
 
+pub use buffered::ENV_SAMPLES;
 pub use clock::{Clock, ManualClock, ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};
 pub use fields::ENV_FIELDS;
@@ -88,6 +90,10 @@ pub struct RecorderConfig {
     pub coarse_buckets: usize,
     /// How the job's GPUs are told apart from the node's others (`run.job_gpus`).
     pub job: JobConfig,
+    /// Buffered mode: utilization and the SM clock read once a second from the driver's
+    /// sample buffers, one call per GPU per tick between (`docs/nvml-loading.md`, "Buffered
+    /// mode"). Default: off, unless `GPUWHY_NVML_SAMPLES=1`.
+    pub nvml_samples: bool,
 }
 
 /// What tells the job's GPUs apart (`docs/job-gpus.md`).
@@ -124,6 +130,7 @@ impl Default for RecorderConfig {
             full_rows: crate::recording::FULL_ROWS_DEFAULT,
             coarse_buckets: crate::recording::COARSE_BUCKETS_DEFAULT,
             job: JobConfig::default(),
+            nvml_samples: buffered::samples_enabled(),
         }
     }
 }

@@ -227,3 +227,50 @@ fn failing_legacy_init_reports_nvmls_message() {
         "{err}"
     );
 }
+
+#[test]
+fn buffered_samples_are_sorted_filtered_and_bounded() {
+    let (_dir, nvml) = fake();
+    let d0 = nvml.device_by_index(0).unwrap();
+    let d1 = nvml.device_by_index(1).unwrap();
+    let mut got = Vec::new();
+    // Handed out newest first, junk above the `unsigned int`: read oldest first, clean.
+    nvml.samples(d0, SamplingType::GpuUtilization, 0, &mut got)
+        .unwrap();
+    let pairs: Vec<(u64, f64)> = got.iter().map(|s| (s.timestamp_us, s.value)).collect();
+    assert_eq!(pairs, [(100, 10.0), (200, 20.0), (300, 30.0)]);
+    // lastSeenTimeStamp keeps only newer ones; none newer (NOT_FOUND) is empty, not an error.
+    nvml.samples(d0, SamplingType::GpuUtilization, 150, &mut got)
+        .unwrap();
+    assert_eq!(got.len(), 2);
+    nvml.samples(d0, SamplingType::GpuUtilization, 300, &mut got)
+        .unwrap();
+    assert!(got.is_empty());
+    assert_eq!(
+        nvml.sample_count(d0, SamplingType::GpuUtilization, 150),
+        Ok(2)
+    );
+    assert_eq!(
+        nvml.sample_count(d0, SamplingType::GpuUtilization, 300),
+        Ok(0)
+    );
+    // One call takes at most SAMPLES_PER_CALL; the size query sees them all.
+    assert_eq!(
+        nvml.sample_count(d0, SamplingType::ProcessorClock, 0),
+        Ok(200)
+    );
+    nvml.samples(d0, SamplingType::ProcessorClock, 0, &mut got)
+        .unwrap();
+    assert_eq!(got.len(), SAMPLES_PER_CALL);
+    assert_eq!(got.last().map(|s| s.value), Some(1000.0 + 127.0));
+    // An unknown value type is refused; NOT_SUPPORTED is the driver's per-type answer.
+    let e = nvml
+        .samples(d1, SamplingType::GpuUtilization, 0, &mut got)
+        .unwrap_err();
+    assert_eq!(e.code, codes::UNKNOWN);
+    assert!(got.is_empty());
+    let e = nvml
+        .samples(d1, SamplingType::TotalPower, 0, &mut got)
+        .unwrap_err();
+    assert_eq!(e.code, codes::NOT_SUPPORTED);
+}

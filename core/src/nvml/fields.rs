@@ -128,8 +128,9 @@ impl FieldValue {
     }
 }
 
-/// Reads the member of `v` that `value_type` names, as `f64`.
-fn decode(value_type: u32, v: &sys::nvmlValue_t) -> Result<f64, NvmlError> {
+/// Reads the member of `v` that `value_type` names, as `f64` (field values and buffered
+/// samples alike).
+pub(super) fn decode(value_type: u32, v: &sys::nvmlValue_t) -> Result<f64, NvmlError> {
     // Every member is a plain number for which any bit pattern is valid, and the union was
     // fully initialised (8 bytes) before NVML wrote into it, so each read below is sound.
     let x = match value_type {

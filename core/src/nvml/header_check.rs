@@ -198,6 +198,7 @@ fn bindings_match_nvidias_header() {
     layouts(&mut c);
     constants(&mut c);
     super::mig::header::facts(&mut c);
+    super::samples::header::facts(&mut c);
     for (symbol, prototypes) in symbols::prototypes() {
         c.function(symbol, prototypes);
     }

@@ -26,6 +26,7 @@ mod library;
 mod mig;
 mod processes;
 mod readings;
+mod samples;
 mod search;
 mod symbols;
 mod sys;
@@ -46,6 +47,7 @@ pub use processes::ProcessInfo;
 pub use readings::{
     ClockType, MemoryInfo, PcieCounter, TemperatureThreshold, Utilization, POWER_MAX_PLAUSIBLE_MW,
 };
+pub use samples::{Sample, SamplingType, SAMPLES_PER_CALL};
 pub use search::ENV_NVML_PATH;
 pub use sys::codes;
 

@@ -324,6 +324,9 @@ symbols! {
     /// Maximum PCIe width.
     max_pcie_link_width: "nvmlDeviceGetMaxPcieLinkWidth", DevUintFn =
         ["nvmlDeviceGetMaxPcieLinkWidth": DevUintFn => same];
+    /// Buffered power, utilization and clock samples (`samples.rs`).
+    samples: "nvmlDeviceGetSamples", super::samples::SamplesFn =
+        ["nvmlDeviceGetSamples": super::samples::SamplesFn => same];
     /// Field values.
     field_values: "nvmlDeviceGetFieldValues", FieldValuesFn =
         ["nvmlDeviceGetFieldValues": FieldValuesFn => same];

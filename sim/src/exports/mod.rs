@@ -23,6 +23,7 @@ pub mod identity;
 pub mod mig;
 pub mod pcie;
 pub mod processes;
+pub mod samples;
 pub mod system;
 pub mod usage;
 
@@ -68,6 +69,7 @@ pub const FUNCTIONS: &[&str] = &[
     "nvmlDeviceGetMaxPcieLinkGeneration",
     "nvmlDeviceGetMaxPcieLinkWidth",
     "nvmlDeviceGetFieldValues",
+    "nvmlDeviceGetSamples",
     "nvmlDeviceGetComputeRunningProcesses_v3",
     "nvmlDeviceGetComputeRunningProcesses_v2",
     "nvmlDeviceGetComputeRunningProcesses",
@@ -201,6 +203,7 @@ mod tests {
             include_str!("clocks.rs"),
             include_str!("pcie.rs"),
             include_str!("fields.rs"),
+            include_str!("samples.rs"),
             include_str!("processes.rs"),
             include_str!("events.rs"),
             include_str!("gpm.rs"),

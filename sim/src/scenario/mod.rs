@@ -190,7 +190,10 @@ fn schedule(workload: Workload, seed: u64) -> Result<Arc<Schedule>, String> {
 
 /// Accepts only names of functions the simulator exports (in either build).
 fn check_function_name(name: &str) -> Result<(), String> {
-    if crate::exports::FUNCTIONS.contains(&name) {
+    let sample_quirk = crate::exports::samples::TYPE_QUIRKS
+        .iter()
+        .any(|(n, _)| *n == name);
+    if crate::exports::FUNCTIONS.contains(&name) || sample_quirk {
         Ok(())
     } else {
         Err(format!(

@@ -15,7 +15,7 @@ use crate::exports::usage::nvmlDeviceGetPowerUsage;
 static POLICIES_MOVED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Every scenario file shipped with the simulator, by name.
-fn bundled() -> Vec<(String, String)> {
+pub(super) fn bundled() -> Vec<(String, String)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
     let mut all: Vec<(String, String)> = std::fs::read_dir(dir)
         .expect("scenarios dir")

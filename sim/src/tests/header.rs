@@ -24,6 +24,7 @@ c_named!(
     NvmlMemoryV2 => "nvmlMemory_v2_t",
     NvmlTemperature => "nvmlTemperature_v1_t",
     NvmlFieldValue => "nvmlFieldValue_t",
+    NvmlSample => "nvmlSample_t",
     NvmlProcessInfoV1 => "nvmlProcessInfo_v1_t",
     NvmlProcessInfo => "nvmlProcessInfo_v2_t",
     NvmlEventData => "nvmlEventData_t",
@@ -33,6 +34,9 @@ c_named!(
 );
 
 fn layouts(c: &mut Check) {
+    layout!(c, NvmlSample => "nvmlSample_t" {
+        time_stamp: "timeStamp", sample_value: "sampleValue",
+    });
     layout!(c, mig::NvmlProcessUtilizationSample => "nvmlProcessUtilizationSample_t" {
         pid: "pid", time_stamp: "timeStamp", sm_util: "smUtil", mem_util: "memUtil",
         enc_util: "encUtil", dec_util: "decUtil",
@@ -84,6 +88,22 @@ fn layouts(c: &mut Check) {
 }
 
 fn constants(c: &mut Check) {
+    for (name, v) in [
+        ("NVML_TOTAL_POWER_SAMPLES", samples::TOTAL_POWER_SAMPLES),
+        (
+            "NVML_GPU_UTILIZATION_SAMPLES",
+            samples::GPU_UTILIZATION_SAMPLES,
+        ),
+        (
+            "NVML_MEMORY_UTILIZATION_SAMPLES",
+            samples::MEMORY_UTILIZATION_SAMPLES,
+        ),
+        ("NVML_PROCESSOR_CLK_SAMPLES", samples::PROCESSOR_CLK_SAMPLES),
+        ("NVML_MEMORY_CLK_SAMPLES", samples::MEMORY_CLK_SAMPLES),
+        ("NVML_SAMPLINGTYPE_COUNT", samples::SAMPLINGTYPE_COUNT),
+    ] {
+        c.constant(name, v);
+    }
     for (name, v) in [
         ("NVML_SUCCESS", SUCCESS),
         ("NVML_ERROR_UNINITIALIZED", ERROR_UNINITIALIZED),
@@ -276,6 +296,7 @@ fn abi_and_exports_match_nvidias_header() {
         pcie::nvmlDeviceGetMaxPcieLinkGeneration(_, _),
         pcie::nvmlDeviceGetMaxPcieLinkWidth(_, _),
         fields::nvmlDeviceGetFieldValues(_, _, _),
+        samples::nvmlDeviceGetSamples(_, _, _, _, _, _),
         processes::nvmlDeviceGetComputeRunningProcesses_v3(_, _, _),
         processes::nvmlDeviceGetComputeRunningProcesses_v2(_, _, _),
         processes::nvmlDeviceGetComputeRunningProcesses(_, _, _),

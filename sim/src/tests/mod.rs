@@ -23,6 +23,7 @@ mod gpm;
 ))]
 mod header;
 mod lifecycle;
+mod samples;
 mod threads;
 
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -129,6 +129,8 @@ c_sig!(A);
 c_sig!(A, B);
 c_sig!(A, B, C);
 c_sig!(A, B, C, D);
+c_sig!(A, B, C, D, E);
+c_sig!(A, B, C, D, E, F);
 
 /// The C prototypes of `f`'s type (a fn item or pointer coerced to an `unsafe extern "C"
 /// fn` pointer by the caller).

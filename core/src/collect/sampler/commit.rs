@@ -43,10 +43,10 @@ pub(super) fn commit(
     for w in r.windows {
         rec.mark_window(w, crate::recording::PRIO_EVENT);
     }
-    for (pos, row) in &r.rows {
-        rec.push_gpu(*pos, t, row);
+    for (pos, row_t, row) in &r.rows {
+        rec.push_gpu(*pos, *row_t, row);
         if let Some(j) = journal.gpu_rows.get_mut(*pos) {
-            j.0.push(t);
+            j.0.push(*row_t);
             j.1.push(Column(row.to_vec()));
         }
     }

@@ -46,6 +46,12 @@ impl<'n> Sources<'n> {
             || (Vec::new(), Vec::new()),
             |n| open_gpus(shared, cfg, clock, n, &mut stats),
         );
+        let mut gpus = gpus;
+        if cfg.nvml_samples {
+            for g in &mut gpus {
+                g.buffer_samples();
+            }
+        }
         shared.probed.set();
         let events = nvml.and_then(|n| {
             let mut set = n.event_set().ok()?;

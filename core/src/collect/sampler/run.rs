@@ -43,12 +43,13 @@ impl Pace {
         }
     }
 
-    fn cadence(&self) -> Cadence {
+    fn cadence(&self, last: bool) -> Cadence {
         Cadence {
             tick: self.counts.tick,
             slow_every: self.slow_every,
             host_every: self.host_every,
             mig_gpm_every: self.mig_gpm_every,
+            last,
         }
     }
 
@@ -90,14 +91,16 @@ pub(super) fn run_sampler(
     pace.flushed_at = clock.elapsed().as_secs_f64();
     loop {
         let t = (clock.now() * 1e4).round() / 1e4;
-        let mut reading = read(&mut src, pace.cadence(), t);
+        // Decided before the read, so the last tick reads every buffered GPU and leaves no
+        // row pending; a stop that comes during the read gets one more tick.
+        let stopping = shared.stop.is_stopped();
+        let mut reading = read(&mut src, pace.cadence(stopping), t);
         if let Some(h) = hook {
             h.tick(&mut reading.events);
             h.windows(&mut reading.windows);
         }
         update_live(&shared.live, &src.gpus, &reading.rows);
         commit(shared, cfg, &mut journal, &src.gpus, reading, pace.counts);
-        let stopping = shared.stop.is_stopped();
         let since_flush = clock.elapsed().as_secs_f64() - pace.flushed_at;
         if journal.writer.is_some() && (stopping || since_flush >= cfg.flush_s) {
             flush(
@@ -114,8 +117,8 @@ pub(super) fn run_sampler(
             break;
         }
         let next = pace.advance(clock.now());
-        // A stop wakes the wait: one last tick so the report ends at the stop, then flush
-        // and leave.
+        // A stop wakes the wait: one last tick so the report ends at the stop (every
+        // buffered GPU read), then flush and leave.
         let _ = clock.wait_until(&shared.stop, next);
     }
     settle(shared, cfg, src, cpu0);

@@ -22,8 +22,10 @@ pub(super) type Row = [f32; GpuMetric::COUNT];
 pub(super) struct Reading {
     /// Report time of the tick, seconds.
     pub t: f64,
-    /// (device position, row) of each GPU still on the bus.
-    pub rows: Vec<(usize, Row)>,
+    /// (device position, report time, row) of each GPU row read: one per GPU read every
+    /// tick, and the rows of the ticks since its last read for a GPU in buffered mode
+    /// (`collect::buffered`), none between its reads.
+    pub rows: Vec<(usize, f64, Row)>,
     /// (device position, NVML index, what went wrong) of each GPU read.
     pub outcomes: Vec<(usize, u32, Vec<Outcome>)>,
     pub events: Vec<Event>,
@@ -40,6 +42,8 @@ pub(super) struct Cadence {
     pub host_every: u64,
     /// Ticks between GPM reads of a MIG slice (GPM is a slice's only busy signal).
     pub mig_gpm_every: u64,
+    /// The recording is stopping: every buffered GPU reads now, so no row is left pending.
+    pub last: bool,
 }
 
 impl Cadence {
@@ -53,7 +57,7 @@ impl Cadence {
 /// Reads everything due at tick `c` at report time `t`.
 pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
     let work0 = thread_cpu_ns();
-    let (rows, outcomes) = read_gpus(src, c);
+    let (rows, outcomes) = read_gpus(src, c, t);
     if let (Some(a), Some(b)) = (work0, thread_cpu_ns()) {
         src.gpu_work_ns += b.saturating_sub(a);
     }
@@ -79,10 +83,10 @@ pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
     }
 }
 
-type GpuReads = (Vec<(usize, Row)>, Vec<(usize, u32, Vec<Outcome>)>);
+type GpuReads = (Vec<(usize, f64, Row)>, Vec<(usize, u32, Vec<Outcome>)>);
 
-/// Samples every GPU still on the bus.
-fn read_gpus(src: &mut Sources<'_>, c: Cadence) -> GpuReads {
+/// Samples every GPU still on the bus; a buffered GPU only on its slow tick and the last.
+fn read_gpus(src: &mut Sources<'_>, c: Cadence, t: f64) -> GpuReads {
     let mut rows = Vec::with_capacity(src.gpus.len());
     let mut outcomes = Vec::new();
     let Some(n) = src.nvml else {
@@ -92,9 +96,18 @@ fn read_gpus(src: &mut Sources<'_>, c: Cadence) -> GpuReads {
         if g.lost {
             continue;
         }
-        let mut row = [f32::NAN; GpuMetric::COUNT];
         let slow = c.slow(gi);
-        let mut out = g.sample(n, slow, &mut row, &mut src.stats);
+        if g.is_buffered() && !slow && !c.last {
+            let out = g.sample_between(n, t, &mut src.stats);
+            outcomes.push((g.pos, g.index, out));
+            continue;
+        }
+        let mut row = [f32::NAN; GpuMetric::COUNT];
+        let mut out = if g.is_buffered() {
+            g.sample_buffered(n, &mut row, &mut src.stats)
+        } else {
+            g.sample(n, slow, &mut row, &mut src.stats)
+        };
         let route = src.gpm_routes.get(gi).copied().flatten();
         let gpm_due = slow || (route.is_some() && c.tick % c.mig_gpm_every == 0);
         if gpm_due && !g.lost {
@@ -104,7 +117,7 @@ fn read_gpus(src: &mut Sources<'_>, c: Cadence) -> GpuReads {
         }
         outcomes.push((g.pos, g.index, out));
         if !g.lost {
-            rows.push((g.pos, row));
+            g.fill_rows(t, &row, &mut rows);
         }
     }
     (rows, outcomes)

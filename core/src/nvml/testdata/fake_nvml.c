@@ -3,8 +3,9 @@
  * It exercises the FFI paths the simulator does not: an old-driver symbol mix
  * (memory v2 refusing one device, TemperatureV retired, only ThrottleReasons), the R535
  * 32-byte process-info stride through _v3, garbage power/utilization readings, a union
- * with junk in its upper half, Xid events and GPM. Layouts are written out by hand from
- * nvml.h (docs/nvml-facts.md), independently of the Rust mirrors.
+ * with junk in its upper half, Xid events, GPM and buffered samples handed out newest
+ * first. Layouts are written out by hand from nvml.h (docs/nvml-facts.md), independently
+ * of the Rust mirrors.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -146,5 +147,48 @@ unsigned nvmlGpmMetricsGet(gpm_get_t *g) {
         if (g->metrics[i].metricId == 3) { g->metrics[i].nvmlReturn = 0; g->metrics[i].value = 37.5; }
         else g->metrics[i].nvmlReturn = 3;
     }
+    return 0;
+}
+
+/* nvmlDeviceGetSamples: nvmlSample_t is { unsigned long long timeStamp; 8-byte nvmlValue_t }.
+ * GPU 0 type 1 holds three samples handed out newest first; type 5 holds 200 (more than
+ * one call of the binding takes). GPU 1 answers type 1 with an unknown value type and
+ * type 0 with NOT_SUPPORTED. */
+typedef struct { unsigned long long ts; union { unsigned ui; unsigned long long ull; } v; } sample_t;
+unsigned nvmlDeviceGetSamples(void *d, unsigned type, unsigned long long since, unsigned *vt,
+                              unsigned *count, sample_t *out) {
+    static const unsigned long long ts[3] = {300, 100, 200};
+    unsigned held = 0, i;
+    if (d == &devs[1]) {
+        if (type == 0) return 3;
+        *vt = 99;
+    } else {
+        *vt = 1; /* NVML_VALUE_TYPE_UNSIGNED_INT */
+    }
+    if (type == 5 && d == &devs[0]) {
+        for (i = 0; i < 200; i++)
+            if (i + 1 > since) {
+                if (out) {
+                    if (held == *count) break;
+                    out[held].ts = i + 1;
+                    out[held].v.ull = 0;
+                    out[held].v.ui = 1000 + i;
+                }
+                held++;
+            }
+    } else {
+        for (i = 0; i < 3; i++)
+            if (ts[i] > since) {
+                if (out) {
+                    if (held == *count) break;
+                    out[held].ts = ts[i];
+                    out[held].v.ull = 0xFFFFFFFF00000000ull; /* junk above the uint */
+                    out[held].v.ui = (unsigned)(ts[i] / 10);
+                }
+                held++;
+            }
+    }
+    if (held == 0) return 6; /* NOT_FOUND */
+    *count = held;
     return 0;
 }

@@ -1,0 +1,243 @@
+//! Buffered mode (`RecorderConfig::nvml_samples`): utilization and the SM clock from the
+//! driver's sample buffers once a second, the field batch every tick, every tick's row
+//! completed at the next read.
+
+use gpuwhy::report::Report;
+use gpuwhy_tests::{patched, record, Run};
+use serde_json::{json, Value};
+
+/// One H100 (or `gpus` of them) whose utilization is 100 % for 2 s, then 0 % for 2 s, and
+/// whose SM clock follows it; `extra` is merged into each device.
+fn square(gpus: usize, extra: Value, duration_s: f64) -> String {
+    let mut device = json!({"metrics": {
+        "util_gpu": {"square": {"period_s": 4.0, "duty": 0.5, "high": 100, "low": 0}},
+        "sm_clock_mhz": {"follow": "util_gpu", "scale": [600, 1800]}
+    }});
+    if let (Some(d), Some(e)) = (device.as_object_mut(), extra.as_object()) {
+        d.extend(e.clone());
+    }
+    let base = json!({"devices": vec![device; gpus], "demo": {"duration_s": duration_s}});
+    base.to_string()
+}
+
+fn buffered() -> Run {
+    Run {
+        nvml_samples: Some(true),
+        ..Run::default()
+    }
+}
+
+fn per_tick() -> Run {
+    Run {
+        nvml_samples: Some(false),
+        ..Run::default()
+    }
+}
+
+fn via(r: &Report, dev: usize, metric: &str) -> Option<String> {
+    r.devices[dev].capabilities[metric].via.clone()
+}
+
+/// (time, value) of `metric`'s rows on device `dev` that have a value.
+fn rows(r: &Report, dev: usize, metric: &str) -> Vec<(f64, f32)> {
+    let d = &r.series[dev].data;
+    let v = &d.metrics[metric].0;
+    (0..d.t.len())
+        .filter(|&i| !v[i].is_nan())
+        .map(|i| (d.t[i], v[i]))
+        .collect()
+}
+
+/// NVML calls per GPU per tick.
+fn calls_per_tick(r: &Report) -> f64 {
+    r.overhead.nvml_calls as f64 / (r.overhead.ticks.max(1) as f64 * r.devices.len() as f64)
+}
+
+#[test]
+fn rows_filled_from_samples_follow_the_model_within_a_sampling_period() {
+    let r = record(&square(1, json!({}), 10.0), &buffered()).expect("records");
+    assert_eq!(
+        via(&r, 0, "util_gpu").as_deref(),
+        Some("nvmlDeviceGetSamples")
+    );
+    assert_eq!(
+        via(&r, 0, "sm_clock").as_deref(),
+        Some("nvmlDeviceGetSamples")
+    );
+    assert_eq!(
+        via(&r, 0, "power").as_deref(),
+        Some("nvmlDeviceGetFieldValues")
+    );
+    let util = rows(&r, 0, "util_gpu");
+    let ticks = r.series[0].data.t.len();
+    assert!(
+        util.len() + 1 >= ticks,
+        "{} values in {ticks} rows",
+        util.len()
+    );
+    // The simulator samples utilization every 1/6 s; a row holds the latest sample at or
+    // before it. Rows further than that (and the start's offset) from a transition hold
+    // the level the model plays there.
+    let mut checked = 0;
+    for (t, u) in &util {
+        let phase = t.rem_euclid(4.0);
+        let expect = match phase {
+            p if (0.4..1.6).contains(&p) => 100.0,
+            p if (2.4..3.6).contains(&p) => 0.0,
+            _ => continue,
+        };
+        assert_eq!(*u, expect, "util at {t} s");
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} rows compared");
+    for (t, c) in rows(&r, 0, "sm_clock") {
+        assert!(c == 600.0 || c == 1800.0, "SM clock {c} at {t} s");
+    }
+    // The same run read every tick sees the same levels.
+    let p = record(&square(1, json!({}), 10.0), &per_tick()).expect("records");
+    let mean = |v: &[(f64, f32)]| v.iter().map(|x| f64::from(x.1)).sum::<f64>() / v.len() as f64;
+    let (a, b) = (mean(&util), mean(&rows(&p, 0, "util_gpu")));
+    assert!((a - b).abs() < 10.0, "buffered mean {a}, per-tick mean {b}");
+}
+
+#[test]
+fn buffered_mode_makes_at_most_three_calls_per_gpu_per_tick() {
+    let text = square(2, json!({}), 10.0);
+    let r = record(&text, &buffered()).expect("records");
+    let p = record(&text, &per_tick()).expect("records");
+    let (b, t) = (calls_per_tick(&r), calls_per_tick(&p));
+    assert!(b <= 3.0, "buffered: {b} calls per GPU per tick");
+    assert!(
+        b + 1.5 < t,
+        "buffered {b} vs per-tick {t} calls per GPU per tick"
+    );
+}
+
+#[test]
+fn a_refused_sample_type_sends_the_gpu_back_to_per_tick_calls() {
+    let quirk = json!({"unsupported": ["nvmlDeviceGetSamples:gpu_util"]});
+    let r = record(&square(1, quirk, 6.0), &buffered()).expect("records");
+    assert_eq!(
+        via(&r, 0, "util_gpu").as_deref(),
+        Some("nvmlDeviceGetUtilizationRates")
+    );
+    assert_eq!(
+        via(&r, 0, "sm_clock").as_deref(),
+        Some("nvmlDeviceGetClockInfo")
+    );
+    assert!(r.devices[0].capabilities["util_gpu"].available);
+    let ticks = r.series[0].data.t.len();
+    assert!(rows(&r, 0, "util_gpu").len() + 1 >= ticks);
+    assert!(calls_per_tick(&r) > 3.0, "{}", calls_per_tick(&r));
+}
+
+#[test]
+fn stopping_flushes_the_rows_not_yet_read() {
+    // 6.55 s: the stop falls mid-second for every GPU's read schedule.
+    for run in [buffered(), per_tick()] {
+        let r = record(&square(3, json!({}), 6.55), &run).expect("records");
+        for dev in 0..3 {
+            let t = &r.series[dev].data.t;
+            let last = t.last().copied().unwrap_or(0.0);
+            assert!(
+                last >= r.run.duration_s - 0.15,
+                "GPU {dev}: last row at {last} s of {} s ({:?})",
+                r.run.duration_s,
+                run.nvml_samples
+            );
+            let util = rows(&r, dev, "util_gpu");
+            assert!(
+                util.len() + 1 >= t.len(),
+                "GPU {dev}: rows without utilization"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_gpu_lost_mid_second_keeps_the_rows_it_had() {
+    let text = patched(
+        &square(2, json!({}), 6.0),
+        &[(
+            "faults",
+            json!([{"kind": "gpu_lost", "device": 1, "at_s": 3.55}]),
+        )],
+    );
+    let r = record(&text, &buffered()).expect("records");
+    let lost = r.devices[1].lost_at_s.expect("GPU 1 is marked lost");
+    assert!(lost >= 3.5, "lost at {lost} s");
+    let t1 = &r.series[1].data.t;
+    assert!(t1.iter().all(|t| *t <= lost), "no row after the loss");
+    // Its rows up to its last read before the loss (at most a second before it) stay.
+    let last = t1.last().copied().unwrap_or(0.0);
+    assert!(
+        last >= lost - 1.2,
+        "GPU 1's last row at {last} s, lost at {lost} s"
+    );
+    assert!(t1.len() >= 20, "{} rows kept", t1.len());
+    // The other GPU goes on to the end.
+    assert!(r.devices[0].lost_at_s.is_none());
+    let t0 = r.series[0].data.t.last().copied().unwrap_or(0.0);
+    assert!(t0 >= r.run.duration_s - 0.15, "GPU 0 ends at {t0} s");
+}
+
+#[test]
+fn the_journal_holds_the_rows_of_every_read_in_time_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let jp = gpuwhy::report::journal::journal_path(&dir.path().join("run.json"));
+    let run = Run {
+        journal: Some(jp.clone()),
+        ..buffered()
+    };
+    let r = record(&square(2, json!({}), 6.0), &run).expect("records");
+    let back = Report::load(&jp).expect("the journal replays");
+    for dev in 0..2 {
+        let (full, got) = (&r.series[dev].data, &back.series[dev].data);
+        assert_eq!(
+            got.t, full.t,
+            "GPU {dev}: the journal's rows are the report's"
+        );
+        assert!(
+            got.t.windows(2).all(|w| w[0] < w[1]),
+            "GPU {dev}: in time order"
+        );
+        assert_eq!(
+            got.metrics["util_gpu"]
+                .0
+                .iter()
+                .filter(|u| u.is_nan())
+                .count(),
+            full.metrics["util_gpu"]
+                .0
+                .iter()
+                .filter(|u| u.is_nan())
+                .count(),
+        );
+    }
+}
+
+#[test]
+fn a_transient_error_of_the_sample_call_is_a_fault_and_the_buffers_catch_up() {
+    let fault = json!([{"kind": "error", "device": 0, "function": "nvmlDeviceGetSamples",
+                        "code": 10, "from_s": 2.0, "until_s": 3.2}]);
+    let text = patched(&square(1, json!({}), 8.0), &[("faults", fault)]);
+    let r = record(&text, &buffered()).expect("records");
+    let f = r
+        .faults
+        .iter()
+        .find(|f| f.function.starts_with("nvmlDeviceGetSamples"))
+        .expect("the failed reads are counted as faults");
+    assert_eq!(f.code, 10);
+    // A timeout is not a refusal: the GPU stays buffered.
+    assert_eq!(
+        via(&r, 0, "util_gpu").as_deref(),
+        Some("nvmlDeviceGetSamples")
+    );
+    // After the window the next read takes every sample since the last one it saw.
+    let late: Vec<f32> = rows(&r, 0, "util_gpu")
+        .into_iter()
+        .filter(|(t, _)| *t > 4.5)
+        .map(|x| x.1)
+        .collect();
+    assert!(late.len() >= 25, "{} rows after the window", late.len());
+}
