@@ -183,6 +183,15 @@ typedef struct gpuwhy_config {
    * GPUWHY_INVALID_ARGUMENT. Copied. Appended after `baseline_path`: default NULL.
    */
   const char *gpus;
+  /**
+   * Inside a container: the host's `/proc` mounted into it (e.g. "/host/proc"), or NULL.
+   * NVML lists processes by their host pids; through this directory's `NSpid` lines
+   * they are matched to this process, so its GPUs are found by process as outside a
+   * container (docs/job-gpus.md). A directory that cannot be read leaves the pids
+   * unmapped (the GPUs are then found as for NULL). Copied. Appended after `gpus`:
+   * default NULL.
+   */
+  const char *host_proc;
 } gpuwhy_config;
 
 /**

@@ -76,6 +76,13 @@ pub struct gpuwhy_config {
     /// (docs/job-gpus.md). A list that does not parse fails gpuwhy_session_new() with
     /// GPUWHY_INVALID_ARGUMENT. Copied. Appended after `baseline_path`: default NULL.
     pub gpus: *const c_char,
+    /// Inside a container: the host's `/proc` mounted into it (e.g. "/host/proc"), or NULL.
+    /// NVML lists processes by their host pids; through this directory's `NSpid` lines
+    /// they are matched to this process, so its GPUs are found by process as outside a
+    /// container (docs/job-gpus.md). A directory that cannot be read leaves the pids
+    /// unmapped (the GPUs are then found as for NULL). Copied. Appended after `gpus`:
+    /// default NULL.
+    pub host_proc: *const c_char,
 }
 
 impl gpuwhy_config {
@@ -93,6 +100,7 @@ impl gpuwhy_config {
             local_rank: -1,
             baseline_path: std::ptr::null(),
             gpus: std::ptr::null(),
+            host_proc: std::ptr::null(),
         }
     }
 }
@@ -199,6 +207,12 @@ unsafe fn copy(ptr: *const gpuwhy_config) -> Result<gpuwhy_config, Fail> {
     ) {
         cfg.gpus = std::ptr::null();
     }
+    if !has(
+        std::mem::offset_of!(gpuwhy_config, host_proc),
+        size_of::<*const c_char>(),
+    ) {
+        cfg.host_proc = std::ptr::null();
+    }
     Ok(cfg)
 }
 
@@ -230,16 +244,18 @@ unsafe fn settings(cfg: &gpuwhy_config) -> Result<Settings, Fail> {
         rc.interval_s = cfg.sample_interval_s;
     }
     // SAFETY: the caller promises NULL or a NUL-terminated string in each.
-    let (nvml, label, output, baseline, gpus) = unsafe {
+    let (nvml, label, output, baseline, gpus, host_proc) = unsafe {
         (
             text(cfg.nvml_path, "nvml_path")?,
             text(cfg.label, "label")?,
             text(cfg.output_path, "output_path")?,
             text(cfg.baseline_path, "baseline_path")?,
             text(cfg.gpus, "gpus")?,
+            text(cfg.host_proc, "host_proc")?,
         )
     };
     rc.job.gpus = gpus;
+    rc.job.host_proc = host_proc.map(PathBuf::from);
     rc.validate().map_err(|e| invalid(e.to_string()))?;
     rc.nvml_path = nvml.map(PathBuf::from);
     rc.run.label = label;
@@ -348,5 +364,23 @@ mod tests {
         let old = std::mem::offset_of!(gpuwhy_config, gpus);
         let s = read_with(Some(c"x"), old).expect("the field is not read");
         assert_eq!(s.recorder.job.gpus, None);
+    }
+
+    #[test]
+    fn host_proc_reaches_the_recorder_and_an_older_caller_gets_none() {
+        let read_with = |dir: &std::ffi::CStr, size: usize| {
+            let mut cfg = gpuwhy_config::defaults(size as u32);
+            cfg.host_proc = dir.as_ptr();
+            // SAFETY: `cfg` is a whole struct (at least `size` bytes) with valid strings.
+            unsafe { read(&cfg) }
+        };
+        let s = read_with(c"/host/proc", CONFIG_SIZE).expect("valid");
+        assert_eq!(
+            s.recorder.job.host_proc.as_deref(),
+            Some(std::path::Path::new("/host/proc"))
+        );
+        let old = std::mem::offset_of!(gpuwhy_config, host_proc);
+        let s = read_with(c"/host/proc", old).expect("the field is not read");
+        assert_eq!(s.recorder.job.host_proc, None);
     }
 }

@@ -135,6 +135,30 @@ fn a_python_loop_that_names_itself_is_diagnosed_apart_from_a_helper_thread() {
 }
 
 #[test]
+fn python_in_a_container_finds_its_gpu_through_the_host_s_proc() {
+    if !have("python3") {
+        return;
+    }
+    // container_pid_namespace.json lists the job's process on GPU 0 by its host pid,
+    // 4000123; GPU 1 is idle and nobody's.
+    let sim = sim("container_pid_namespace", &[]);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let o = python("container.py", &[tmp.path()], Some(&sim), &["4000123"]);
+    let found: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("container.py prints JSON");
+    let mapped = &found["mapped"];
+    assert_eq!(mapped["method"], "processes", "{mapped}");
+    assert_eq!(mapped["indices"], serde_json::json!([0]), "{mapped}");
+    assert_eq!(mapped["others"], serde_json::json!([1]), "{mapped}");
+    // Without the host's /proc the pid is nobody this /proc knows: not found by process.
+    assert_ne!(
+        found["unmapped"]["method"], "processes",
+        "{}",
+        found["unmapped"]
+    );
+}
+
+#[test]
 fn python_children_forked_inside_a_session_exit_cleanly_and_leave_it_intact() {
     if !have("python3") {
         return;

@@ -68,7 +68,7 @@ class _Config(ctypes.Structure):  # struct gpuwhy_config
                 ("label", ctypes.c_char_p), ("output_path", ctypes.c_char_p),
                 ("rank", ctypes.c_int32), ("world_size", ctypes.c_int32),
                 ("local_rank", ctypes.c_int32), ("baseline_path", ctypes.c_char_p),
-                ("gpus", ctypes.c_char_p)]
+                ("gpus", ctypes.c_char_p), ("host_proc", ctypes.c_char_p)]
 
 
 class _DataLoader(ctypes.Structure):  # struct gpuwhy_data_loader
@@ -260,6 +260,8 @@ class Session:
     holds the comparison, or why there is none (the baseline could not be read, other GPUs).
     gpus: the job's GPUs ("0,1", [0, 1] or UUIDs), by NVML index as nvidia-smi numbers them;
     default: the GPUs running this process, else $CUDA_VISIBLE_DEVICES, else all.
+    host_proc: inside a container, the host's /proc mounted into it (e.g. "/host/proc"), so
+    this process is found in NVML's process lists, which give host pids (docs/job-gpus.md).
     no_gpm: leave the GPM counters to Nsight or DCGM. no_gpu: step timings only. require_gpu:
     start() raises GpuwhyError (GPUWHY_NO_GPU) when NVML cannot be loaded. lib: passed to
     load().
@@ -267,7 +269,7 @@ class Session:
 
     def __init__(self, output=None, label=None, interval=None, nvml_path=None, rank=None,
                  world_size=None, no_gpm=False, no_gpu=False, require_gpu=False, lib=None,
-                 local_rank=None, baseline=None, gpus=None):
+                 local_rank=None, baseline=None, gpus=None, host_proc=None):
         if (rank is None) != (world_size is None):
             raise ValueError("give rank and world_size together, or neither ($RANK, $WORLD_SIZE)")
         if local_rank is not None and rank is None:
@@ -277,7 +279,7 @@ class Session:
         flags = (FLAG_NO_GPM if no_gpm else 0) | (FLAG_NO_GPU if no_gpu else 0)
         flags |= FLAG_REQUIRE_GPU if require_gpu else 0
         self._settings = (output, label, interval, nvml_path, (rank, world_size, local_rank),
-                          baseline, flags, gpus)
+                          baseline, flags, gpus, host_proc)
         self._h = self._pid = self._json = self._top = self._finalizer = None
         self._state = "new"  # running, stopped, closed
         self._ids = dict(BUILTIN_PHASES)
@@ -290,7 +292,8 @@ class Session:
         """Starts recording (`with` does it). Returns the session."""
         if self._state != "new":
             raise RuntimeError("this Session was started already; make a new one")
-        output, label, interval, nvml_path, place, baseline, flags, gpus = self._settings
+        (output, label, interval, nvml_path, place, baseline, flags, gpus,
+         host_proc) = self._settings
         rank, world_size, local_rank = place
         lib, cfg = self._lib, _Config()
         _call(lib, "gpuwhy_config_init", ctypes.byref(cfg), ctypes.sizeof(cfg))
@@ -312,6 +315,8 @@ class Session:
             # "0,1", [0, 1] or ["GPU-…"]: the job's GPUs by NVML index or UUID.
             text = gpus if isinstance(gpus, str) else ",".join(str(g) for g in gpus)
             cfg.gpus = text.encode("utf-8")
+        if host_proc is not None:
+            cfg.host_proc = os.fsencode(host_proc)
         h = ctypes.c_void_p()
         _call(lib, "gpuwhy_session_new", ctypes.byref(cfg), ctypes.byref(h))
         self._h, self._pid, self._state = h, os.getpid(), "running"
