@@ -73,8 +73,13 @@ pub const HOST_UNITS: [&str; 12] = [
 pub const PRIO_TRANSIENT: u8 = 1;
 /// Window importance of a marker event (eval, checkpoint, ...).
 pub const PRIO_EVENT: u8 = 2;
+/// Window importance of a finding of the provisional diagnosis (`core/src/session/
+/// provisional.rs`): above marker events, so the evidence of a condition that came and went
+/// outlives routine evals and checkpoints; below faults. Each pass adds at most two, and only
+/// for findings the previous pass did not make.
+pub const PRIO_FINDING: u8 = 3;
 /// Window importance of an XID or a lost GPU (folded last).
-pub const PRIO_FAULT: u8 = 3;
+pub const PRIO_FAULT: u8 = 4;
 
 /// The GPU columns whose buckets count values per band: the utilization-like ones, in %.
 pub fn banded_gpu_columns() -> Vec<usize> {
