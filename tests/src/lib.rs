@@ -187,6 +187,9 @@ pub struct Run {
     /// The job's CUDA environment (default: none set; this shell's says nothing of
     /// simulated GPUs).
     pub job_env: gpuwhy::jobgpus::JobEnv,
+    /// Changes the session's configuration before it starts (retention, provisional
+    /// diagnosis, ...).
+    pub configure: Option<fn(&mut SessionConfig)>,
 }
 
 impl Default for Run {
@@ -199,6 +202,7 @@ impl Default for Run {
             journal: None,
             gpus: None,
             job_env: gpuwhy::jobgpus::JobEnv::default(),
+            configure: None,
         }
     }
 }
@@ -242,7 +246,11 @@ pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
         },
         ..RecorderConfig::default()
     };
-    let session = Session::start(SessionConfig::from(cfg)).map_err(|e| e.to_string())?;
+    let mut session_cfg = SessionConfig::from(cfg);
+    if let Some(configure) = run.configure {
+        configure(&mut session_cfg);
+    }
+    let session = Session::start(session_cfg).map_err(|e| e.to_string())?;
     // The simulated GPU's time 0: the end of its init, on the sampler thread.
     let origin = session
         .recorder()
