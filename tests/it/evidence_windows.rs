@@ -93,12 +93,24 @@ fn an_early_condition_keeps_full_resolution_rows_around_its_finding() {
     // The rows are consecutive samples: a window, not scattered survivors.
     let span = rows.last().map(|x| x.0).unwrap_or(0.0) - rows[0].0;
     assert!(span <= 61.0, "window spans {span} s");
+    // The report says why it kept them.
+    let w: Vec<_> = r
+        .windows
+        .iter()
+        .filter(|w| w.reason == "finding:throttling")
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", r.windows);
+    assert_eq!(
+        (w[0].t_start, w[0].t_end),
+        (rows[0].0, rows[rows.len() - 1].0)
+    );
 }
 
 #[test]
 fn without_the_provisional_pass_only_buckets_cover_the_early_condition() {
     let r = two_hours(small_ring_without_passes);
     assert_eq!(rows_while_capped(&r), Vec::new());
+    assert!(r.windows.is_empty(), "{:?}", r.windows);
     let coarse = r.series[0].data.coarse.as_ref().expect("buckets");
     assert!(coarse
         .t_start

@@ -175,8 +175,8 @@ fn run(
         let out = judge(stretch, &previous);
         if !out.windows.is_empty() {
             access.with(|rec| {
-                for (t, _reason) in &out.windows {
-                    rec.mark_window(*t, PRIO_FINDING);
+                for (t, reason) in &out.windows {
+                    rec.mark_window_because(*t, PRIO_FINDING, reason);
                 }
             });
         }
