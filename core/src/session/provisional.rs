@@ -11,6 +11,7 @@
 
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use super::pass::{copy_stretch, diagnose_stretch, window_time, worth_a_window, Stretch};
 use crate::collect::{thread_cpu_seconds, Clock, RecordingAccess, Stopper};
@@ -48,27 +49,42 @@ pub struct PassOutcome {
     pub copied_bytes: usize,
     /// Recording time of the last row diagnosed (where the next pass starts).
     pub last_t: f64,
+    /// Wall seconds spent copying the rows (the session's thread holds the sampler's lock
+    /// that long).
+    pub copy_s: f64,
+    /// Wall seconds spent building the stretch's report and running the rules.
+    pub diagnose_s: f64,
 }
 
 /// One pass over the rows of `rec` after `after` seconds (all of them for `None`), given
 /// the rules the previous pass found. Plain function: the session's thread runs it in two
 /// halves around the lock, and benchmarks run it whole.
 pub fn provisional_pass(rec: &Recording, after: Option<f64>, previous: &[String]) -> PassOutcome {
-    judge(copy_stretch(rec, after), previous)
+    let (s, copy_s) = timed(|| copy_stretch(rec, after));
+    judge(s, copy_s, previous)
 }
 
-fn judge(s: Stretch, previous: &[String]) -> PassOutcome {
+/// `f`'s result and the wall seconds it took.
+fn timed<R>(f: impl FnOnce() -> R) -> (R, f64) {
+    let start = Instant::now();
+    let r = f();
+    (r, start.elapsed().as_secs_f64())
+}
+
+fn judge(s: Stretch, copy_s: f64, previous: &[String]) -> PassOutcome {
     let mut out = PassOutcome {
         gpu_rows: s.gpu_rows(),
         copied_bytes: s.bytes(),
         last_t: s.last_t(),
+        copy_s,
         ..PassOutcome::default()
     };
     if out.gpu_rows < MIN_ROWS {
         return out;
     }
     let origin = s.origin;
-    let report = diagnose_stretch(s);
+    let (report, diagnose_s) = timed(|| diagnose_stretch(s));
+    out.diagnose_s = diagnose_s;
     for f in worth_a_window(&report) {
         out.rules.push(f.id.clone());
         if out.windows.len() < MAX_WINDOWS_PER_PASS && !previous.contains(&f.id) {
@@ -171,8 +187,8 @@ fn run(
     let mut next = period;
     while !clock.wait_until(stop, next) {
         let cpu0 = thread_cpu_seconds();
-        let stretch = access.with(|rec| copy_stretch(rec, after));
-        let out = judge(stretch, &previous);
+        let (stretch, copy_s) = timed(|| access.with(|rec| copy_stretch(rec, after)));
+        let out = judge(stretch, copy_s, &previous);
         if !out.windows.is_empty() {
             access.with(|rec| {
                 for (t, reason) in &out.windows {
