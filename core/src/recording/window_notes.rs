@@ -44,7 +44,11 @@ pub(super) fn note(notes: &mut Vec<WindowNote>, t0: f64, t1: f64, prio: u8, reas
         }
     }
     let mut reason = reason.to_string();
-    reason.truncate(reason.floor_char_boundary(64));
+    let mut end = reason.len().min(64);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    reason.truncate(end);
     notes.push(WindowNote {
         t0,
         t1,
