@@ -14,10 +14,13 @@
 //! full-resolution rows only, so the part of the condition folded into buckets does not count
 //! (at full resolution the same run finds it). The window is the provisional pass's finding.
 
+use std::time::Duration;
+
+use gpuwhy::collect::{Clock, ManualClock, RecorderConfig};
 use gpuwhy::metric::GpuMetric;
 use gpuwhy::report::Report;
-use gpuwhy::session::SessionConfig;
-use gpuwhy_tests::{record_session, scenario, Run};
+use gpuwhy::session::{Session, SessionConfig};
+use gpuwhy_tests::{install_sim, patched, record_session, scenario, Run};
 use serde_json::{json, Value};
 
 /// When the power cap holds, recorded seconds.
@@ -116,4 +119,59 @@ fn without_the_provisional_pass_only_buckets_cover_the_early_condition() {
         .t_start
         .iter()
         .any(|t| (CAPPED.0..CAPPED.1).contains(t)));
+}
+
+/// The passes run on the session's clock: on a test's manual clock, one every 600 recorded
+/// seconds however slowly the test advances it, each done before `settle` returns.
+#[test]
+fn passes_follow_the_recorded_time_of_a_manual_clock() {
+    let speed = 100.0;
+    let mut v: Value = serde_json::from_str(scenario("power_cap").expect("bundled")).expect("JSON");
+    let m = &mut v["devices"][0]["metrics"];
+    m["clock_event_reasons"] = json!(4);
+    m["sm_clock_mhz"] = json!({"constant": 915, "noise": 15});
+    let text = patched(&v.to_string(), &[("speed", Value::from(speed))]);
+    let sim = install_sim(&text, false).expect("install");
+    let cfg = RecorderConfig {
+        interval_s: 1.0,
+        nvml_path: Some(sim.lib().to_path_buf()),
+        time_scale: speed,
+        ..RecorderConfig::default()
+    };
+    let clock = ManualClock::new(speed);
+    let session = Session::start_with_clock(SessionConfig::from(cfg), Clock::Manual(clock.clone()))
+        .expect("starts");
+    let tick = Duration::from_secs_f64(1.0 / speed);
+    // 1,300 recorded seconds: passes at 600 s and 1,200 s.
+    for i in 0..1_300 {
+        assert!(clock.advance_and_settle(tick, Duration::from_secs(120)));
+        if i == 598 {
+            assert_eq!(
+                session.provisional_stats().passes,
+                0,
+                "no pass before 600 s"
+            );
+        }
+    }
+    let st = session.provisional_stats();
+    assert_eq!(st.passes, 2);
+    // The cap holds throughout: a window at the first pass only, none for the same finding
+    // again.
+    assert_eq!(st.windows, 1, "{st:?}");
+    assert_eq!(st.last.rules, vec!["throttling".to_string()]);
+    assert!(st.last.windows.is_empty());
+    // The second pass took only the rows after the first one's.
+    assert!(
+        (590..=610).contains(&st.last.gpu_rows),
+        "{} rows",
+        st.last.gpu_rows
+    );
+    let r = session.finish();
+    let w: Vec<_> = r
+        .windows
+        .iter()
+        .filter(|w| w.reason == "finding:throttling")
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", r.windows);
+    assert!(w[0].t_end <= 661.0, "{:?}", w[0]);
 }
