@@ -26,7 +26,8 @@ mod traces;
 pub use lanes::{MAX_EVENT_KINDS, MAX_LANES, MAX_NAME_BYTES, RINGS_BOUND_BYTES};
 pub use pass::{window_time, STRENGTH_BIN_S};
 pub use provisional::{
-    provisional_pass, PassOutcome, PassStats, MAX_WINDOWS_PER_PASS, PROVISIONAL_PERIOD_S,
+    provisional_pass, PassOutcome, PassStats, Provisional, MAX_WINDOWS_PER_PASS,
+    PROVISIONAL_PERIOD_S,
 };
 pub use ring::{RING_BYTES, RING_SLOTS};
 
@@ -96,7 +97,7 @@ impl From<RecorderConfig> for SessionConfig {
 #[derive(Debug)]
 pub struct Session {
     // Dropped before the recorder: its thread reads the recording.
-    provisional: Option<provisional::Provisional>,
+    provisional: Option<Provisional>,
     recorder: Recorder,
     markers: Arc<Markers>,
     baseline: Option<PathBuf>,
@@ -154,11 +155,7 @@ impl Session {
         // The hook does nothing until the markers exist; no marker can precede this.
         let _ = slot.set(Arc::clone(&markers));
         let provisional = match period {
-            Some(p) => Some(provisional::Provisional::start(
-                recorder.access(),
-                recorder.time().clone(),
-                p,
-            )?),
+            Some(p) => Some(Provisional::for_recorder(&recorder, p)?),
             None => None,
         };
         Ok(Session {
@@ -189,7 +186,7 @@ impl Session {
     pub fn provisional_stats(&self) -> PassStats {
         self.provisional
             .as_ref()
-            .map(provisional::Provisional::stats)
+            .map(Provisional::stats)
             .unwrap_or_default()
     }
 

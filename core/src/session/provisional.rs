@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::pass::{copy_stretch, diagnose_stretch, window_time, worth_a_window, Stretch};
-use crate::collect::{thread_cpu_seconds, Clock, RecordingAccess, Stopper};
+use crate::collect::{thread_cpu_seconds, Clock, Recorder, RecordingAccess, Stopper};
 use crate::recording::{Recording, PRIO_FINDING, RECENT_ROWS_DEFAULT};
 use crate::{Error, Result};
 
@@ -112,17 +112,27 @@ pub struct PassStats {
     pub last: PassOutcome,
 }
 
-/// The session's provisional-diagnosis thread; dropping it stops and joins the thread.
+/// The provisional-diagnosis thread. A [`super::Session`] runs one of its own; a program that
+/// records with a bare [`Recorder`] (as `gpuwhy record` does) starts one with
+/// [`Provisional::for_recorder`]. Dropping it stops and joins the thread.
 #[derive(Debug)]
-pub(crate) struct Provisional {
+pub struct Provisional {
     stop: Arc<Stopper>,
     stats: Arc<Mutex<PassStats>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Provisional {
+    /// Starts the thread for `recorder`'s recording: a pass every `period_s` seconds of its
+    /// recorded time ([`PROVISIONAL_PERIOD_S`] is the sessions' default). Stop it (or drop
+    /// it) before stopping the recorder. Errors: a period that is not a positive number, or
+    /// a thread that cannot be spawned.
+    pub fn for_recorder(recorder: &Recorder, period_s: f64) -> Result<Provisional> {
+        Self::start(recorder.access(), recorder.time().clone(), period_s)
+    }
+
     /// Starts the thread: a pass every `period` recorded seconds of `clock`.
-    pub fn start(access: RecordingAccess, clock: Clock, period: f64) -> Result<Provisional> {
+    pub(crate) fn start(access: RecordingAccess, clock: Clock, period: f64) -> Result<Provisional> {
         if !(period.is_finite() && period > 0.0) {
             return Err(Error::InvalidArgument(format!(
                 "provisional_period_s = {period} is not a positive number of seconds; use e.g. {PROVISIONAL_PERIOD_S}, or None to turn the provisional diagnosis off"
