@@ -13,6 +13,7 @@ use gpuwhy::compare::BaselineComparison;
 use gpuwhy::recording::Recording;
 use gpuwhy::report::journal::journal_path;
 use gpuwhy::report::{JobPlace, Report};
+use gpuwhy::session::{Provisional, PROVISIONAL_PERIOD_S};
 
 use crate::duration::parse_seconds;
 use crate::live::Live;
@@ -122,7 +123,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         .context("cannot install the Ctrl-C handler")?;
     let mut child = spawn(&a.command)?;
     let recorder = Recorder::start(config(&a, child.as_ref()))?;
+    // Keeps full resolution around what a long run's findings cite (docs/report-format.md,
+    // "Retention"); stopped before the recorder.
+    let mut provisional = Provisional::for_recorder(&recorder, PROVISIONAL_PERIOD_S)?;
     let (ended_by, exit, gpus_told) = watch(&a, &recorder, child.as_mut(), &stop)?;
+    provisional.stop();
     if let Some(e) = recorder.journal_error() {
         eprintln!("gpuwhy: warning: the crash journal could not be written ({e}); the report is still written at the end");
     }

@@ -3,6 +3,7 @@
 mod corpus;
 mod devices;
 mod driver_quirks;
+mod evidence_windows;
 mod faults;
 mod field_batch;
 mod job_gpus;

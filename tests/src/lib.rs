@@ -189,6 +189,9 @@ pub struct Run {
     pub job_env: gpuwhy::jobgpus::JobEnv,
     /// Buffered mode (`RecorderConfig::nvml_samples`; default: as `GPUWHY_NVML_SAMPLES` says).
     pub nvml_samples: Option<bool>,
+    /// Changes the session's configuration before it starts (retention, provisional
+    /// diagnosis, ...).
+    pub configure: Option<fn(&mut SessionConfig)>,
 }
 
 impl Default for Run {
@@ -202,6 +205,7 @@ impl Default for Run {
             gpus: None,
             job_env: gpuwhy::jobgpus::JobEnv::default(),
             nvml_samples: None,
+            configure: None,
         }
     }
 }
@@ -249,7 +253,11 @@ pub fn record_session(json: &str, run: &Run) -> Result<Report, String> {
         nvml_samples: run.nvml_samples.unwrap_or(cfg.nvml_samples),
         ..cfg
     };
-    let session = Session::start(SessionConfig::from(cfg)).map_err(|e| e.to_string())?;
+    let mut session_cfg = SessionConfig::from(cfg);
+    if let Some(configure) = run.configure {
+        configure(&mut session_cfg);
+    }
+    let session = Session::start(session_cfg).map_err(|e| e.to_string())?;
     // The simulated GPU's time 0: the end of its init, on the sampler thread.
     let origin = session
         .recorder()

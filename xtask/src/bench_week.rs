@@ -136,10 +136,49 @@ pub fn week() -> Result<()> {
             num(run, "diagnose_s")
         );
     }
+    provisional()?;
     let week = PathBuf::from(v["week"]["path"].as_str().unwrap_or_default());
     println!(
         "  viewer, first render of the week's report (goal ≤ 1 s; the harness's own goal \
          line below is the day-long bench's):"
     );
     render(&week)
+}
+
+/// The session's provisional diagnosis: passes per week and what one costs, on ten minutes of
+/// 8 GPUs (`core/examples/provisional_bench.rs`).
+fn provisional() -> Result<()> {
+    let out = cargo()
+        .args(["run", "--release", "--quiet", "-p", "gpuwhy", "--example"])
+        .arg("provisional_bench")
+        .current_dir(root())
+        .output()
+        .context("cannot run the provisional-pass benchmark")?;
+    if !out.status.success() {
+        bail!(
+            "provisional-pass benchmark failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).context("provisional-pass output")?;
+    let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let period = num("period_s");
+    let passes = 7.0 * 86_400.0 / period;
+    let cpu = num("cpu_s_median");
+    println!(
+        "  provisional diagnosis (a pass every {period:.0} s of recorded time): {passes:.0} passes \
+         per week; one pass over {} rows of {} GPUs: CPU {:.0} ms (median of 5; copy under the \
+         sampler's lock {:.1} ms, report + rules {:.0} ms wall), {:.1} MB copied; {:.3}% of one \
+         core, {:.0} s of CPU per week; windows asked: {}",
+        v["gpu_rows"],
+        v["gpus"],
+        cpu * 1e3,
+        num("copy_s") * 1e3,
+        num("diagnose_s") * 1e3,
+        num("copied_bytes") / 1e6,
+        100.0 * cpu / period,
+        cpu * passes,
+        v["windows"]
+    );
+    Ok(())
 }

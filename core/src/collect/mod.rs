@@ -36,7 +36,7 @@ pub use init::SLOW_INIT_S;
 pub use live::LiveGpu;
 pub use probe::{probe, Probe};
 pub use procwatch::{classify, parse_nspid, ProcWatch, MAX_SEEN};
-pub use sampler::Recorder;
+pub use sampler::{Recorder, RecordingAccess};
 
 use std::path::PathBuf;
 

@@ -220,6 +220,12 @@ impl Recorder {
         lock(&self.shared.rec).clone()
     }
 
+    /// A handle through which another thread reads or marks the recording in progress,
+    /// briefly, under the sampler's lock (see [`RecordingAccess`]).
+    pub fn access(&self) -> RecordingAccess {
+        RecordingAccess(Arc::clone(&self.shared))
+    }
+
     /// Stops sampling, joins the thread and returns the recording.
     pub fn stop(mut self) -> Recording {
         self.join();
@@ -244,6 +250,26 @@ impl Recorder {
             rec.gpu_absent_reason = Some(super::init::abandoned_reason(now));
         }
         rec.run.duration_s = now;
+    }
+}
+
+/// The recording in progress, for a thread other than the sampler's: the session's
+/// provisional diagnosis copies the latest rows and marks windows through it. Each call holds
+/// the sampler's lock while `f` runs, so `f` must be short (the sampler waits meanwhile).
+/// After [`Recorder::stop`] it sees an empty recording.
+#[derive(Clone)]
+pub struct RecordingAccess(Arc<Shared>);
+
+impl std::fmt::Debug for RecordingAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordingAccess").finish_non_exhaustive()
+    }
+}
+
+impl RecordingAccess {
+    /// Runs `f` on the recording under the sampler's lock.
+    pub fn with<R>(&self, f: impl FnOnce(&mut Recording) -> R) -> R {
+        f(&mut lock(&self.0.rec))
     }
 }
 

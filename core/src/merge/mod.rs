@@ -104,6 +104,7 @@ pub fn merge(mut digests: Vec<RankDigest>, opts: &MergeOptions) -> Result<Report
         overhead: Overhead::default(),
         ranks: Some(ranks),
         comparison: None,
+        windows: Vec::new(),
     };
     crate::analysis::diagnose(&mut report);
     Ok(report)

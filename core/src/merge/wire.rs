@@ -178,6 +178,7 @@ impl WireRank {
             overhead: Overhead::default(),
             ranks: None,
             comparison: None,
+            windows: Vec::new(),
         }
     }
 }

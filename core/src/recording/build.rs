@@ -79,7 +79,7 @@ impl Report {
             .iter()
             .map(|m| m.name().to_string())
             .collect();
-        let series = rec
+        let series: Vec<DeviceSeries> = rec
             .devices
             .iter()
             .map(|d| DeviceSeries {
@@ -109,6 +109,12 @@ impl Report {
         overhead.events_dropped = rec.events_dropped;
         let mut events = rec.events.clone();
         events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        let streams: Vec<&[f64]> = series
+            .iter()
+            .map(|s: &DeviceSeries| s.data.t.as_slice())
+            .chain(host.iter().map(|h| h.data.t.as_slice()))
+            .collect();
+        let windows = rec.kept_windows(&streams);
         Report {
             schema: SCHEMA.to_string(),
             tool: Tool::default(),
@@ -126,6 +132,7 @@ impl Report {
             overhead,
             ranks: None,
             comparison: None,
+            windows,
         }
     }
 }

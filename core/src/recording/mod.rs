@@ -19,6 +19,7 @@ mod series;
 mod step_delta;
 #[cfg(test)]
 mod tests;
+mod window_notes;
 
 pub use bucket::BANDS;
 pub use series::{
@@ -27,6 +28,7 @@ pub use series::{
     WINDOW_ROWS_DEFAULT,
 };
 pub use step_delta::{merge_delta, stats_from_rows};
+pub use window_notes::{WindowNote, MAX_WINDOW_NOTES, WINDOW_NOTES_BOUND_BYTES};
 
 use crate::metric::GpuMetric;
 use crate::report::{
@@ -73,8 +75,13 @@ pub const HOST_UNITS: [&str; 12] = [
 pub const PRIO_TRANSIENT: u8 = 1;
 /// Window importance of a marker event (eval, checkpoint, ...).
 pub const PRIO_EVENT: u8 = 2;
+/// Window importance of a finding of the provisional diagnosis (`core/src/session/
+/// provisional.rs`): above marker events, so the evidence of a condition that came and went
+/// outlives routine evals and checkpoints; below faults. Each pass adds at most two, and only
+/// for findings the previous pass did not make.
+pub const PRIO_FINDING: u8 = 3;
 /// Window importance of an XID or a lost GPU (folded last).
-pub const PRIO_FAULT: u8 = 3;
+pub const PRIO_FAULT: u8 = 4;
 
 /// The GPU columns whose buckets count values per band: the utilization-like ones, in %.
 pub fn banded_gpu_columns() -> Vec<usize> {
@@ -150,6 +157,8 @@ pub struct Recording {
     pub coarse_buckets: usize,
     /// Step and phase timings, when the step markers were used ([`crate::steps`]).
     pub steps: Option<StepsData>,
+    /// Why each window was marked (at most [`MAX_WINDOW_NOTES`]), for the report's `windows`.
+    pub window_notes: Vec<WindowNote>,
 }
 
 impl Recording {
@@ -168,6 +177,7 @@ impl Recording {
             full_rows: FULL_ROWS_DEFAULT,
             coarse_buckets: COARSE_BUCKETS_DEFAULT,
             steps: None,
+            window_notes: Vec::new(),
         }
     }
 
@@ -205,13 +215,10 @@ impl Recording {
     /// rows around it at full resolution (see [`Self::mark_window`]), except around `log`
     /// markers, which a training loop may send every step.
     pub fn push_event(&mut self, event: Event) {
-        let prio = match event.kind.as_str() {
-            "log" => None,
-            "xid" | "gpu_lost" => Some(PRIO_FAULT),
-            _ => Some(PRIO_EVENT),
-        };
-        if let Some(p) = prio {
-            self.mark_window(event.t_s, p);
+        match event.kind.as_str() {
+            "log" => {}
+            "xid" | "gpu_lost" => self.mark_window_because(event.t_s, PRIO_FAULT, "fault"),
+            _ => self.mark_window_because(event.t_s, PRIO_EVENT, "event"),
         }
         if self.events.len() < MAX_EVENTS {
             self.events.push(event);
@@ -229,7 +236,7 @@ impl Recording {
         name: &str,
         t: f64,
     ) {
-        self.mark_window(t, PRIO_TRANSIENT);
+        self.mark_window_because(t, PRIO_TRANSIENT, "nvml_error");
         if let Some(f) = self
             .faults
             .iter_mut()
@@ -257,7 +264,20 @@ impl Recording {
     /// budget; `prio` decides which windows are folded first when it is spent (lowest first,
     /// then oldest; see `docs/report-format.md`, "Retention").
     pub fn mark_window(&mut self, t: f64, prio: u8) {
+        let reason = match prio {
+            PRIO_TRANSIENT => "nvml_error",
+            PRIO_FINDING => "finding",
+            PRIO_FAULT => "fault",
+            _ => "event",
+        };
+        self.mark_window_because(t, prio, reason);
+    }
+
+    /// [`Self::mark_window`], saying why (the report's `windows[].reason`: `event`, `fault`,
+    /// `nvml_error`, `slow_step`, `finding:<rule id>`).
+    pub fn mark_window_because(&mut self, t: f64, prio: u8, reason: &str) {
         let (a, b) = (t - WINDOW_BEFORE_S, t + WINDOW_AFTER_S);
+        window_notes::note(&mut self.window_notes, a, b, prio, reason);
         for d in &mut self.devices {
             d.series.mark(a, b, prio);
         }
@@ -291,13 +311,21 @@ impl Recording {
             .host
             .as_ref()
             .map_or(0, |h| h.series.worst_case_bytes());
-        gpus + host + MAX_EVENTS * 256
+        gpus + host + MAX_EVENTS * 256 + WINDOW_NOTES_BOUND_BYTES
     }
 
     /// Heap bytes the sample storage uses now.
     pub fn heap_bytes(&self) -> usize {
         let gpus: usize = self.devices.iter().map(|d| d.series.heap_bytes()).sum();
         let host = self.host.as_ref().map_or(0, |h| h.series.heap_bytes());
-        gpus + host + self.events.capacity() * std::mem::size_of::<Event>()
+        gpus + host
+            + self.events.capacity() * std::mem::size_of::<Event>()
+            + self.window_notes.capacity() * std::mem::size_of::<WindowNote>()
+    }
+
+    /// The windows whose rows `series` (each stream's full-resolution row times) still
+    /// hold, with why they were kept: the report's `windows`.
+    pub fn kept_windows(&self, series: &[&[f64]]) -> Vec<crate::report::KeptWindow> {
+        window_notes::kept(&self.window_notes, series)
     }
 }

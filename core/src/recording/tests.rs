@@ -227,7 +227,10 @@ fn the_documented_bound_is_the_computed_one() {
     let mut rec = Recording::new(crate::report::RunInfo::default());
     rec.add_device(crate::report::DeviceInfo::default());
     assert_eq!(rec.devices[0].series.worst_case_bytes(), 9_381_272);
-    assert_eq!(rec.worst_case_bytes(), 9_381_272 + MAX_EVENTS * 256);
+    assert_eq!(
+        rec.worst_case_bytes(),
+        9_381_272 + MAX_EVENTS * 256 + WINDOW_NOTES_BOUND_BYTES
+    );
     assert_eq!(SeriesBuf::new(12 + 4).worst_case_bytes(), 6_043_408);
     assert_eq!(SeriesBuf::new(12 + 64).worst_case_bytes(), 25_834_528);
 }

@@ -21,6 +21,7 @@ mod ranks;
 mod series;
 mod steps;
 mod time;
+mod window;
 
 pub(crate) use column::f64_or_nan;
 pub use column::Column;
@@ -49,6 +50,7 @@ pub use ranks::{
 pub use series::{CoarseColumn, CoarseData, DeviceSeries, SeriesData};
 pub use steps::{PhaseStats, StepsData, ThreadSteps, STEP_KEY};
 pub use time::rfc3339_utc;
+pub use window::KeptWindow;
 
 /// The schema this build writes.
 pub const SCHEMA: &str = "gpuwhy.report/1";

@@ -347,4 +347,8 @@ pub struct Report {
     /// The comparison with a baseline report, when the session named one (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<BaselineComparison>,
+    /// The windows of older rows kept at full resolution, with why (absent when none, and in
+    /// reports written before windows were listed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<super::KeptWindow>,
 }

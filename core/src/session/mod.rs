@@ -16,12 +16,19 @@
 mod fold;
 mod handles;
 mod lanes;
+mod pass;
+mod provisional;
 mod ring;
 mod slow;
 mod threads;
 mod traces;
 
 pub use lanes::{MAX_EVENT_KINDS, MAX_LANES, MAX_NAME_BYTES, RINGS_BOUND_BYTES};
+pub use pass::{window_time, STRENGTH_BIN_S};
+pub use provisional::{
+    provisional_pass, PassOutcome, PassStats, Provisional, MAX_WINDOWS_PER_PASS,
+    PROVISIONAL_PERIOD_S,
+};
 pub use ring::{RING_BYTES, RING_SLOTS};
 
 use std::path::PathBuf;
@@ -52,6 +59,10 @@ pub struct SessionConfig {
     /// baseline that cannot be read, or a run on other hardware, leaves the reason there
     /// instead; the report itself is never lost to it.
     pub baseline: Option<PathBuf>,
+    /// Recorded seconds between two passes of the provisional diagnosis, which keeps the
+    /// rows around each new finding's evidence at full resolution (`docs/report-format.md`,
+    /// "Retention"); [`PROVISIONAL_PERIOD_S`] by default, `None` to turn it off.
+    pub provisional_period_s: Option<f64>,
 }
 
 impl Default for SessionConfig {
@@ -60,6 +71,7 @@ impl Default for SessionConfig {
             recorder: RecorderConfig::default(),
             exact_steps: EXACT_STEPS,
             baseline: None,
+            provisional_period_s: Some(PROVISIONAL_PERIOD_S),
         }
     }
 }
@@ -84,6 +96,8 @@ impl From<RecorderConfig> for SessionConfig {
 /// stays).
 #[derive(Debug)]
 pub struct Session {
+    // Dropped before the recorder: its thread reads the recording.
+    provisional: Option<Provisional>,
     recorder: Recorder,
     markers: Arc<Markers>,
     baseline: Option<PathBuf>,
@@ -122,6 +136,7 @@ impl Session {
         let names: Vec<String> = BUILTIN_PHASES.map(String::from).to_vec();
         let exact = cfg.exact_steps;
         let baseline = cfg.baseline;
+        let period = cfg.provisional_period_s;
         let slot: Arc<OnceLock<Arc<Markers>>> = Arc::default();
         let hook = Arc::new(LateHook(Arc::clone(&slot)));
         let recorder = match clock {
@@ -139,7 +154,12 @@ impl Session {
         });
         // The hook does nothing until the markers exist; no marker can precede this.
         let _ = slot.set(Arc::clone(&markers));
+        let provisional = match period {
+            Some(p) => Some(Provisional::for_recorder(&recorder, p)?),
+            None => None,
+        };
         Ok(Session {
+            provisional,
             recorder,
             markers,
             baseline,
@@ -160,6 +180,14 @@ impl Session {
     /// (`trace_unreadable`), never a lost report.
     pub fn add_trace(&self, path: impl Into<PathBuf>) {
         lock(&self.extras).traces.push(path.into());
+    }
+
+    /// What the provisional diagnosis's passes did so far (all zero when it is off).
+    pub fn provisional_stats(&self) -> PassStats {
+        self.provisional
+            .as_ref()
+            .map(Provisional::stats)
+            .unwrap_or_default()
     }
 
     /// The recorder, for live GPU values ([`Recorder::live`]) and its clock.
@@ -279,7 +307,10 @@ impl Session {
     /// absent when no marker was ever used; steps still open are dropped. With a
     /// [`SessionConfig::baseline`], its `comparison` section holds the comparison (or why
     /// there is none).
-    pub fn finish(self) -> Report {
+    pub fn finish(mut self) -> Report {
+        if let Some(mut p) = self.provisional.take() {
+            p.stop();
+        }
         {
             // Settle every step first, so the recorder's last journal flush has them all.
             let mut f = lock(&self.markers.fold);

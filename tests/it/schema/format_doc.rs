@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use gpuwhy::metric::GpuMetric;
-use gpuwhy::recording::{Recording, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT, MAX_EVENTS};
+use gpuwhy::recording::{
+    Recording, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT, MAX_EVENTS, WINDOW_NOTES_BOUND_BYTES,
+};
 use gpuwhy::report::{DeviceInfo, Report, RunInfo};
 use serde_json::Value;
 
@@ -59,8 +61,11 @@ fn the_format_doc_states_the_memory_bound_the_code_computes() {
         });
     }
     let eight = rec.worst_case_bytes();
-    assert_eq!(one, per_gpu + MAX_EVENTS * 256);
-    assert_eq!(eight, 8 * per_gpu + MAX_EVENTS * 256);
+    assert_eq!(one, per_gpu + MAX_EVENTS * 256 + WINDOW_NOTES_BOUND_BYTES);
+    assert_eq!(
+        eight,
+        8 * per_gpu + MAX_EVENTS * 256 + WINDOW_NOTES_BOUND_BYTES
+    );
     // Numbers as the doc writes them: 5,382,976.
     let grouped = |n: usize| {
         let s = n.to_string();

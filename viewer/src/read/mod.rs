@@ -75,6 +75,7 @@ pub fn report(src: &dyn Source) -> Result<Report, ReadError> {
         ranks: None,
         // A session's comparison with its baseline: what the page shows of it ([`baseline`]).
         comparison: None,
+        windows: Vec::new(),
     };
     s.object(&mut |s, key| {
         match key {

@@ -56,6 +56,7 @@ pub fn one_gpu(util: Vec<f32>, temp: Vec<f32>) -> Report {
         overhead: Overhead::default(),
         ranks: None,
         comparison: None,
+        windows: Vec::new(),
     }
 }
 

@@ -194,5 +194,6 @@ pub fn long_report(hours: f64, gpus: u32) -> Report {
         overhead: Overhead::default(),
         ranks: None,
         comparison: None,
+        windows: Vec::new(),
     }
 }

@@ -41,7 +41,7 @@ pub(super) fn commit(
         journal.pending.push(JournalLine::Event(ev));
     }
     for w in r.windows {
-        rec.mark_window(w, crate::recording::PRIO_EVENT);
+        rec.mark_window_because(w, crate::recording::PRIO_EVENT, "slow_step");
     }
     for (pos, row_t, row) in &r.rows {
         rec.push_gpu(*pos, *row_t, row);
