@@ -167,6 +167,11 @@ impl GpuMetric {
     }
 }
 
+/// Utilization (%) at or above which a sample counts as "under load" for clock, power and
+/// link checks: a GPU that is mostly idle legitimately lowers clocks and link speed. The
+/// signals judge with it and a recording's buckets count by it (`recording::reasons`).
+pub const LOAD_UTIL: f64 = 50.0;
+
 /// NVML's PCIe "KB"/s (`nvmlDeviceGetPcieThroughput`) in the report's MB/s (10⁶ bytes/s).
 /// NVML's KB is 1024 bytes, like its other byte counters (NVLink KiB, GPM MiB/s); the
 /// choice and its sources are in docs/nvml-loading.md ("Units").

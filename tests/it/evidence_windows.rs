@@ -10,9 +10,9 @@
 //! every 300 recorded seconds) the report keeps a window of rows inside the condition; without
 //! it, only buckets cover that stretch.
 //!
-//! The final report itself does not name `throttling` here: the clock-event share is read from
-//! full-resolution rows only, so the part of the condition folded into buckets does not count
-//! (at full resolution the same run finds it). The window is the provisional pass's finding.
+//! The final report names `throttling` either way: the buckets count their loaded samples by
+//! clock-event reason, so the share of the run spent capped (a quarter) is the same whether
+//! its rows were kept or folded (`core/src/signals/reasons.rs`).
 
 use std::time::Duration;
 
@@ -107,6 +107,23 @@ fn an_early_condition_keeps_full_resolution_rows_around_its_finding() {
         (w[0].t_start, w[0].t_end),
         (rows[0].0, rows[rows.len() - 1].0)
     );
+    // The window's rows do not tilt the share: it is the run's, a quarter.
+    let (share, named) = throttled(&r);
+    assert!((0.2..0.3).contains(&share), "throttled share {share}");
+    assert!(
+        named,
+        "{:?}",
+        r.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
+    );
+}
+
+/// The share of loaded samples the final report says were throttled, and whether it names
+/// `throttling`.
+fn throttled(r: &Report) -> (f64, bool) {
+    let share = gpuwhy::signals::Signals::from_report(r).devices[0]
+        .throttled_share
+        .unwrap_or(0.0);
+    (share, r.findings.iter().any(|f| f.id == "throttling"))
 }
 
 #[test]
@@ -114,6 +131,14 @@ fn without_the_provisional_pass_only_buckets_cover_the_early_condition() {
     let r = two_hours(small_ring_without_passes);
     assert_eq!(rows_while_capped(&r), Vec::new());
     assert!(r.windows.is_empty(), "{:?}", r.windows);
+    // The capped quarter of the run counts from the buckets alone.
+    let (share, named) = throttled(&r);
+    assert!((0.2..0.3).contains(&share), "throttled share {share}");
+    assert!(
+        named,
+        "{:?}",
+        r.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
+    );
     let coarse = r.series[0].data.coarse.as_ref().expect("buckets");
     assert!(coarse
         .t_start

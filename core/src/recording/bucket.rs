@@ -1,6 +1,8 @@
 //! One bucket of folded samples: per column min, max, mean and count, and for utilization-like
 //! columns how many samples fell in each band of [`BAND_EDGES`].
 
+use super::reasons::{ReasonCols, ReasonCounts};
+
 /// Band edges (%) of utilization-like columns. Band 0 holds values below 5, band *i* values in
 /// `[BAND_EDGES[i-1], BAND_EDGES[i])`, the last band values at or above 95. The edges are the
 /// thresholds the signals count time against (near zero, dip, load, busy; see
@@ -80,6 +82,8 @@ pub(super) struct Bucket {
     pub(super) stats: Vec<Stat>,
     /// One band count per banded column, in the order of the buffer's banded columns.
     pub(super) bands: Vec<[u32; BANDS]>,
+    /// Loaded samples by clock-event reason, in a GPU stream (`recording::reasons`).
+    pub(super) reasons: Option<Box<ReasonCounts>>,
 }
 
 impl Bucket {
@@ -91,6 +95,18 @@ impl Bucket {
             rows: 0,
             stats: vec![Stat::EMPTY; columns],
             bands: vec![[0; BANDS]; banded],
+            reasons: None,
+        }
+    }
+
+    /// Counts one row by clock-event reason when `cols` names the mask and utilization
+    /// columns (a GPU stream).
+    pub(super) fn count_reasons(&mut self, row: &[f32], cols: ReasonCols) {
+        if let Some((mask, util)) = cols {
+            let at = |i: usize| row.get(i).copied().unwrap_or(f32::NAN);
+            self.reasons
+                .get_or_insert_with(Default::default)
+                .add(at(mask), at(util));
         }
     }
 
@@ -130,12 +146,21 @@ impl Bucket {
                 *x += *y;
             }
         }
+        match (&mut self.reasons, &o.reasons) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.reasons = Some(b.clone()),
+            _ => {}
+        }
     }
 
     /// Heap bytes of this bucket.
     pub(super) fn heap_bytes(&self) -> usize {
         self.stats.capacity() * std::mem::size_of::<Stat>()
             + self.bands.capacity() * std::mem::size_of::<[u32; BANDS]>()
+            + self
+                .reasons
+                .as_ref()
+                .map_or(0, |_| std::mem::size_of::<ReasonCounts>())
     }
 
     /// Upper bound of [`Self::heap_bytes`] for a bucket of `columns` columns, `banded` banded.

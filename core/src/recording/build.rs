@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
+use super::reasons::ReasonCounts;
 use super::{Coarse, Recording, SeriesBuf, BANDS, BAND_EDGES, HOST_COLUMNS, HOST_UNITS};
+use crate::metric::reasons::THROTTLING_BITS;
 use crate::metric::GpuMetric;
 use crate::report::{
     CoarseColumn, CoarseData, Column, DeviceSeries, HostData, Report, SeriesData, Tool, Verdict,
@@ -36,6 +38,7 @@ fn coarse_data(c: Coarse, names: &[String]) -> CoarseData {
         max,
         count,
         bands,
+        reasons,
     } = c;
     let mut cm = BTreeMap::new();
     let mut any_bands = false;
@@ -49,13 +52,17 @@ fn coarse_data(c: Coarse, names: &[String]) -> CoarseData {
             })
             .unwrap_or_default();
         any_bands |= !bands.is_empty();
-        let col = CoarseColumn {
+        let mut col = CoarseColumn {
             min: Column(mn),
             mean: Column(me),
             max: Column(mx),
             count: n,
             bands,
+            ..CoarseColumn::default()
         };
+        if name == GpuMetric::ClockReasons.name() && !reasons.is_empty() {
+            reason_counts(&mut col, &reasons);
+        }
         cm.insert(name.clone(), col);
     }
     CoarseData {
@@ -70,6 +77,17 @@ fn coarse_data(c: Coarse, names: &[String]) -> CoarseData {
             Vec::new()
         },
     }
+}
+
+/// The buckets' loaded samples by clock-event reason, as the clock-event column writes them
+/// (`recording::reasons`).
+fn reason_counts(col: &mut CoarseColumn, reasons: &[ReasonCounts]) {
+    col.loaded = reasons.iter().map(|r| r.loaded).collect();
+    col.throttled = reasons.iter().map(|r| r.throttled).collect();
+    col.bits = THROTTLING_BITS.to_vec();
+    col.loaded_bits = (0..THROTTLING_BITS.len())
+        .map(|k| reasons.iter().map(|r| r.bits[k]).collect())
+        .collect();
 }
 
 impl Report {

@@ -12,6 +12,7 @@ mod bucket;
 pub(crate) mod build;
 pub mod journal;
 mod load;
+pub mod reasons;
 mod restore;
 mod retired;
 mod rows;
@@ -193,14 +194,13 @@ impl Recording {
 
     /// Adds a GPU with its static facts; returns its position.
     pub fn add_device(&mut self, info: DeviceInfo) -> usize {
-        self.devices.push(DeviceRecording {
-            info,
-            series: SeriesBuf::with_retention(
-                GpuMetric::COUNT,
-                Retention::from_full_rows(self.full_rows, self.coarse_buckets),
-                &banded_gpu_columns(),
-            ),
-        });
+        let mut series = SeriesBuf::with_retention(
+            GpuMetric::COUNT,
+            Retention::from_full_rows(self.full_rows, self.coarse_buckets),
+            &banded_gpu_columns(),
+        );
+        series.count_reasons(GpuMetric::ClockReasons.index(), GpuMetric::UtilGpu.index());
+        self.devices.push(DeviceRecording { info, series });
         self.devices.len() - 1
     }
 

@@ -2,9 +2,11 @@
 //! and buckets in time order, each piece back where it was.
 
 use super::bucket::{Bucket, Stat};
+use super::reasons::ReasonCounts;
 use super::retired::Piece;
 use super::rows::Rows;
 use super::SeriesBuf;
+use crate::metric::reasons::THROTTLING_BITS;
 use crate::report::{CoarseData, SeriesData};
 
 /// Window importance given to restored windows (their own importance is not written).
@@ -102,7 +104,35 @@ impl SeriesBuf {
                     *band = counts.get(k).copied().unwrap_or(0);
                 }
             }
+            if self
+                .retired
+                .reason_cols()
+                .is_some_and(|(mask, _)| mask == i)
+            {
+                b.reasons = restored_reasons(cc, k).map(Box::new);
+            }
         }
         b
     }
+}
+
+/// Bucket `k`'s loaded samples by clock-event reason as `cc` (the clock-event column) wrote
+/// them; `None` for a report written before they were counted.
+fn restored_reasons(cc: &crate::report::CoarseColumn, k: usize) -> Option<ReasonCounts> {
+    let mut r = ReasonCounts {
+        loaded: *cc.loaded.get(k)?,
+        throttled: cc.throttled.get(k).copied().unwrap_or(0),
+        ..ReasonCounts::default()
+    };
+    for (slot, bit) in r.bits.iter_mut().zip(THROTTLING_BITS) {
+        if let Some(j) = cc.bits.iter().position(|b| *b == bit) {
+            *slot = cc
+                .loaded_bits
+                .get(j)
+                .and_then(|v| v.get(k))
+                .copied()
+                .unwrap_or(0);
+        }
+    }
+    Some(r)
 }

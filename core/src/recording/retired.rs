@@ -6,6 +6,7 @@
 //! neighbouring bucket, never across a window.
 
 use super::bucket::Bucket;
+use super::reasons::{ReasonCols, ReasonCounts};
 use super::rows::Rows;
 
 /// One stretch of retired time.
@@ -40,6 +41,8 @@ pub(super) struct Retired {
     window_rows: usize,
     /// The last retired row was kept: the next kept row continues its window.
     in_window: bool,
+    /// The columns buckets count by clock-event reason (a GPU stream's).
+    reason_cols: ReasonCols,
 }
 
 impl Retired {
@@ -57,7 +60,18 @@ impl Retired {
             windows: 0,
             window_rows: 0,
             in_window: false,
+            reason_cols: None,
         }
+    }
+
+    /// Makes buckets count loaded rows by clock-event reason: `mask` is the clock-event
+    /// column, `util` the utilization column (`recording::reasons`).
+    pub(super) fn count_reasons(&mut self, mask: usize, util: usize) {
+        self.reason_cols = Some((mask, util));
+    }
+
+    pub(super) fn reason_cols(&self) -> ReasonCols {
+        self.reason_cols
     }
 
     /// Retires one row: kept in a window when `keep` gives its importance, folded otherwise.
@@ -75,6 +89,7 @@ impl Retired {
             self.close_window();
         }
         self.pending.add(t, row, &self.band_slot);
+        self.pending.count_reasons(row, self.reason_cols);
         if self.pending.rows as usize >= self.rows_per_bucket {
             self.close_bucket();
         }
@@ -150,6 +165,7 @@ impl Retired {
                     *v = rows.cols[c][k];
                 }
                 b.add(rows.t[k], &row, &self.band_slot);
+                b.count_reasons(&row, self.reason_cols);
             }
             self.window_rows -= rows.len();
         }
@@ -252,7 +268,10 @@ impl Retired {
     /// shrunk to their rows).
     pub(super) fn worst_case_bytes(&self) -> usize {
         let row = 8 + 4 * self.columns;
-        let bucket = Bucket::bytes_for(self.columns, self.banded);
+        let reasons = self
+            .reason_cols
+            .map_or(0, |_| std::mem::size_of::<ReasonCounts>());
+        let bucket = Bucket::bytes_for(self.columns, self.banded) + reasons;
         let slack = Rows::GROWTH_MAX.min(self.limits.window_rows);
         let windows = (self.limits.window_rows + slack) * row;
         // `limits.buckets` finished buckets plus the windows folded since the last compaction.

@@ -14,6 +14,7 @@
 //! ([`SeriesBuf::worst_case_bytes`]).
 
 use super::bucket::{Bucket, BANDS};
+use super::reasons::ReasonCounts;
 use super::retired::{Limits, Piece, Retired};
 use super::rows::{Ring, Rows};
 
@@ -112,6 +113,9 @@ pub struct Coarse {
     pub count: Vec<Vec<u32>>,
     /// Per column: for banded columns, per bucket the count in each band of [`BAND_EDGES`].
     pub bands: Vec<Option<Vec<[u32; BANDS]>>>,
+    /// In a GPU stream, per bucket: its loaded samples by clock-event reason
+    /// (`recording::reasons`); empty otherwise.
+    pub reasons: Vec<ReasonCounts>,
 }
 
 impl Coarse {
@@ -229,6 +233,12 @@ impl SeriesBuf {
         self.total_rows
     }
 
+    /// Makes the buckets count their loaded rows by clock-event reason (`mask`: the
+    /// clock-event column, `util`: the utilization column), as a GPU stream's do.
+    pub fn count_reasons(&mut self, mask: usize, util: usize) {
+        self.retired.count_reasons(mask, util);
+    }
+
     /// Keeps the rows from `t0` to `t1` seconds at full resolution when they leave the recent
     /// ring; `prio` orders which windows are folded first when the window budget is full
     /// (lowest first, then oldest). Rows already retired are not brought back.
@@ -327,8 +337,13 @@ impl SeriesBuf {
             Piece::Bucket(b) => Some(b),
             Piece::Window { .. } => None,
         });
+        let counted = self.retired.reason_cols().is_some();
         for b in buckets.chain(pending) {
             push_bucket(&mut c, b, &self.band_slot);
+            if counted {
+                c.reasons
+                    .push(b.reasons.as_deref().copied().unwrap_or_default());
+            }
         }
         c
     }

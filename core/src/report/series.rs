@@ -66,6 +66,19 @@ pub struct CoarseColumn {
     /// edge, between each two, at or above the last), the count of values per bucket.
     #[serde(deserialize_with = "super::packed::coarse::bands_de")]
     pub bands: Vec<Vec<u32>>,
+    /// `clock_reasons` of a GPU stream: per bucket, the samples with `util_gpu` at or above
+    /// the load threshold (`metric::LOAD_UTIL`) and a clock-event mask (empty for other
+    /// columns, and in older reports).
+    #[serde(deserialize_with = "super::packed::coarse::counts_de")]
+    pub loaded: Vec<u32>,
+    /// Of `loaded`, per bucket the samples with any throttling bit set.
+    #[serde(deserialize_with = "super::packed::coarse::counts_de")]
+    pub throttled: Vec<u32>,
+    /// The clock-event bits counted one by one in `loaded_bits`.
+    pub bits: Vec<u64>,
+    /// Per entry of `bits`: per bucket, the samples of `loaded` with that bit set.
+    #[serde(deserialize_with = "super::packed::coarse::bands_de")]
+    pub loaded_bits: Vec<Vec<u32>>,
 }
 
 /// One GPU's samples.

@@ -1,14 +1,12 @@
 //! Per-GPU signals.
 
-use crate::metric::{reasons, GpuMetric};
+use crate::metric::GpuMetric;
 use crate::report::{DeviceInfo, Event, SeriesData};
 
 use super::stats::{correlation, dist, dominant_period, share, Dist, Period};
 use super::timeshare::{longest_contiguous_rows, value_share, value_spans};
 
-/// Utilization (%) at or above which a sample counts as "under load" for clock, power and
-/// link checks: a GPU that is mostly idle legitimately lowers clocks and link speed.
-pub const LOAD_UTIL: f64 = 50.0;
+pub use crate::metric::LOAD_UTIL;
 
 /// Utilization (%) below which a sample counts as "near zero" (the GPU is waiting).
 pub const NEAR_ZERO_UTIL: f64 = 10.0;
@@ -290,15 +288,16 @@ impl DeviceSignals {
                 self.sm_clock_ratio_loaded = Some(c.p50 / max);
             }
         }
-        let rs = when_loaded(&column(data, GpuMetric::ClockReasons));
-        self.throttled_share = share(rs.iter().copied(), |r| {
-            (r as u64) & reasons::THROTTLING != 0
-        });
-        for bit in reasons::THROTTLING_BITS {
-            if let Some(sh) = share(rs.iter().copied(), |r| (r as u64) & bit != 0) {
-                self.reason_shares.push((bit, sh));
-            }
+        // Over the rows and what the buckets counted of the rows they folded; a bucket's
+        // mean of a bitmask (what `column` appends) says nothing, so it is left out where
+        // the counts exist (reports before them keep their old reading).
+        let folded = super::reasons::folded(data);
+        let mut masks = column(data, GpuMetric::ClockReasons);
+        if folded.counted {
+            masks.truncate(data.t.len());
         }
+        (self.throttled_share, self.reason_shares) =
+            super::reasons::shares(&when_loaded(&masks), &folded);
         self.temp = dist(column(data, GpuMetric::Temp));
         self.pstate_not_p0_loaded =
             share(when_loaded(&column(data, GpuMetric::Pstate)), |p| p > 0.0);

@@ -11,6 +11,7 @@ pub mod cross;
 mod device;
 mod gpm_activity;
 pub mod ranks;
+pub mod reasons;
 pub mod stats;
 pub mod steps;
 pub mod timeshare;

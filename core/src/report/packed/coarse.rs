@@ -75,6 +75,10 @@ impl Serialize for ColumnOf<'_> {
             max,
             count,
             bands,
+            loaded,
+            throttled,
+            bits,
+            loaded_bits,
         } = self.1;
         let plain = PLAIN.with(Cell::get);
         let div = if plain { None } else { per_unit(self.0) };
@@ -89,6 +93,13 @@ impl Serialize for ColumnOf<'_> {
         if !bands.is_empty() {
             let b: Vec<Counts<'_>> = bands.iter().map(|b| Counts(b)).collect();
             m.serialize_entry("bands", &b)?;
+        }
+        if !loaded.is_empty() {
+            m.serialize_entry("loaded", &Counts(loaded))?;
+            m.serialize_entry("throttled", &Counts(throttled))?;
+            m.serialize_entry("bits", bits)?;
+            let b: Vec<Counts<'_>> = loaded_bits.iter().map(|b| Counts(b)).collect();
+            m.serialize_entry("loaded_bits", &b)?;
         }
         m.end()
     }
