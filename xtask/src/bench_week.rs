@@ -15,6 +15,10 @@ use serde_json::Value;
 
 use crate::{cargo, root, run_cmd};
 
+/// The recording's bound for 8 GPUs before retention windows were added (the first hour and
+/// 4,096 min/mean/max buckets per GPU stream, plus the events; no host stream), in MB.
+const PRE_RETENTION_MB: f64 = 45.6;
+
 /// Runs `gpuwhy diagnose` on `report` three times; the median CPU seconds and the largest
 /// resident memory (MB), as `/usr/bin/time` measures them.
 fn diagnose(gpuwhy: &Path, report: &Path) -> Result<(f64, f64)> {
@@ -124,6 +128,12 @@ pub fn week() -> Result<()> {
             mb(run, "heap_bytes"),
             mb(run, "bound_bytes"),
             100.0 * num(run, "heap_bytes") / num(run, "bound_bytes")
+        );
+        println!(
+            "    bound beside the pre-retention design's: {:.1} MB here against {PRE_RETENTION_MB} MB \
+             (36,000 rows + 4,096 min/mean/max buckets per GPU stream, 8 GPUs and the events, \
+             no host; docs/report-format.md, \"Memory bound of a recording\")",
+            mb(run, "bound_bytes")
         );
         println!(
             "    gpuwhy diagnose (release, median of 3, CPU time): {secs:.2} s, {rss:.0} MB \

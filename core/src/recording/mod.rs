@@ -8,8 +8,11 @@
 //! recordings (`docs/architecture.md`, "Layers"). It is not for analysis itself: rules read
 //! [`crate::signals`].
 
+mod block;
 mod bucket;
 pub(crate) mod build;
+#[cfg(test)]
+mod dense_tests;
 pub mod journal;
 mod load;
 mod restore;
@@ -20,6 +23,7 @@ mod step_delta;
 #[cfg(test)]
 mod tests;
 
+pub use block::narrow_gpu_divs;
 pub use bucket::BANDS;
 pub use series::{
     band_of, Coarse, Retention, SeriesBuf, BAND_EDGES, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT,
@@ -185,10 +189,11 @@ impl Recording {
     pub fn add_device(&mut self, info: DeviceInfo) -> usize {
         self.devices.push(DeviceRecording {
             info,
-            series: SeriesBuf::with_retention(
+            series: SeriesBuf::with_precision(
                 GpuMetric::COUNT,
                 Retention::from_full_rows(self.full_rows, self.coarse_buckets),
                 &banded_gpu_columns(),
+                &narrow_gpu_divs(),
             ),
         });
         self.devices.len() - 1
