@@ -11,10 +11,9 @@
 //!   full, neighbouring buckets are merged pairwise and the width of new buckets doubles.
 //!
 //! A bucket never spans a kept row. Memory is bounded for any run length
-//! ([`SeriesBuf::worst_case_bytes`]). Full-resolution rows are held in the dense form of
-//! [`super::block`] (whole-tick times as `u32`, whole-number columns as `u16`, both exact);
-//! the ring and the windows have a byte budget as well as a row count, sized so that only
-//! values that need the wide form make them keep fewer rows.
+//! ([`SeriesBuf::worst_case_bytes`]). Rows are held in the exact dense form of [`super::block`];
+//! the ring and the windows have a byte budget beside their row count that only values
+//! needing the wide form reach.
 
 use super::block::div_of;
 use super::bucket::{Bucket, BANDS};
@@ -171,11 +170,10 @@ impl SeriesBuf {
         Self::with_precision(columns, retention, banded, &[])
     }
 
-    /// [`Self::with_retention`], with column `i` kept in 16 bits at `divs[i]` values per unit
-    /// whenever a value reads back exactly from that form (0 or no entry: always 32 bits; see
-    /// [`crate::recording::narrow_gpu_divs`] and docs/report-format.md, "Memory bound of a recording").
-    /// Nothing read back differs; the bound is smaller because such columns are counted at
-    /// 16 bits, and values that need the wide form shorten what the ring and the windows keep.
+    /// [`Self::with_retention`], column `i` held in 16 bits at `divs[i]` values per unit
+    /// when a value reads back exactly from that form (0: 32 bits; see
+    /// [`crate::recording::narrow_gpu_divs`]). Nothing read back differs; values that need
+    /// the wide form make the ring and the windows keep fewer rows within the bound.
     pub fn with_precision(
         columns: usize,
         retention: Retention,
