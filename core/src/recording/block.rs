@@ -58,6 +58,12 @@ fn narrow(v: f32, div: u32) -> Option<u16> {
     if v.is_nan() {
         return Some(MISSING);
     }
+    if div == 1 {
+        // The common case, without the float division: `as` saturates, so a negative value,
+        // an infinity or one past the range gives a whole number that reads back different.
+        let k = v as u16;
+        return (k != MISSING && f32::from(k).to_bits() == v.to_bits()).then_some(k);
+    }
     let k = (f64::from(v) * f64::from(div)).round();
     if !(0.0..f64::from(MISSING)).contains(&k) {
         return None;
@@ -69,6 +75,8 @@ fn narrow(v: f32, div: u32) -> Option<u16> {
 fn widen(k: u16, div: u32) -> f32 {
     if k == MISSING {
         f32::NAN
+    } else if div == 1 {
+        f32::from(k)
     } else {
         (f64::from(k) / f64::from(div)) as f32
     }
@@ -81,45 +89,84 @@ fn tick(t: f64) -> Option<i64> {
 }
 
 #[derive(Debug, Clone)]
-enum Col {
-    Narrow(Vec<u16>),
-    Wide(Vec<f32>),
-}
-
-#[derive(Debug, Clone)]
 enum Times {
     Ticks { base: i64, off: Vec<u32> },
     Secs(Vec<f64>),
 }
 
-/// Up to a fixed number of rows, columnar, each column (and the times) narrow or wide.
+/// Where a column's values are in a row: their position among its narrow or its wide values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Narrow(u32),
+    Wide(u32),
+}
+
+/// The slots of `columns` columns, narrow where `narrow(i)`, with the counts of each kind.
+fn layout(columns: usize, narrow: impl Fn(usize) -> bool) -> (Vec<Slot>, usize, usize) {
+    let (mut n, mut w) = (0u32, 0u32);
+    let slots = (0..columns)
+        .map(|i| {
+            if narrow(i) {
+                n += 1;
+                Slot::Narrow(n - 1)
+            } else {
+                w += 1;
+                Slot::Wide(w - 1)
+            }
+        })
+        .collect();
+    (slots, n as usize, w as usize)
+}
+
+/// Up to a fixed number of rows, row after row: the narrow values of a row together, its
+/// wide values together (so that pushing and handing back a row touch few cache lines), and
+/// the times apart. Each column, and the times, is narrow or wide for the whole block.
 #[derive(Debug, Clone)]
 pub(super) struct Block {
     t: Times,
-    cols: Vec<Col>,
+    slots: Vec<Slot>,
+    narrow: Vec<u16>,
+    wide: Vec<f32>,
+    n_narrow: usize,
+    n_wide: usize,
     cap: usize,
 }
 
 impl Block {
     /// An empty block with room for exactly `cap` rows, its columns narrow where `divs` allows.
     pub(super) fn new(columns: usize, divs: &[u32], cap: usize) -> Block {
-        let cols = (0..columns)
-            .map(|i| {
-                if div_of(divs, i) > 0 {
-                    Col::Narrow(Vec::with_capacity(cap))
-                } else {
-                    Col::Wide(Vec::with_capacity(cap))
-                }
-            })
-            .collect();
+        let (slots, n_narrow, n_wide) = layout(columns, |i| div_of(divs, i) > 0);
         Block {
             t: Times::Ticks {
                 base: 0,
                 off: Vec::with_capacity(cap),
             },
-            cols,
+            slots,
+            narrow: Vec::with_capacity(cap * n_narrow),
+            wide: Vec::with_capacity(cap * n_wide),
+            n_narrow,
+            n_wide,
             cap,
         }
+    }
+
+    /// Empties the block for reuse when it is still in the form [`Block::new`] makes for
+    /// `divs` (nothing widened); false, and nothing changed, otherwise.
+    pub(super) fn reset(&mut self, divs: &[u32]) -> bool {
+        let fresh = matches!(self.t, Times::Ticks { .. })
+            && self
+                .slots
+                .iter()
+                .enumerate()
+                .all(|(i, s)| matches!(s, Slot::Narrow(_)) == (div_of(divs, i) > 0));
+        if fresh {
+            if let Times::Ticks { off, .. } = &mut self.t {
+                off.clear();
+            }
+            self.narrow.clear();
+            self.wide.clear();
+        }
+        fresh
     }
 
     pub(super) fn len(&self) -> usize {
@@ -134,42 +181,73 @@ impl Block {
         self.len() >= self.cap
     }
 
-    /// Appends a row (missing values are `NaN`, short rows padded with it). Returns true when
-    /// a column or the times had to turn wide, so the block's size changed.
-    pub(super) fn push(&mut self, t: f64, row: &[f32], divs: &[u32]) -> bool {
-        let mut widened = self.push_time(t);
-        for (i, c) in self.cols.iter_mut().enumerate() {
-            let v = row.get(i).copied().unwrap_or(f32::NAN);
-            let div = div_of(divs, i);
-            let wide = match c {
-                Col::Wide(w) => {
-                    w.push(v);
-                    continue;
+    /// Appends a row (missing values are `NaN`, short rows padded with it). Returns the heap
+    /// bytes the block grew by: more than 0 only when a column or the times turned wide.
+    pub(super) fn push(&mut self, t: f64, row: &[f32], divs: &[u32]) -> usize {
+        let mut grew = 0;
+        loop {
+            let (n0, w0) = (self.narrow.len(), self.wide.len());
+            let mut misfit = None;
+            for (c, s) in self.slots.iter().enumerate() {
+                let v = row.get(c).copied().unwrap_or(f32::NAN);
+                match s {
+                    Slot::Wide(_) => self.wide.push(v),
+                    Slot::Narrow(_) => match narrow(v, div_of(divs, c)) {
+                        Some(k) => self.narrow.push(k),
+                        None => {
+                            misfit = Some(c);
+                            break;
+                        }
+                    },
                 }
-                Col::Narrow(n) => match narrow(v, div) {
-                    Some(k) => {
-                        n.push(k);
-                        continue;
-                    }
-                    None => {
-                        let mut w = Vec::with_capacity(n.capacity());
-                        w.extend(n.iter().map(|k| widen(*k, div)));
-                        w.push(v);
-                        w
-                    }
-                },
-            };
-            *c = Col::Wide(wide);
-            widened = true;
+            }
+            let Some(c) = misfit else { break };
+            self.narrow.truncate(n0);
+            self.wide.truncate(w0);
+            grew += self.widen_column(c, divs);
         }
-        widened
+        grew + self.push_time(t)
     }
 
-    fn push_time(&mut self, t: f64) -> bool {
+    /// Turns column `c` wide, the rows already here converted without loss; the heap bytes
+    /// the block grew by.
+    fn widen_column(&mut self, c: usize, divs: &[u32]) -> usize {
+        let before = self.narrow.capacity() * 2 + self.wide.capacity() * 4;
+        let old = &self.slots;
+        let (slots, n_narrow, n_wide) =
+            layout(old.len(), |i| i != c && matches!(old[i], Slot::Narrow(_)));
+        let mut narrow = Vec::with_capacity(self.cap * n_narrow);
+        let mut wide = Vec::with_capacity(self.cap * n_wide);
+        for r in 0..self.len() {
+            for (i, s) in slots.iter().enumerate() {
+                match (s, self.slots[i]) {
+                    (Slot::Narrow(_), Slot::Narrow(j)) => {
+                        narrow.push(self.narrow[r * self.n_narrow + j as usize])
+                    }
+                    _ => wide.push(self.value(r, i, divs)),
+                }
+            }
+        }
+        let after = narrow.capacity() * 2 + wide.capacity() * 4;
+        (self.slots, self.narrow, self.wide) = (slots, narrow, wide);
+        (self.n_narrow, self.n_wide) = (n_narrow, n_wide);
+        after.saturating_sub(before)
+    }
+
+    /// Value of column `c` in row `r`.
+    fn value(&self, r: usize, c: usize, divs: &[u32]) -> f32 {
+        match self.slots[c] {
+            Slot::Narrow(j) => widen(self.narrow[r * self.n_narrow + j as usize], div_of(divs, c)),
+            Slot::Wide(j) => self.wide[r * self.n_wide + j as usize],
+        }
+    }
+
+    /// Appends a time; the heap bytes the times grew by, as [`Self::push`].
+    fn push_time(&mut self, t: f64) -> usize {
         let secs = match &mut self.t {
             Times::Secs(s) => {
                 s.push(t);
-                return false;
+                return 0;
             }
             Times::Ticks { base, off } => {
                 if off.is_empty() {
@@ -180,7 +258,7 @@ impl Block {
                 match tick(t).and_then(|k| u32::try_from(k - *base).ok()) {
                     Some(o) => {
                         off.push(o);
-                        return false;
+                        return 0;
                     }
                     None => {
                         let mut s = Vec::with_capacity(off.capacity());
@@ -191,8 +269,9 @@ impl Block {
                 }
             }
         };
+        let grew = secs.capacity() * 4;
         self.t = Times::Secs(secs);
-        true
+        grew
     }
 
     /// Time of row `i`, seconds.
@@ -217,21 +296,17 @@ impl Block {
 
     /// Appends the values of column `c` in rows `from..` to `out`.
     pub(super) fn column_into(&self, c: usize, from: usize, divs: &[u32], out: &mut Vec<f32>) {
-        match &self.cols[c] {
-            Col::Narrow(n) => {
-                let div = div_of(divs, c);
-                out.extend(n[from..].iter().map(|k| widen(*k, div)));
-            }
-            Col::Wide(w) => out.extend_from_slice(&w[from..]),
-        }
+        out.extend((from..self.len()).map(|r| self.value(r, c, divs)));
     }
 
     /// Row `i`'s values into `out` (cleared first).
     pub(super) fn row_into(&self, i: usize, divs: &[u32], out: &mut Vec<f32>) {
         out.clear();
-        out.extend(self.cols.iter().enumerate().map(|(c, col)| match col {
-            Col::Narrow(n) => widen(n[i], div_of(divs, c)),
-            Col::Wide(w) => w[i],
+        let n = &self.narrow[i * self.n_narrow..(i + 1) * self.n_narrow];
+        let w = &self.wide[i * self.n_wide..(i + 1) * self.n_wide];
+        out.extend(self.slots.iter().enumerate().map(|(c, s)| match *s {
+            Slot::Narrow(j) => widen(n[j as usize], div_of(divs, c)),
+            Slot::Wide(j) => w[j as usize],
         }));
     }
 
@@ -241,12 +316,8 @@ impl Block {
             Times::Ticks { off, .. } => off.shrink_to_fit(),
             Times::Secs(s) => s.shrink_to_fit(),
         }
-        for c in &mut self.cols {
-            match c {
-                Col::Narrow(n) => n.shrink_to_fit(),
-                Col::Wide(w) => w.shrink_to_fit(),
-            }
-        }
+        self.narrow.shrink_to_fit();
+        self.wide.shrink_to_fit();
         self.cap = self.len();
     }
 
@@ -256,25 +327,19 @@ impl Block {
             Times::Ticks { off, .. } => off.capacity() * 4,
             Times::Secs(s) => s.capacity() * 8,
         };
-        t + self
-            .cols
-            .iter()
-            .map(|c| match c {
-                Col::Narrow(n) => n.capacity() * 2,
-                Col::Wide(w) => w.capacity() * 4,
-            })
-            .sum::<usize>()
-            + self.cols.capacity() * std::mem::size_of::<Col>()
+        t + self.narrow.capacity() * 2
+            + self.wide.capacity() * 4
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
     }
 
     /// Upper bound of [`Self::heap_bytes`] for a block of `rows` rows of `columns` columns.
     pub(super) fn worst_case_bytes(columns: usize, rows: usize) -> usize {
-        rows * wide_row(columns) + columns * std::mem::size_of::<Col>()
+        rows * wide_row(columns) + columns * std::mem::size_of::<Slot>()
     }
 
     /// [`Self::heap_bytes`] of a block of `rows` rows whose narrow columns stayed narrow.
     pub(super) fn nominal_bytes(columns: usize, divs: &[u32], rows: usize) -> usize {
-        rows * nominal_row(columns, divs) + columns * std::mem::size_of::<Col>()
+        rows * nominal_row(columns, divs) + columns * std::mem::size_of::<Slot>()
     }
 }
 

@@ -28,7 +28,7 @@ fn whole_numbers_in_range_stay_narrow_and_read_back_the_same() {
         [1.0, 2.0],
     ];
     for (i, r) in rows.iter().enumerate() {
-        assert!(!b.push(i as f64 / 10.0, r, &divs), "row {i} fits");
+        assert_eq!(b.push(i as f64 / 10.0, r, &divs), 0, "row {i} fits");
     }
     let (t, cols) = read(&b, 2, &divs);
     assert_eq!(t, vec![0.0, 0.1, 0.2, 0.3]);
@@ -37,7 +37,7 @@ fn whole_numbers_in_range_stay_narrow_and_read_back_the_same() {
     // Times as u32 ticks, values as u16.
     assert_eq!(
         b.heap_bytes(),
-        8 * (4 + 2 + 2) + 2 * std::mem::size_of::<Col>()
+        8 * (4 + 2 + 2) + 2 * std::mem::size_of::<Slot>()
     );
 }
 
@@ -59,7 +59,7 @@ fn a_value_that_does_not_fit_widens_its_column_without_changing_any_value() {
         let divs = [1, 1];
         let mut b = Block::new(2, &divs, 4);
         b.push(0.0, &[12.0, 7.0], &divs);
-        assert!(b.push(1.0, &[v, 8.0], &divs), "{v} widens");
+        assert_eq!(b.push(1.0, &[v, 8.0], &divs), 4 * 2, "{v} widens");
         b.push(2.0, &[f32::NAN, 9.0], &divs);
         b.push(3.0, &[13.0, 10.0], &divs);
         let (_, cols) = read(&b, 2, &divs);
@@ -77,9 +77,9 @@ fn hundredths_are_narrow_only_when_they_read_back_exactly() {
     // between hundredths is not, and its column turns wide instead of being rounded.
     let divs = [100];
     let mut b = Block::new(1, &divs, 4);
-    assert!(!b.push(0.0, &[45.67], &divs));
-    assert!(!b.push(1.0, &[0.01], &divs));
-    assert!(b.push(2.0, &[45.671], &divs));
+    assert_eq!(b.push(0.0, &[45.67], &divs), 0);
+    assert_eq!(b.push(1.0, &[0.01], &divs), 0);
+    assert_eq!(b.push(2.0, &[45.671], &divs), 4 * 2);
     let (_, cols) = read(&b, 1, &divs);
     assert_eq!(cols[0], vec![45.67, 0.01, 45.671]);
 }
@@ -97,7 +97,7 @@ fn sample_times_over_a_week_stay_ticks_and_read_back_the_same() {
         if cur.is_full() {
             blocks.push(std::mem::replace(&mut cur, Block::new(0, &[], CHUNK)));
         }
-        assert!(!cur.push(t, &[], &[]), "{t} is a whole tick");
+        assert_eq!(cur.push(t, &[], &[]), 0, "{t} is a whole tick");
         want.push(t);
     }
     blocks.push(cur);
@@ -118,7 +118,7 @@ fn times_that_are_not_ticks_or_too_far_apart_turn_the_block_to_seconds() {
     for t1 in [0.000_05, 1.0 / 3.0, 430_000.0, -5.0, -0.0, f64::NAN, 1e300] {
         let mut b = Block::new(1, &[1], 3);
         b.push(10.0, &[1.0], &[1]);
-        assert!(b.push(t1, &[2.0], &[1]), "{t1} widens the times");
+        assert_eq!(b.push(t1, &[2.0], &[1]), 3 * 4, "{t1} widens the times");
         b.push(20.0, &[3.0], &[1]);
         let (t, cols) = read(&b, 1, &[1]);
         let want = [10.0, t1, 20.0];

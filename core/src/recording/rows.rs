@@ -13,6 +13,8 @@ pub(super) struct Rows {
     blocks: Vec<Block>,
     len: usize,
     columns: usize,
+    /// Heap bytes of the blocks (not of their slots), kept up to date on every push.
+    bytes: usize,
 }
 
 impl Rows {
@@ -21,6 +23,7 @@ impl Rows {
             blocks: Vec::new(),
             len: 0,
             columns,
+            bytes: 0,
         }
     }
 
@@ -37,10 +40,12 @@ impl Rows {
                 // Doubling, exactly: the slots never exceed twice the blocks.
                 self.blocks.reserve_exact(self.blocks.len().max(1));
             }
-            self.blocks.push(Block::new(self.columns, divs, room));
+            let b = Block::new(self.columns, divs, room);
+            self.bytes += b.heap_bytes();
+            self.blocks.push(b);
         }
         if let Some(b) = self.blocks.last_mut() {
-            b.push(t, row, divs);
+            self.bytes += b.push(t, row, divs);
             self.len += 1;
         }
     }
@@ -48,7 +53,9 @@ impl Rows {
     /// Drops the room not used (a closed window keeps exactly its rows).
     pub(super) fn shrink(&mut self) {
         if let Some(b) = self.blocks.last_mut() {
+            let before = b.heap_bytes();
             b.shrink();
+            self.bytes = self.bytes - before + b.heap_bytes();
         }
         self.blocks.shrink_to_fit();
     }
@@ -77,8 +84,7 @@ impl Rows {
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        self.blocks.iter().map(Block::heap_bytes).sum::<usize>()
-            + self.blocks.capacity() * std::mem::size_of::<Block>()
+        self.bytes + self.blocks.capacity() * std::mem::size_of::<Block>()
     }
 
     /// Upper bound of [`Self::heap_bytes`] for `rows` rows pushed with a `cap` of `rows`.
@@ -103,7 +109,9 @@ pub(super) struct Ring {
     cap: usize,
     chunk: usize,
     columns: usize,
-    /// Heap bytes of the blocks (not of the deque's slots).
+    /// The last block handed back whole, kept to take the next rows instead of a new one.
+    spare: Option<Block>,
+    /// Heap bytes of the blocks and the spare (not of the deque's slots).
     bytes: usize,
     budget: usize,
 }
@@ -124,6 +132,7 @@ impl Ring {
             cap,
             chunk,
             columns,
+            spare: None,
             bytes: 0,
             budget,
         }
@@ -144,15 +153,19 @@ impl Ring {
                 self.blocks
                     .reserve_exact(Self::max_blocks(self.cap, self.chunk).min(1 << 12));
             }
-            let b = Block::new(self.columns, divs, self.chunk);
-            self.bytes += b.heap_bytes();
+            let b = match self.spare.take() {
+                // Already counted in `bytes`.
+                Some(b) => b,
+                None => {
+                    let b = Block::new(self.columns, divs, self.chunk);
+                    self.bytes += b.heap_bytes();
+                    b
+                }
+            };
             self.blocks.push_back(b);
         }
         if let Some(b) = self.blocks.back_mut() {
-            let before = b.heap_bytes();
-            if b.push(t, row, divs) {
-                self.bytes = self.bytes - before + b.heap_bytes();
-            }
+            self.bytes += b.push(t, row, divs);
             self.len += 1;
         }
     }
@@ -170,8 +183,14 @@ impl Ring {
         self.front += 1;
         self.len -= 1;
         if self.front >= b.len() {
-            if let Some(b) = self.blocks.pop_front() {
-                self.bytes -= b.heap_bytes();
+            if let Some(mut b) = self.blocks.pop_front() {
+                // Reusing the block spares an allocation and keeps warm memory; a widened one
+                // is dropped, so that the spare never holds more than a new block.
+                if self.spare.is_none() && b.is_full() && b.reset(divs) {
+                    self.spare = Some(b);
+                } else {
+                    self.bytes -= b.heap_bytes();
+                }
             }
             self.front = 0;
         }

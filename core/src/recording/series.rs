@@ -36,7 +36,7 @@ pub const FULL_ROWS_DEFAULT: usize = HEAD_ROWS_DEFAULT + RECENT_ROWS_DEFAULT;
 
 /// Rows kept in windows older than the last hour: 24 windows of one minute at 100 ms. Worst
 /// case for one GPU: the byte budget (14 400 + 1 024) × 84 B ≈ 1.3 MB, block overheads and
-/// one block of wide rows ≈ 0.18 MB.
+/// one block of wide rows ≈ 0.14 MB.
 pub const WINDOW_ROWS_DEFAULT: usize = 14_400;
 
 /// Most windows kept at once.
