@@ -82,10 +82,16 @@ fn widen(k: u16, div: u32) -> f32 {
     }
 }
 
-/// `t` as whole ticks, when it is one and reads back as the same `f64`.
+/// `t` as whole ticks, when it is one and reads back as the same `f64`. Rounds by adding a
+/// half and truncating (an instruction, where `f64::round` is a library call on the sampler's
+/// every push): a time it would round wrongly does not read back and so is kept wide.
 fn tick(t: f64) -> Option<i64> {
-    let k = (t * TICKS).round();
-    (k.abs() <= MAX_INT && (k / TICKS).to_bits() == t.to_bits()).then_some(k as i64)
+    let x = t * TICKS;
+    if !(0.0..MAX_INT).contains(&x) {
+        return None;
+    }
+    let k = (x + 0.5) as i64;
+    ((k as f64 / TICKS).to_bits() == t.to_bits()).then_some(k)
 }
 
 #[derive(Debug, Clone)]
@@ -250,12 +256,11 @@ impl Block {
                 return 0;
             }
             Times::Ticks { base, off } => {
-                if off.is_empty() {
-                    if let Some(k) = tick(t) {
-                        *base = k;
-                    }
+                let k = tick(t);
+                if let (true, Some(k)) = (off.is_empty(), k) {
+                    *base = k;
                 }
-                match tick(t).and_then(|k| u32::try_from(k - *base).ok()) {
+                match k.and_then(|k| u32::try_from(k - *base).ok()) {
                     Some(o) => {
                         off.push(o);
                         return 0;
