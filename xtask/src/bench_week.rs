@@ -15,6 +15,29 @@ use serde_json::Value;
 
 use crate::{cargo, root, run_cmd};
 
+/// The recording's bound for 8 GPUs before retention windows were added (the first hour and
+/// 4,096 min/mean/max buckets per GPU stream, plus the events; no host stream), in MB.
+const PRE_RETENTION_MB: f64 = 45.6;
+
+/// The recording's heap against its bound, and the bound beside the pre-retention design's.
+fn memory(run: &Value) {
+    let num = |k: &str| run[k].as_f64().unwrap_or(f64::NAN);
+    let (heap, bound) = (num("heap_bytes"), num("bound_bytes"));
+    println!(
+        "    recording heap {:.1} MB of its {:.1} MB bound ({:.0}%)",
+        heap / 1e6,
+        bound / 1e6,
+        100.0 * heap / bound
+    );
+    println!(
+        "    bound beside the pre-retention design's: {:.1} MB here (host stream included) against \
+         {PRE_RETENTION_MB} MB \
+         (36,000 rows + 4,096 min/mean/max buckets per GPU stream, 8 GPUs and the events, no \
+         host; docs/report-format.md, \"Memory bound of a recording\")",
+        bound / 1e6
+    );
+}
+
 /// Runs `gpuwhy diagnose` on `report` three times; the median CPU seconds and the largest
 /// resident memory (MB), as `/usr/bin/time` measures them.
 fn diagnose(gpuwhy: &Path, report: &Path) -> Result<(f64, f64)> {
@@ -119,12 +142,7 @@ pub fn week() -> Result<()> {
             num(run, "old_bytes") / num(run, "new_bytes"),
             mb(run, "gz_bytes")
         );
-        println!(
-            "    recording heap {:.1} MB of its {:.1} MB bound ({:.0}%)",
-            mb(run, "heap_bytes"),
-            mb(run, "bound_bytes"),
-            100.0 * num(run, "heap_bytes") / num(run, "bound_bytes")
-        );
+        memory(&v[run]);
         println!(
             "    gpuwhy diagnose (release, median of 3, CPU time): {secs:.2} s, {rss:.0} MB \
              resident (goal ≤ 1 s); on the plain form {plain_secs:.2} s, {plain_rss:.0} MB"

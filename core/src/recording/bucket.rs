@@ -18,12 +18,14 @@ pub fn band_of(v: f32) -> usize {
     BAND_EDGES.iter().take_while(|e| v >= **e).count()
 }
 
-/// Running statistics of one column inside one bucket.
+/// Running statistics of one column inside one bucket. Packed to 4-byte alignment: 20 bytes
+/// instead of 24, the `f64` sum kept whole so that means are what they were.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, packed(4))]
 pub(super) struct Stat {
+    pub(super) sum: f64,
     pub(super) min: f32,
     pub(super) max: f32,
-    pub(super) sum: f64,
     pub(super) n: u32,
 }
 
@@ -195,7 +197,7 @@ mod tests {
         a.merge(&b);
         assert_eq!((a.t0, a.t1, a.rows), (1.0, 3.0, 3));
         assert_eq!(a.stats[0].values(), (0.0, 160.0 / 3.0, 100.0));
-        assert_eq!(a.stats[1].n, 2);
+        assert_eq!({ a.stats[1].n }, 2);
         assert_eq!(a.stats[1].values(), (3.0, 4.0, 5.0));
         assert_eq!(a.bands[0], [1, 0, 0, 0, 1, 0, 1]);
     }

@@ -8,8 +8,11 @@
 //! recordings (`docs/architecture.md`, "Layers"). It is not for analysis itself: rules read
 //! [`crate::signals`].
 
+mod block;
 mod bucket;
 pub(crate) mod build;
+#[cfg(test)]
+mod dense_tests;
 pub mod journal;
 mod load;
 pub mod reasons;
@@ -22,6 +25,7 @@ mod step_delta;
 mod tests;
 mod window_notes;
 
+pub use block::narrow_gpu_divs;
 pub use bucket::BANDS;
 pub use series::{
     band_of, Coarse, Retention, SeriesBuf, BAND_EDGES, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT,
@@ -194,10 +198,11 @@ impl Recording {
 
     /// Adds a GPU with its static facts; returns its position.
     pub fn add_device(&mut self, info: DeviceInfo) -> usize {
-        let mut series = SeriesBuf::with_retention(
+        let mut series = SeriesBuf::with_precision(
             GpuMetric::COUNT,
             Retention::from_full_rows(self.full_rows, self.coarse_buckets),
             &banded_gpu_columns(),
+            &narrow_gpu_divs(),
         );
         series.count_reasons(GpuMetric::ClockReasons.index(), GpuMetric::UtilGpu.index());
         self.devices.push(DeviceRecording { info, series });

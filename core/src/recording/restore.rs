@@ -57,7 +57,7 @@ impl SeriesBuf {
                     .push_restored(Piece::Bucket(self.bucket(coarse, names, k)));
                 k += 1;
             }
-            window.push_bounded(*ti, &row(i), usize::MAX);
+            window.push_bounded(*ti, &row(i), usize::MAX, &self.divs);
         }
         self.flush_window(&mut window);
         for k in k..coarse.t_start.len() {

@@ -5,6 +5,7 @@
 //! row, because a kept row closes the bucket being filled; buckets are merged only with a
 //! neighbouring bucket, never across a window.
 
+use super::block::{self, Block, CHUNK};
 use super::bucket::Bucket;
 use super::reasons::{ReasonCols, ReasonCounts};
 use super::rows::Rows;
@@ -26,6 +27,24 @@ pub(super) struct Limits {
     pub(super) windows: usize,
 }
 
+impl Limits {
+    /// Blocks of a window hold at most this many rows.
+    fn chunk(&self) -> usize {
+        self.window_rows.clamp(1, CHUNK)
+    }
+
+    /// Heap bytes the windows may hold: `window_rows` rows whose narrow columns stayed narrow,
+    /// the unused room of the open window's newest block, and the windows' block slots. Rows
+    /// that need the wide form fold windows sooner; the row limit binds first otherwise.
+    fn window_bytes(&self, columns: usize, divs: &[u32]) -> usize {
+        let chunk = self.chunk();
+        let blocks = self.window_rows.div_ceil(chunk) + self.windows;
+        (self.window_rows + chunk) * block::nominal_row(columns, divs)
+            + blocks * Block::nominal_bytes(columns, divs, 0)
+            + 2 * blocks * std::mem::size_of::<Block>()
+    }
+}
+
 /// The retired part of one stream.
 #[derive(Debug, Clone)]
 pub(super) struct Retired {
@@ -33,6 +52,12 @@ pub(super) struct Retired {
     band_slot: Vec<Option<usize>>,
     banded: usize,
     limits: Limits,
+    /// Per column, the values per unit of its narrow form (see [`super::block`]).
+    divs: Vec<u32>,
+    /// [`Limits::window_bytes`].
+    window_budget: usize,
+    /// Heap bytes of the closed windows.
+    closed_bytes: usize,
     pub(super) pieces: Vec<Piece>,
     pub(super) pending: Bucket,
     pub(super) rows_per_bucket: usize,
@@ -46,13 +71,21 @@ pub(super) struct Retired {
 }
 
 impl Retired {
-    pub(super) fn new(columns: usize, band_slot: Vec<Option<usize>>, limits: Limits) -> Retired {
+    pub(super) fn new(
+        columns: usize,
+        band_slot: Vec<Option<usize>>,
+        limits: Limits,
+        divs: &[u32],
+    ) -> Retired {
         let banded = band_slot.iter().flatten().count();
         Retired {
             columns,
             banded,
             band_slot,
             limits,
+            divs: divs.to_vec(),
+            window_budget: limits.window_bytes(columns, divs),
+            closed_bytes: 0,
             pieces: Vec::new(),
             pending: Bucket::new(columns, banded),
             rows_per_bucket: 1,
@@ -112,13 +145,32 @@ impl Retired {
         }
         let budget = self.limits.window_rows;
         if let Some(Piece::Window { rows, prio: p }) = self.pieces.last_mut() {
-            rows.push_bounded(t, row, budget);
+            rows.push_bounded(t, row, budget, &self.divs);
             *p = (*p).max(prio);
         }
         self.window_rows += 1;
-        while self.window_rows > self.limits.window_rows || self.windows > self.limits.windows {
-            self.drop_one_window();
+        self.hold_window_limits();
+    }
+
+    /// Folds windows while they hold more rows, more windows or more bytes than allowed.
+    fn hold_window_limits(&mut self) {
+        while self.window_rows > self.limits.window_rows
+            || self.windows > self.limits.windows
+            || self.window_bytes() > self.window_budget
+        {
+            if !self.drop_one_window() {
+                break;
+            }
         }
+    }
+
+    /// Heap bytes of the rows kept in windows.
+    fn window_bytes(&self) -> usize {
+        let open = match self.pieces.last() {
+            Some(Piece::Window { rows, .. }) if self.in_window => rows.heap_bytes(),
+            _ => 0,
+        };
+        self.closed_bytes + open
     }
 
     /// Most pieces at once: every bucket, every window, and one bucket between each two.
@@ -129,6 +181,7 @@ impl Retired {
     fn close_window(&mut self) {
         if let Some(Piece::Window { rows, .. }) = self.pieces.last_mut() {
             rows.shrink();
+            self.closed_bytes += rows.heap_bytes();
         }
         self.in_window = false;
     }
@@ -145,8 +198,9 @@ impl Retired {
         }
     }
 
-    /// Folds the least important window (oldest first among equals) into one bucket.
-    fn drop_one_window(&mut self) {
+    /// Folds the least important window (oldest first among equals) into one bucket; false
+    /// when there is none.
+    fn drop_one_window(&mut self) -> bool {
         let victim = self
             .pieces
             .iter()
@@ -156,18 +210,19 @@ impl Retired {
                 Piece::Bucket(_) => None,
             })
             .min();
-        let Some((_, i)) = victim else { return };
+        let Some((_, i)) = victim else { return false };
         let mut b = Bucket::new(self.columns, self.banded);
+        let open = i + 1 == self.pieces.len() && self.in_window;
         if let Piece::Window { rows, .. } = &self.pieces[i] {
-            let mut row = vec![f32::NAN; self.columns];
-            for k in 0..rows.len() {
-                for (c, v) in row.iter_mut().enumerate() {
-                    *v = rows.cols[c][k];
-                }
-                b.add(rows.t[k], &row, &self.band_slot);
-                b.count_reasons(&row, self.reason_cols);
-            }
+            let reason_cols = self.reason_cols;
+            rows.for_each_row(&self.divs, |t, row| {
+                b.add(t, row, &self.band_slot);
+                b.count_reasons(row, reason_cols);
+            });
             self.window_rows -= rows.len();
+            if !open {
+                self.closed_bytes -= rows.heap_bytes();
+            }
         }
         if i + 1 == self.pieces.len() {
             self.in_window = false;
@@ -178,6 +233,7 @@ impl Retired {
         if self.buckets >= self.limits.buckets {
             self.compact();
         }
+        true
     }
 
     /// Merges neighbouring buckets pairwise (never across a window) and doubles the width of
@@ -206,7 +262,9 @@ impl Retired {
         }
         self.buckets = out.iter().filter(|p| matches!(p, Piece::Bucket(_))).count();
         self.pieces = out;
-        self.rows_per_bucket *= 2;
+        // Saturating: windows that come and go often add buckets between compactions, so in a
+        // long run with few buckets the width could otherwise double past `usize`.
+        self.rows_per_bucket = self.rows_per_bucket.saturating_mul(2);
     }
 
     /// Appends a piece restored from a written report (see [`super::restore`]), in time
@@ -225,13 +283,12 @@ impl Retired {
             Piece::Window { rows, .. } => {
                 self.windows += 1;
                 self.window_rows += rows.len();
+                self.closed_bytes += rows.heap_bytes();
             }
             Piece::Bucket(_) => self.buckets += 1,
         }
         self.pieces.push(piece);
-        while self.window_rows > self.limits.window_rows || self.windows > self.limits.windows {
-            self.drop_one_window();
-        }
+        self.hold_window_limits();
         if self.buckets >= self.limits.buckets {
             self.compact();
         }
@@ -260,22 +317,30 @@ impl Retired {
                 Piece::Bucket(b) => b.heap_bytes(),
             })
             .sum();
-        pieces + self.pieces.capacity() * std::mem::size_of::<Piece>() + self.pending.heap_bytes()
+        pieces
+            + self.pieces.capacity() * std::mem::size_of::<Piece>()
+            + self.pending.heap_bytes()
+            + self.divs.capacity() * 4
     }
 
-    /// Upper bound of [`Self::heap_bytes`]. Windows hold at most `window_rows` rows; the open
-    /// window may carry growth slack of at most [`Rows::GROWTH_MAX`] rows (closed windows are
-    /// shrunk to their rows).
+    /// Upper bound of [`Self::heap_bytes`]. Windows hold at most their byte budget after each
+    /// row (closed windows are shrunk to their rows); one row may first open a block of wide
+    /// rows or widen the newest.
     pub(super) fn worst_case_bytes(&self) -> usize {
-        let row = 8 + 4 * self.columns;
         let reasons = self
             .reason_cols
             .map_or(0, |_| std::mem::size_of::<ReasonCounts>());
         let bucket = Bucket::bytes_for(self.columns, self.banded) + reasons;
-        let slack = Rows::GROWTH_MAX.min(self.limits.window_rows);
-        let windows = (self.limits.window_rows + slack) * row;
+        let windows = if self.limits.windows > 0 && self.limits.window_rows > 0 {
+            self.window_budget + Block::worst_case_bytes(self.columns, self.limits.chunk())
+        } else {
+            0
+        };
         // `limits.buckets` finished buckets plus the windows folded since the last compaction.
         let buckets = (self.limits.buckets + self.limits.windows + 1) * bucket;
-        windows + buckets + self.max_pieces() * std::mem::size_of::<Piece>()
+        windows
+            + buckets
+            + self.max_pieces() * std::mem::size_of::<Piece>()
+            + self.divs.capacity() * 4
     }
 }

@@ -11,8 +11,11 @@
 //!   full, neighbouring buckets are merged pairwise and the width of new buckets doubles.
 //!
 //! A bucket never spans a kept row. Memory is bounded for any run length
-//! ([`SeriesBuf::worst_case_bytes`]).
+//! ([`SeriesBuf::worst_case_bytes`]). Rows are held in the exact dense form of [`super::block`];
+//! the ring and the windows have a byte budget beside their row count that only values
+//! needing the wide form reach.
 
+use super::block::div_of;
 use super::bucket::{Bucket, BANDS};
 use super::reasons::ReasonCounts;
 use super::retired::{Limits, Piece, Retired};
@@ -27,18 +30,21 @@ pub const HEAD_ROWS_DEFAULT: usize = 3_000;
 pub const RECENT_ROWS_DEFAULT: usize = 36_000;
 
 /// Continuous full-resolution rows per stream, first minutes plus last hour. Worst case for
-/// one GPU (24 columns): 39 000 × (8 + 24 × 4) B ≈ 4.1 MB.
+/// one GPU (24 columns, 10 of them narrow): the head 3 000 × 104 B ≈ 0.31 MB (counted wide)
+/// and the ring's budget (36 000 + 2 × 1 024) × (8 + 10 × 2 + 14 × 4) B ≈ 3.2 MB, plus one
+/// block of wide rows ≈ 0.11 MB (docs/report-format.md, "Memory bound of a recording").
 pub const FULL_ROWS_DEFAULT: usize = HEAD_ROWS_DEFAULT + RECENT_ROWS_DEFAULT;
 
 /// Rows kept in windows older than the last hour: 24 windows of one minute at 100 ms. Worst
-/// case for one GPU: 2 × 14 400 × 104 B ≈ 3.0 MB (the open window's growth slack included).
+/// case for one GPU: the byte budget (14 400 + 1 024) × 84 B ≈ 1.3 MB, block overheads and
+/// one block of wide rows ≈ 0.14 MB.
 pub const WINDOW_ROWS_DEFAULT: usize = 14_400;
 
 /// Most windows kept at once.
 pub const MAX_WINDOWS: usize = 64;
 
 /// Default number of buckets per stream. Worst case for one GPU (24 columns, 6 banded):
-/// (4 096 + 65) × (24 × 24 + 6 × 28) B ≈ 3.1 MB.
+/// (4 096 + 65) × (24 × 20 + 6 × 28) B ≈ 2.7 MB.
 pub const COARSE_BUCKETS_DEFAULT: usize = 4_096;
 
 /// Seconds kept at full resolution before and after a marked instant.
@@ -135,6 +141,8 @@ impl Coarse {
 pub struct SeriesBuf {
     pub(super) columns: usize,
     band_slot: Vec<Option<usize>>,
+    /// Per column, the values per unit of its narrow form; empty: all wide.
+    pub(super) divs: Vec<u32>,
     pub(super) retention: Retention,
     head: Rows,
     ring: Ring,
@@ -163,6 +171,24 @@ impl SeriesBuf {
     /// A buffer keeping what `retention` says; the columns in `banded` (utilization-like,
     /// in %) also count their folded values per band of [`BAND_EDGES`].
     pub fn with_retention(columns: usize, retention: Retention, banded: &[usize]) -> Self {
+        Self::with_precision(columns, retention, banded, &[])
+    }
+
+    /// [`Self::with_retention`], column `i` held in 16 bits at `divs[i]` values per unit
+    /// when a value reads back exactly from that form (0: 32 bits; see
+    /// [`crate::recording::narrow_gpu_divs`]). Nothing read back differs; values that need
+    /// the wide form make the ring and the windows keep fewer rows within the bound.
+    pub fn with_precision(
+        columns: usize,
+        retention: Retention,
+        banded: &[usize],
+        divs: &[u32],
+    ) -> Self {
+        let divs: Vec<u32> = if divs.iter().any(|d| *d > 0) {
+            (0..columns).map(|i| div_of(divs, i)).collect()
+        } else {
+            Vec::new()
+        };
         let buckets = retention.buckets.max(2).next_multiple_of(2);
         let retention = Retention {
             buckets,
@@ -184,11 +210,12 @@ impl SeriesBuf {
         };
         SeriesBuf {
             columns,
-            retired: Retired::new(columns, band_slot.clone(), limits),
+            retired: Retired::new(columns, band_slot.clone(), limits, &divs),
             band_slot,
             retention,
             head: Rows::new(columns),
-            ring: Ring::new(columns, retention.recent_rows),
+            ring: Ring::new(columns, retention.recent_rows, &divs),
+            divs,
             marks: Vec::new(),
             scratch: Vec::with_capacity(columns),
             total_rows: 0,
@@ -212,11 +239,16 @@ impl SeriesBuf {
 
     /// Upper bound of the heap bytes this buffer can ever use.
     pub fn worst_case_bytes(&self) -> usize {
-        let row = 8 + 4 * self.columns;
-        let full = self.full_capacity() * row;
-        full + self.retired.worst_case_bytes()
+        let head = if self.retention.head_rows > 0 {
+            Rows::worst_case_bytes(self.columns, self.retention.head_rows)
+        } else {
+            0
+        };
+        head + self.ring.worst_case_bytes()
+            + self.retired.worst_case_bytes()
             + MAX_MARKS * std::mem::size_of::<Mark>()
             + self.columns * 4
+            + self.divs.capacity() * 4
     }
 
     /// Heap bytes in use now (capacity of the vectors).
@@ -226,6 +258,7 @@ impl SeriesBuf {
             + self.retired.heap_bytes()
             + self.marks.capacity() * std::mem::size_of::<Mark>()
             + self.scratch.capacity() * 4
+            + self.divs.capacity() * 4
     }
 
     /// Total rows ever pushed.
@@ -274,29 +307,43 @@ impl SeriesBuf {
     pub fn push(&mut self, t: f64, row: &[f32]) {
         self.total_rows += 1;
         if self.head.len() < self.retention.head_rows {
-            self.head.push_bounded(t, row, self.retention.head_rows);
+            self.head
+                .push_bounded(t, row, self.retention.head_rows, &self.divs);
             return;
         }
         let mut evicted = std::mem::take(&mut self.scratch);
-        if let Some(old_t) = self.ring.push(t, row, &mut evicted) {
-            self.marks.retain(|m| m.t1 >= old_t);
-            let keep = self
-                .marks
-                .iter()
-                .filter(|m| m.t0 <= old_t)
-                .map(|m| m.prio)
-                .max();
-            self.retired.retire(old_t, &evicted, keep);
+        if self.ring.cap() == 0 {
+            evicted.clear();
+            evicted.extend((0..self.columns).map(|i| row.get(i).copied().unwrap_or(f32::NAN)));
+            self.retire(t, &evicted);
+        } else {
+            self.ring.push(t, row, &self.divs);
+            while let Some(old_t) = self.ring.evict(&mut evicted, &self.divs) {
+                self.retire(old_t, &evicted);
+            }
         }
         self.scratch = evicted;
     }
 
+    /// Hands a row that left the ring to the retired part, kept if a mark covers it.
+    fn retire(&mut self, old_t: f64, row: &[f32]) {
+        self.marks.retain(|m| m.t1 >= old_t);
+        let keep = self
+            .marks
+            .iter()
+            .filter(|m| m.t0 <= old_t)
+            .map(|m| m.prio)
+            .max();
+        self.retired.retire(old_t, row, keep);
+    }
+
     /// Sample times of the rows kept at full resolution, in time order, seconds since start.
     pub fn times(&self) -> Vec<f64> {
-        let mut out = self.head.t.clone();
+        let mut out = Vec::new();
+        self.head.times_into(&mut out);
         for p in &self.retired.pieces {
             if let Piece::Window { rows, .. } = p {
-                out.extend_from_slice(&rows.t);
+                rows.times_into(&mut out);
             }
         }
         self.ring.times_into(&mut out);
@@ -305,13 +352,14 @@ impl SeriesBuf {
 
     /// Full-resolution values of one column, one per entry of [`Self::times`].
     pub fn column(&self, i: usize) -> Vec<f32> {
-        let mut out = self.head.cols[i].clone();
+        let mut out = Vec::new();
+        self.head.column_into(i, &self.divs, &mut out);
         for p in &self.retired.pieces {
             if let Piece::Window { rows, .. } = p {
-                out.extend_from_slice(&rows.cols[i]);
+                rows.column_into(i, &self.divs, &mut out);
             }
         }
-        self.ring.column_into(i, &mut out);
+        self.ring.column_into(i, &self.divs, &mut out);
         out
     }
 
