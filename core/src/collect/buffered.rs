@@ -21,7 +21,7 @@ use super::cost::CallStats;
 use super::gpu::{Gpu, Outcome};
 
 mod cadence;
-pub use cadence::TICK_TRAFFIC_MBS;
+pub use cadence::{RECHECK_EVERY, STEADY_RATIO, TICK_TRAFFIC_MBS};
 
 /// The environment variable that turns buffered mode on when set to `1` (the default of
 /// `RecorderConfig::nvml_samples`).
