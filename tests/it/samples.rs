@@ -64,12 +64,9 @@ fn rows_filled_from_samples_follow_the_model_within_a_sampling_period() {
         via(&r, 0, "sm_clock").as_deref(),
         Some("nvmlDeviceGetSamples")
     );
-    // No traffic and no slowdown: the seconds are read once, power from its samples
+    // No traffic and no slowdown: the seconds are read once, power from the power samples
     // (`samples_cadence.rs`).
-    assert_eq!(
-        via(&r, 0, "power").as_deref(),
-        Some("nvmlDeviceGetSamples")
-    );
+    assert_eq!(via(&r, 0, "power").as_deref(), Some("nvmlDeviceGetSamples"));
     let util = rows(&r, 0, "util_gpu");
     let ticks = r.series[0].data.t.len();
     assert!(
