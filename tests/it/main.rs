@@ -13,6 +13,7 @@ mod mig;
 mod report_io;
 mod retention;
 mod samples;
+mod samples_cadence;
 mod scenarios;
 mod schema;
 mod schema_baseline;

@@ -20,6 +20,9 @@ use crate::nvml::{Nvml, NvmlError, Sample, SamplingType, SAMPLES_PER_CALL};
 use super::cost::CallStats;
 use super::gpu::{Gpu, Outcome};
 
+mod cadence;
+pub use cadence::{RECHECK_EVERY, STEADY_RATIO, TICK_TRAFFIC_MBS};
+
 /// The environment variable that turns buffered mode on when set to `1` (the default of
 /// `RecorderConfig::nvml_samples`).
 pub const ENV_SAMPLES: &str = "GPUWHY_NVML_SAMPLES";
@@ -40,15 +43,20 @@ const MAX_CALLS_PER_TYPE: usize = 4;
 type Row = [f32; M::COUNT];
 
 /// Sampled kinds.
-const N: usize = 3;
+const N: usize = 4;
 
-/// The sampled metrics: (type, metric, upper bound). Power is not among them: the field
-/// batch, made every tick anyway, gives the instant draw.
-const KINDS: [(SamplingType, M, f64); N] = [
-    (SamplingType::GpuUtilization, M::UtilGpu, 100.0),
-    (SamplingType::MemoryUtilization, M::UtilMem, 100.0),
-    (SamplingType::ProcessorClock, M::SmClock, f64::MAX),
+/// The sampled metrics: (type, metric, upper bound, unit factor). Power's samples (mW) are
+/// read only for a second read once (`cadence`): a second read every tick has the field
+/// batch's instant draw in each row.
+const KINDS: [(SamplingType, M, f64, f64); N] = [
+    (SamplingType::GpuUtilization, M::UtilGpu, 100.0, 1.0),
+    (SamplingType::MemoryUtilization, M::UtilMem, 100.0, 1.0),
+    (SamplingType::ProcessorClock, M::SmClock, f64::MAX, 1.0),
+    (SamplingType::TotalPower, M::Power, f64::MAX, 1e-3),
 ];
+
+/// Where power stands in [`KINDS`].
+const POWER: usize = 3;
 
 /// Whether `GPUWHY_NVML_SAMPLES` asks for buffered mode: `1` (anything else, or unset, is
 /// per-tick reading).
@@ -77,6 +85,12 @@ pub struct Buffered {
     /// A type was refused for good: the rows pending are filled once more, then the GPU
     /// goes back to per-tick reading.
     retiring: bool,
+    /// Whether the second being read is read once, at its read tick (`cadence`).
+    cadence: cadence::Cadence,
+    /// The driver refused power samples: every second is read every tick.
+    no_power: bool,
+    /// The clock-event counters at the last read, to see whether they moved.
+    counters: Option<[f64; super::reasons::COUNTERS.len()]>,
 }
 
 impl Gpu {
@@ -100,7 +114,11 @@ impl Gpu {
     ) -> Vec<Outcome> {
         let mut out = Vec::new();
         let mut row = [f32::NAN; M::COUNT];
-        self.sample_fields(nvml, false, &mut row, stats, &mut out);
+        if self.buffered.as_ref().is_some_and(|b| b.cadence.once) {
+            // A quiet second: no call, the read tick completes the row.
+        } else {
+            self.sample_fields(nvml, false, &mut row, stats, &mut out);
+        }
         if let Some(b) = self.buffered.as_mut() {
             b.pending.push((t, row));
         }
@@ -121,12 +139,16 @@ impl Gpu {
         };
         self.fields_at_us = None;
         let mut refused = false;
-        for (k, (kind, metric, _)) in KINDS.into_iter().enumerate() {
-            if self.lost || !self.is_on(metric) {
+        for (k, (kind, metric, _, _)) in KINDS.into_iter().enumerate() {
+            b.got[k].clear();
+            if self.lost || !self.is_on(metric) || (k == POWER && (!b.cadence.once || b.no_power)) {
                 continue;
             }
             match read_kind(nvml, self, kind, &mut b, k, stats) {
                 Ok(()) => {}
+                Err(e) if k == POWER && e.is_unavailable() && !e.is_gpu_lost() => {
+                    b.no_power = true;
+                }
                 Err(e) if e.is_unavailable() && !e.is_gpu_lost() => refused = true,
                 Err(e) => {
                     self.take::<()>(&[metric], Err(e), &mut out);
@@ -151,14 +173,41 @@ impl Gpu {
             rows.push((self.pos, t, *row));
             return;
         };
+        let first = rows.len();
         let used = fill(&mut b, self.pos, t, self.fields_at_us, row, rows);
-        for (k, (_, metric, _)) in KINDS.iter().enumerate() {
+        for (k, (_, metric, _, _)) in KINDS.iter().enumerate() {
             if used[k] {
                 self.answered(&[*metric], SAMPLES);
             }
         }
+        self.next_cadence(&mut b, &rows[first..]);
         if !b.retiring {
             self.buffered = Some(b);
+        }
+    }
+}
+
+impl Gpu {
+    /// After a read that completed `rows` (the read tick's last): whether the next second
+    /// is read every tick or once. The first read (no second behind it) keeps every tick.
+    fn next_cadence(&mut self, b: &mut Buffered, rows: &[(usize, f64, Row)]) {
+        let now = self.reasons.prev.map(|p| p.1);
+        let moved = cadence::counters_moved(b.counters, now);
+        b.counters = now;
+        if rows.len() < 2 {
+            return;
+        }
+        let was_once = b.cadence.once;
+        let rows: Vec<&Row> = rows.iter().map(|r| &r.2).collect();
+        b.cadence.next(&rows, moved);
+        if b.no_power {
+            b.cadence.once = false;
+        }
+        if b.cadence.once && !was_once {
+            // Power samples from now on only: the driver's time of this read.
+            if let Some(now_us) = self.fields_at_us {
+                b.last_seen[POWER] = b.last_seen[POWER].max(now_us.max(0) as u64);
+            }
         }
     }
 }
@@ -206,10 +255,21 @@ fn fill(
     let mem = M::MemUsed.index();
     for (tp, r) in &mut b.pending {
         r[mem] = row[mem];
+        if b.cadence.once {
+            for m in cadence::CARRIED {
+                r[m.index()] = row[m.index()];
+            }
+        }
         let at_us = now_us - ((t - *tp) * 1e6).round() as i64;
-        for (k, (_, metric, max)) in KINDS.iter().enumerate() {
+        for (k, (_, metric, max, unit)) in KINDS.iter().enumerate() {
+            // A second read once takes power from the samples in every row, the read
+            // tick's too, so the report's `via` says which cadence the last second had.
+            let sampled_power = k == POWER && b.cadence.once;
+            if !r[metric.index()].is_nan() && !sampled_power {
+                continue;
+            }
             if let Some(v) = value_at(b.last[k].iter().chain(&b.got[k]), at_us, *max) {
-                r[metric.index()] = v as f32;
+                r[metric.index()] = (v * unit) as f32;
                 used[k] = true;
             }
         }

@@ -26,7 +26,7 @@ mod sampler;
 mod slow;
 mod smshare;
 
-pub use buffered::ENV_SAMPLES;
+pub use buffered::{ENV_SAMPLES, RECHECK_EVERY, STEADY_RATIO, TICK_TRAFFIC_MBS};
 pub use clock::{Clock, ManualClock, ScaledClock, Stopper};
 pub use cost::{thread_cpu_seconds, CallStats};
 pub use fields::ENV_FIELDS;

@@ -61,6 +61,10 @@ pub(super) type ProcessUtilFn = unsafe extern "C" fn(
 /// Most process samples read in one call; the driver keeps a short ring of samples per GPU.
 const MAX_PROCESS_SAMPLES: u32 = 1024;
 
+/// Samples the first fill has room for: about a second of samples of ten processes (the
+/// driver samples each every 1/6 s to 1 s).
+const FIRST_PROCESS_SAMPLES: u32 = 64;
+
 /// One per-process utilization sample (`nvmlProcessUtilizationSample_t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProcessUtilization {
@@ -176,7 +180,11 @@ impl Nvml {
     }
 
     /// Per-process utilization samples of `d` newer than `since_us` (0: every sample the
-    /// driver keeps). No sample yet (NOT_FOUND) is an empty list.
+    /// driver keeps). No sample yet (NOT_FOUND) is an empty list. A fill with room for
+    /// [`FIRST_PROCESS_SAMPLES`] comes first; only when the samples do not fit
+    /// (INSUFFICIENT_SIZE, the count set to the size needed) a second fill follows, so a
+    /// second's samples of a few processes cost one driver call instead of a size query and
+    /// a fill.
     pub fn process_utilization(
         &self,
         d: Device,
@@ -184,20 +192,17 @@ impl Nvml {
     ) -> Result<Vec<ProcessUtilization>, NvmlError> {
         let h = self.raw(d)?;
         self.syms.process_utilization.call(|symbol, f| {
-            let mut count: c_uint = 0;
-            // SAFETY: `f` is the nvml.h prototype of `nvmlDeviceGetProcessUtilization`; a
-            // NULL buffer with a count of 0 is the documented size query.
-            let rc = unsafe { f(h, std::ptr::null_mut(), &mut count, since_us) };
-            match rc {
-                codes::SUCCESS => return Ok(Vec::new()),
-                codes::NOT_FOUND => return Ok(Vec::new()),
-                codes::INSUFFICIENT_SIZE => {}
-                _ => return check(symbol, rc).map(|()| Vec::new()),
-            }
-            let mut capacity = count.min(MAX_PROCESS_SAMPLES);
+            let mut capacity = FIRST_PROCESS_SAMPLES;
             let mut buf = vec![nvmlProcessUtilizationSample_t::default(); capacity as usize];
-            // SAFETY: as above; `buf` holds `capacity` elements, the count passed.
-            let rc = unsafe { f(h, buf.as_mut_ptr(), &mut capacity, since_us) };
+            // SAFETY: `f` is the nvml.h prototype of `nvmlDeviceGetProcessUtilization`;
+            // `buf` holds `capacity` elements, the count passed.
+            let mut rc = unsafe { f(h, buf.as_mut_ptr(), &mut capacity, since_us) };
+            if rc == codes::INSUFFICIENT_SIZE {
+                capacity = capacity.clamp(FIRST_PROCESS_SAMPLES, MAX_PROCESS_SAMPLES);
+                buf = vec![nvmlProcessUtilizationSample_t::default(); capacity as usize];
+                // SAFETY: as the call above, with the larger buffer and its count.
+                rc = unsafe { f(h, buf.as_mut_ptr(), &mut capacity, since_us) };
+            }
             if rc == codes::NOT_FOUND {
                 return Ok(Vec::new());
             }

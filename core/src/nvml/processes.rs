@@ -28,8 +28,11 @@ pub struct ProcessInfo {
 /// Largest element size any driver is known to write.
 const MAX_STRIDE: usize = 32;
 /// Spare elements allocated beyond the reported count, for processes that start between
-/// the size query and the fill.
+/// the answer that asked for more room and the next fill.
 const SLACK: usize = 8;
+/// Entries the first fill has room for (with [`SLACK`]): a GPU's compute processes rarely
+/// number more, and a longer list costs one more call.
+const FIRST_CAPACITY: usize = 8;
 /// Fill attempts before giving up on a process list that keeps growing.
 const ATTEMPTS: usize = 4;
 /// Byte the buffer is pre-filled with, so bytes the driver did not write decode to values
@@ -118,8 +121,11 @@ fn decode(
 }
 
 impl Nvml {
-    /// Processes with a compute context on `d` (size query, then a fill that retries while
-    /// the list grows). `_v3`, falling back to `_v2` and the unversioned function.
+    /// Processes with a compute context on `d`: a fill with room for [`FIRST_CAPACITY`]
+    /// entries, retried with the count NVML asks for while the list does not fit (nvml.h:
+    /// INSUFFICIENT_SIZE sets `infoCount` to the size needed), so a short list costs one
+    /// driver call instead of a size query and a fill. `_v3`, falling back to `_v2` and the
+    /// unversioned function.
     ///
     /// # Errors
     ///
@@ -127,21 +133,14 @@ impl Nvml {
     pub fn compute_processes(&self, d: Device) -> Result<Vec<ProcessInfo>, NvmlError> {
         let h = self.raw(d)?;
         self.syms.compute_processes.call(|symbol, f| {
-            let mut needed: c_uint = 0;
-            // SAFETY: `f` is `nvmlReturn_t (nvmlDevice_t, unsigned int*, nvmlProcessInfo*_t*)`;
-            // a count of 0 with a NULL array is the documented size query.
-            let rc = unsafe { f(h, &mut needed, std::ptr::null_mut()) };
-            match rc {
-                codes::SUCCESS => return Ok(Vec::new()),
-                codes::INSUFFICIENT_SIZE => {}
-                _ => return Err(NvmlError::new(symbol, rc)),
-            }
+            let mut needed = FIRST_CAPACITY as c_uint;
             for _ in 0..ATTEMPTS {
                 let capacity = needed as usize + SLACK;
                 let mut buf = vec![u64::from_ne_bytes([MARKER; 8]); capacity * MAX_STRIDE / 8];
                 let mut count = c_uint::try_from(capacity).unwrap_or(c_uint::MAX);
-                // SAFETY: as above; `buf` (8-byte aligned) holds `capacity` elements of the
-                // largest size any driver writes, and `count` tells NVML that capacity.
+                // SAFETY: `f` is `nvmlReturn_t (nvmlDevice_t, unsigned int*, nvmlProcessInfo*_t*)`;
+                // `buf` (8-byte aligned) holds `capacity` elements of the largest size any
+                // driver writes, and `count` tells NVML that capacity.
                 let rc = unsafe { f(h, &mut count, buf.as_mut_ptr().cast()) };
                 match rc {
                     codes::SUCCESS => {}
