@@ -20,18 +20,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use gpuwhy::collect::{
-    thread_cpu_seconds, Recorder, RecorderConfig, ENV_FIELDS, ENV_SAMPLES, RECHECK_EVERY,
-};
+use gpuwhy::collect::{thread_cpu_seconds, ENV_FIELDS, ENV_SAMPLES, RECHECK_EVERY};
 use gpuwhy::host::{HostSampler, SLOW_EVERY};
-use gpuwhy::report::Report;
 use gpuwhy_tests::{install_sim, patched, scenario};
 use serde_json::Value;
 
-use crate::{root, run_cmd};
+use crate::{cargo, root, run_cmd};
 
 /// Sampling interval for the sampler comparison, seconds: the default, so the slow tick's
 /// share of the calls is what a user pays.
@@ -90,28 +86,61 @@ enum Mode {
     Single,
 }
 
-/// One recording of the GPUs alone in `mode`.
-fn record(lib: &Path, mode: Mode, seconds: f64) -> Result<Report> {
-    // The bench is single-threaded here: no other thread reads the environment meanwhile.
-    std::env::remove_var(ENV_FIELDS);
-    std::env::remove_var(ENV_SAMPLES);
-    match mode {
-        Mode::Buffered => std::env::set_var(ENV_SAMPLES, "1"),
-        Mode::Batched => {}
-        Mode::Single => std::env::set_var(ENV_FIELDS, "0"),
-    }
-    let cfg = RecorderConfig {
-        interval_s: INTERVAL_S,
-        nvml_path: Some(lib.to_path_buf()),
-        host: false,
-        ..RecorderConfig::default()
+/// What one recording cost.
+struct Run {
+    ticks: f64,
+    devices: f64,
+    nvml_calls: f64,
+    sampler_cpu_s: f64,
+    cpu_per_gpu_tick_us: f64,
+}
+
+/// The release build of `core/examples/sampler_run.rs`: gpuwhy's side is measured as users
+/// run it, not as the debug build of this xtask binary runs.
+fn sampler_run() -> Result<PathBuf> {
+    run_cmd(cargo().args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "gpuwhy",
+        "--example",
+        "sampler_run",
+    ]))?;
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    Ok(target.join("release").join("examples").join("sampler_run"))
+}
+
+/// One recording of the GPUs alone in `mode`, by the release runner `exe`.
+fn record(exe: &Path, lib: &Path, mode: Mode, seconds: f64) -> Result<Run> {
+    let mode = match mode {
+        Mode::Buffered => "buffered",
+        Mode::Batched => "batched",
+        Mode::Single => "single",
     };
-    let rec = Recorder::start(cfg)?;
-    std::thread::sleep(Duration::from_secs_f64(seconds));
-    let r = rec.stop();
-    std::env::remove_var(ENV_FIELDS);
-    std::env::remove_var(ENV_SAMPLES);
-    Ok(Report::from_recording(&r))
+    let out = Command::new(exe)
+        .arg(lib)
+        .args([mode, &seconds.to_string(), &INTERVAL_S.to_string()])
+        .env_remove(ENV_FIELDS)
+        .env_remove(ENV_SAMPLES)
+        .output()
+        .context("cannot run sampler_run")?;
+    if !out.status.success() {
+        bail!(
+            "sampler_run failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).context("sampler_run output")?;
+    let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    Ok(Run {
+        ticks: num("ticks"),
+        devices: num("devices"),
+        nvml_calls: num("nvml_calls"),
+        sampler_cpu_s: num("sampler_cpu_s"),
+        cpu_per_gpu_tick_us: num("cpu_per_gpu_tick_us"),
+    })
 }
 
 /// Totals over the rounds of one side: GPU-ticks, NVML calls, whole-thread CPU seconds and
@@ -126,25 +155,25 @@ struct Side {
 
 impl Side {
     /// Adds one recording, or takes it away (`sign` -1: a short run's fixed costs).
-    fn add_report(&mut self, r: &Report, sign: f64) {
-        let per = r.overhead.ticks as f64 * r.devices.len() as f64;
+    fn add_report(&mut self, r: &Run, sign: f64) {
+        let per = r.ticks * r.devices;
         self.gpu_ticks += sign * per;
-        self.calls += sign * r.overhead.nvml_calls as f64;
-        self.cpu_s += sign * r.overhead.sampler_cpu_s.unwrap_or(f64::NAN);
-        self.work_s += sign * r.overhead.cpu_per_gpu_tick_us.unwrap_or(f64::NAN) * per / 1e6;
+        self.calls += sign * r.nvml_calls;
+        self.cpu_s += sign * r.sampler_cpu_s;
+        self.work_s += sign * r.cpu_per_gpu_tick_us * per / 1e6;
     }
 
     /// Adds a long recording less a short one of the same side: the cost of the ticks
     /// between, without the run's fixed costs.
-    fn add_marginal(&mut self, lib: &Path, mode: Mode) -> Result<usize> {
+    fn add_marginal(&mut self, exe: &Path, lib: &Path, mode: Mode) -> Result<usize> {
         let seconds = match mode {
             Mode::Buffered => BUFFERED_S,
             Mode::Batched | Mode::Single => DURATION_S,
         };
-        let long = record(lib, mode, seconds)?;
+        let long = record(exe, lib, mode, seconds)?;
         self.add_report(&long, 1.0);
-        self.add_report(&record(lib, mode, SHORT_S)?, -1.0);
-        Ok(long.devices.len())
+        self.add_report(&record(exe, lib, mode, SHORT_S)?, -1.0);
+        Ok(long.devices as usize)
     }
 
     /// (NVML calls, whole-thread CPU µs, polling-work CPU µs) per GPU per tick.
@@ -206,6 +235,7 @@ pub fn sampler() -> Result<()> {
     let text = patched(text, &[("speed", Value::from(1.0))]);
     let sim = install_sim(&text, false)?;
     let py = python_with_pynvml()?;
+    let exe = sampler_run()?;
     std::env::set_var(ENV_CALL_US, SIM_CALL_US);
     let mut sides: [Side; 3] = Default::default();
     let mut theirs = Side::default();
@@ -215,7 +245,7 @@ pub fn sampler() -> Result<()> {
             .iter_mut()
             .zip([Mode::Buffered, Mode::Batched, Mode::Single])
         {
-            gpus = side.add_marginal(sim.lib(), mode)?;
+            gpus = side.add_marginal(&exe, sim.lib(), mode)?;
         }
         pynvml(&py, sim.dir(), &mut theirs)?;
     }
@@ -223,7 +253,7 @@ pub fn sampler() -> Result<()> {
     let [buffered, batched, single] = sides.map(|s| s.per_gpu_tick());
     let their = theirs.per_gpu_tick();
     println!(
-        "sampler: {gpus} GPUs, interval {} ms, {ROUNDS} rounds of {DURATION_S} s per side (buffered {BUFFERED_S} s; sides alternate; gpuwhy's figures less a {SHORT_S} s run's, so opening the GPUs is left out as pynvml's init is), same simulated libnvidia-ml.so.1, {SIM_CALL_US} µs per NVML call (a real driver's cost)",
+        "sampler: {gpus} GPUs, interval {} ms, {ROUNDS} rounds of {DURATION_S} s per side (buffered {BUFFERED_S} s; sides alternate; gpuwhy in a release build, as users run it; its figures less a {SHORT_S} s run's, so opening the GPUs is left out as pynvml's init is), same simulated libnvidia-ml.so.1, {SIM_CALL_US} µs per NVML call (a real driver's cost)",
         INTERVAL_S * 1e3,
     );
     print_calls(buffered.0, batched.0, single.0, their.0);
