@@ -7,8 +7,8 @@ use super::{Coarse, Recording, SeriesBuf, BANDS, BAND_EDGES, HOST_COLUMNS, HOST_
 use crate::metric::reasons::THROTTLING_BITS;
 use crate::metric::GpuMetric;
 use crate::report::{
-    CoarseColumn, CoarseData, Column, DeviceSeries, HostData, Report, SeriesData, Tool, Verdict,
-    SCHEMA,
+    CoarseColumn, CoarseData, Column, DeviceSeries, HostData, ReasonBuckets, Report, SeriesData,
+    Tool, Verdict, SCHEMA,
 };
 
 /// One stream as the report writes it: the kept rows, then the buckets.
@@ -52,17 +52,13 @@ fn coarse_data(c: Coarse, names: &[String]) -> CoarseData {
             })
             .unwrap_or_default();
         any_bands |= !bands.is_empty();
-        let mut col = CoarseColumn {
+        let col = CoarseColumn {
             min: Column(mn),
             mean: Column(me),
             max: Column(mx),
             count: n,
             bands,
-            ..CoarseColumn::default()
         };
-        if name == GpuMetric::ClockReasons.name() && !reasons.is_empty() {
-            reason_counts(&mut col, &reasons);
-        }
         cm.insert(name.clone(), col);
     }
     CoarseData {
@@ -76,18 +72,21 @@ fn coarse_data(c: Coarse, names: &[String]) -> CoarseData {
         } else {
             Vec::new()
         },
+        reasons: reason_buckets(&reasons),
     }
 }
 
-/// The buckets' loaded samples by clock-event reason, as the clock-event column writes them
-/// (`recording::reasons`).
-fn reason_counts(col: &mut CoarseColumn, reasons: &[ReasonCounts]) {
-    col.loaded = reasons.iter().map(|r| r.loaded).collect();
-    col.throttled = reasons.iter().map(|r| r.throttled).collect();
-    col.bits = THROTTLING_BITS.to_vec();
-    col.loaded_bits = (0..THROTTLING_BITS.len())
-        .map(|k| reasons.iter().map(|r| r.bits[k]).collect())
-        .collect();
+/// The buckets' loaded samples by clock-event reason as the report writes them
+/// (`recording::reasons`); `None` for a stream that does not count them.
+fn reason_buckets(reasons: &[ReasonCounts]) -> Option<ReasonBuckets> {
+    (!reasons.is_empty()).then(|| ReasonBuckets {
+        loaded: reasons.iter().map(|r| r.loaded).collect(),
+        throttled: reasons.iter().map(|r| r.throttled).collect(),
+        bits: THROTTLING_BITS.to_vec(),
+        loaded_bits: (0..THROTTLING_BITS.len())
+            .map(|k| reasons.iter().map(|r| r.bits[k]).collect())
+            .collect(),
+    })
 }
 
 impl Report {

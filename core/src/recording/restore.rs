@@ -104,21 +104,18 @@ impl SeriesBuf {
                     *band = counts.get(k).copied().unwrap_or(0);
                 }
             }
-            if self
-                .retired
-                .reason_cols()
-                .is_some_and(|(mask, _)| mask == i)
-            {
-                b.reasons = restored_reasons(cc, k).map(Box::new);
-            }
+        }
+        if self.retired.reason_cols().is_some() {
+            b.reasons = restored_reasons(coarse, k).map(Box::new);
         }
         b
     }
 }
 
-/// Bucket `k`'s loaded samples by clock-event reason as `cc` (the clock-event column) wrote
-/// them; `None` for a report written before they were counted.
-fn restored_reasons(cc: &crate::report::CoarseColumn, k: usize) -> Option<ReasonCounts> {
+/// Bucket `k`'s loaded samples by clock-event reason as `coarse` wrote them; `None` for a
+/// report written before they were counted.
+fn restored_reasons(coarse: &CoarseData, k: usize) -> Option<ReasonCounts> {
+    let cc = coarse.reasons.as_ref()?;
     let mut r = ReasonCounts {
         loaded: *cc.loaded.get(k)?,
         throttled: cc.throttled.get(k).copied().unwrap_or(0),

@@ -47,7 +47,7 @@ pub use ranks::{
     Exemplar, GpuSpot, Imbalance, NodeSummary, PhaseTimes, RankFinding, RankGpu, RankSteps,
     RankSummary, RanksData, Straggler,
 };
-pub use series::{CoarseColumn, CoarseData, DeviceSeries, SeriesData};
+pub use series::{CoarseColumn, CoarseData, DeviceSeries, ReasonBuckets, SeriesData};
 pub use steps::{PhaseStats, StepsData, ThreadSteps, STEP_KEY};
 pub use time::rfc3339_utc;
 pub use window::KeptWindow;

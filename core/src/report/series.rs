@@ -47,6 +47,9 @@ pub struct CoarseData {
     pub rows: Vec<u32>,
     /// Edges (%) of the bands of [`CoarseColumn::bands`], present when a column has bands.
     pub band_edges: Vec<f32>,
+    /// A GPU stream's loaded samples by clock-event reason, per bucket (absent in older
+    /// reports).
+    pub reasons: Option<ReasonBuckets>,
 }
 
 /// One column's bucket statistics (written by `report/packed/coarse.rs`).
@@ -66,9 +69,15 @@ pub struct CoarseColumn {
     /// edge, between each two, at or above the last), the count of values per bucket.
     #[serde(deserialize_with = "super::packed::coarse::bands_de")]
     pub bands: Vec<Vec<u32>>,
-    /// `clock_reasons` of a GPU stream: per bucket, the samples with `util_gpu` at or above
-    /// the load threshold (`metric::LOAD_UTIL`) and a clock-event mask (empty for other
-    /// columns, and in older reports).
+}
+
+/// A GPU stream's buckets counted by clock-event reason: what the throttling checks need,
+/// which a bucket's mean of a bitmask cannot say.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ReasonBuckets {
+    /// Per bucket, the samples with `util_gpu` at or above the load threshold
+    /// (`metric::LOAD_UTIL`) and a clock-event mask.
     #[serde(deserialize_with = "super::packed::coarse::counts_de")]
     pub loaded: Vec<u32>,
     /// Of `loaded`, per bucket the samples with any throttling bit set.

@@ -3,7 +3,6 @@
 //! the run was kept whole or mostly folded (docs/report-format.md, "Retention").
 
 use crate::metric::reasons::{THROTTLING, THROTTLING_BITS};
-use crate::metric::GpuMetric;
 use crate::report::SeriesData;
 
 /// Folded loaded samples: (with any throttling bit, per bit of [`THROTTLING_BITS`], all).
@@ -22,11 +21,7 @@ pub struct Folded {
 /// What the buckets of `data` counted; zero for a stream without buckets or counts.
 pub fn folded(data: &SeriesData) -> Folded {
     let mut f = Folded::default();
-    let Some(c) = data
-        .coarse
-        .as_ref()
-        .and_then(|c| c.metrics.get(GpuMetric::ClockReasons.name()))
-    else {
+    let Some(c) = data.coarse.as_ref().and_then(|c| c.reasons.as_ref()) else {
         return f;
     };
     let sum = |v: &[u32]| v.iter().map(|x| u64::from(*x)).sum::<u64>();
@@ -92,6 +87,8 @@ mod tests {
         assert_eq!(at(SW_POWER_CAP), Some(0.1));
         assert_eq!(shares(&[], &Folded::default()).0, None);
     }
+
+    use crate::metric::GpuMetric;
 
     /// A GPU loaded throughout, power-capped for its first `capped` of `n` samples.
     fn recorded(full_rows: usize, n: usize, capped: usize) -> crate::report::Report {

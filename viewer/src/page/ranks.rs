@@ -85,7 +85,7 @@ pub fn ranks_html(report: &Report) -> String {
     h.text(&t.rows.len().to_string())
         .raw(" of ")
         .text(&count(t.total, "rank"))
-        .raw(", by rank. Slowest phase: the rank's phase that stands out most, its p50 against the other ranks' median.</caption>")
+        .raw(", by rank.</caption>")
         .raw(HEAD)
         .raw("<tbody>");
     let dash = || "—".to_string();

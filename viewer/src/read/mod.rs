@@ -196,8 +196,8 @@ fn coarse(s: &mut Scan, keep: Keep) -> Result<CoarseData, ReadError> {
         }
         Ok(())
     })?;
-    // `rows`, `band_edges` and the columns' `count`/`bands` are for core's signals over
-    // buckets; the viewer draws min/mean/max only.
+    // `rows`, `band_edges`, `reasons` and the columns' `count`/`bands` are for core's signals
+    // over buckets; the viewer draws min/mean/max only.
     let CoarseData {
         rows_per_bucket: _,
         t_start: _,
@@ -205,6 +205,7 @@ fn coarse(s: &mut Scan, keep: Keep) -> Result<CoarseData, ReadError> {
         metrics: _,
         rows: _,
         band_edges: _,
+        reasons: _,
     } = &c;
     Ok(c)
 }

@@ -9,14 +9,15 @@
 //! Element names whose words differ from the text dump's keys are renamed here
 //! ([`key`]); docs/importing.md lists them.
 
-/// The root element of an `nvidia-smi -q -x` document.
-const ROOT: &str = "nvidia_smi_log";
+/// The root element of an `nvidia-smi -q -x` document, its start tag opened and its end tag.
+const OPEN: &str = "<nvidia_smi_log";
+const CLOSE: &str = "</nvidia_smi_log>";
 
 /// True when `head` (the start of a file) is an `nvidia-smi -q -x` dump: XML (an XML
 /// declaration, a document type or the root itself first) whose root is `nvidia_smi_log`.
 pub(crate) fn is_xml(head: &str) -> bool {
     let t = head.trim_start();
-    t.starts_with('<') && t.contains(&format!("<{ROOT}"))
+    t.starts_with('<') && t.contains(OPEN)
 }
 
 /// The text dump's key for element `name`: where the words differ, the text dump's; else
@@ -86,14 +87,13 @@ fn lines(node: roxmltree::Node<'_, '_>, depth: usize, out: &mut String) {
 /// note when a document after the first could not be read (a log cut mid-write): the ones
 /// before it are kept. `Err` with the parser's message when the first cannot be read.
 pub(super) fn to_text(xml: &str) -> Result<(String, Option<String>), String> {
-    let open = format!("<{ROOT}");
-    let close = format!("</{ROOT}>");
+    let (open, close) = (OPEN, CLOSE);
     let mut out = String::new();
     let mut rest = xml;
     let mut read = 0;
-    while let Some(start) = rest.find(&open) {
+    while let Some(start) = rest.find(open) {
         let doc = &rest[start..];
-        let end = doc.find(&close).map_or(doc.len(), |e| e + close.len());
+        let end = doc.find(close).map_or(doc.len(), |e| e + close.len());
         match roxmltree::Document::parse(&doc[..end]) {
             Ok(d) => {
                 out.push_str("==============NVSMI LOG==============\n");
@@ -112,7 +112,7 @@ pub(super) fn to_text(xml: &str) -> Result<(String, Option<String>), String> {
         rest = &doc[end..];
     }
     if read == 0 {
-        return Err(format!("no <{ROOT}> element"));
+        return Err(format!("no {OPEN}> element"));
     }
     Ok((out, None))
 }

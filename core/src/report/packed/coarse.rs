@@ -13,7 +13,7 @@ use serde::{Deserializer, Serialize, Serializer};
 
 use super::{expand, fold, packed_body, per_unit, Packed, PLAIN};
 use crate::report::column::Column;
-use crate::report::series::{CoarseColumn, CoarseData};
+use crate::report::series::{CoarseColumn, CoarseData, ReasonBuckets};
 
 /// How many times finer than its column's precision a bucket's mean is kept: a mean of
 /// whole percentages is kept to 0.01 %, of milliwatts to 0.01 mW.
@@ -75,10 +75,6 @@ impl Serialize for ColumnOf<'_> {
             max,
             count,
             bands,
-            loaded,
-            throttled,
-            bits,
-            loaded_bits,
         } = self.1;
         let plain = PLAIN.with(Cell::get);
         let div = if plain { None } else { per_unit(self.0) };
@@ -93,13 +89,6 @@ impl Serialize for ColumnOf<'_> {
         if !bands.is_empty() {
             let b: Vec<Counts<'_>> = bands.iter().map(|b| Counts(b)).collect();
             m.serialize_entry("bands", &b)?;
-        }
-        if !loaded.is_empty() {
-            m.serialize_entry("loaded", &Counts(loaded))?;
-            m.serialize_entry("throttled", &Counts(throttled))?;
-            m.serialize_entry("bits", bits)?;
-            let b: Vec<Counts<'_>> = loaded_bits.iter().map(|b| Counts(b)).collect();
-            m.serialize_entry("loaded_bits", &b)?;
         }
         m.end()
     }
@@ -128,6 +117,7 @@ impl Serialize for CoarseData {
             metrics,
             rows,
             band_edges,
+            reasons,
         } = self;
         let plain = PLAIN.with(Cell::get);
         let mut m = s.serialize_map(None)?;
@@ -146,6 +136,30 @@ impl Serialize for CoarseData {
         if !band_edges.is_empty() {
             m.serialize_entry("band_edges", band_edges)?;
         }
+        if let Some(r) = reasons {
+            m.serialize_entry("reasons", &Reasons(r))?;
+        }
+        m.end()
+    }
+}
+
+/// A stream's buckets counted by clock-event reason.
+struct Reasons<'a>(&'a ReasonBuckets);
+
+impl Serialize for Reasons<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ReasonBuckets {
+            loaded,
+            throttled,
+            bits,
+            loaded_bits,
+        } = self.0;
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("loaded", &Counts(loaded))?;
+        m.serialize_entry("throttled", &Counts(throttled))?;
+        m.serialize_entry("bits", bits)?;
+        let b: Vec<Counts<'_>> = loaded_bits.iter().map(|b| Counts(b)).collect();
+        m.serialize_entry("loaded_bits", &b)?;
         m.end()
     }
 }

@@ -37,6 +37,7 @@ fn buckets(n: usize) -> CoarseData {
         metrics,
         rows: vec![300; n],
         band_edges: vec![5.0, 25.0, 50.0, 75.0, 90.0, 95.0],
+        reasons: None,
     }
 }
 
