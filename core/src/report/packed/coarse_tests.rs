@@ -25,7 +25,6 @@ fn buckets(n: usize) -> CoarseData {
                     GpuMetric::UtilGpu => (0..7).map(|b| vec![b * 40; n]).collect(),
                     _ => Vec::new(),
                 },
-                ..CoarseColumn::default()
             };
             (m.name().to_string(), col)
         })
