@@ -11,6 +11,7 @@
 mod block;
 mod bucket;
 pub(crate) mod build;
+mod coarse;
 #[cfg(test)]
 mod dense_tests;
 pub mod journal;
@@ -27,8 +28,9 @@ mod window_notes;
 
 pub use block::narrow_gpu_divs;
 pub use bucket::BANDS;
+pub use coarse::Coarse;
 pub use series::{
-    band_of, Coarse, Retention, SeriesBuf, BAND_EDGES, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT,
+    band_of, Retention, SeriesBuf, BAND_EDGES, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT,
     HEAD_ROWS_DEFAULT, MAX_WINDOWS, RECENT_ROWS_DEFAULT, WINDOW_AFTER_S, WINDOW_BEFORE_S,
     WINDOW_ROWS_DEFAULT,
 };
