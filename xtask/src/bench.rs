@@ -135,10 +135,9 @@ fn grouped(n: u64) -> String {
     groups.join(",")
 }
 
-fn markers() -> Result<()> {
-    // The markers are a few nanoseconds of optimised code; timing them in xtask's debug
-    // build would measure the lack of inlining. The measuring half is an example of the
-    // core crate, built with optimisations (core/examples/marker_bench.rs).
+/// Runs `core/examples/NAME.rs` built in release with `args` and reads the one JSON value it
+/// prints: the benches whose measuring half must not be xtask's debug build.
+pub(crate) fn release_example(name: &str, args: &[&std::ffi::OsStr]) -> Result<Value> {
     let out = crate::cargo()
         .args([
             "run",
@@ -147,18 +146,23 @@ fn markers() -> Result<()> {
             "-p",
             "gpuwhy",
             "--example",
-            "marker_bench",
+            name,
         ])
+        .args(args)
         .current_dir(root())
         .output()
-        .context("cannot run the marker benchmark")?;
+        .with_context(|| format!("cannot run the {name} example"))?;
     if !out.status.success() {
-        bail!(
-            "marker benchmark failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        bail!("{name} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
-    let v: Value = serde_json::from_slice(&out.stdout).context("marker benchmark output")?;
+    serde_json::from_slice(&out.stdout).with_context(|| format!("{name} output"))
+}
+
+fn markers() -> Result<()> {
+    // The markers are a few nanoseconds of optimised code; timing them in xtask's debug
+    // build would measure the lack of inlining. The measuring half is an example of the
+    // core crate, built with optimisations (core/examples/marker_bench.rs).
+    let v = release_example("marker_bench", &[])?;
     let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let int = |k: &str| v[k].as_u64().unwrap_or(0);
     let (bare, marker) = (num("bare_ns"), num("marker_ns"));

@@ -89,27 +89,7 @@ fn render(report: &Path) -> Result<()> {
 
 pub fn week() -> Result<()> {
     let dir = root().join("target").join("bench-week");
-    let out = cargo()
-        .args([
-            "run",
-            "--release",
-            "--quiet",
-            "-p",
-            "gpuwhy",
-            "--example",
-            "week_bench",
-        ])
-        .arg(&dir)
-        .current_dir(root())
-        .output()
-        .context("cannot run the week benchmark")?;
-    if !out.status.success() {
-        bail!(
-            "week benchmark failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).context("week benchmark output")?;
+    let v = crate::bench::release_example("week_bench", &[dir.as_os_str()])?;
     run_cmd(cargo().args(["build", "--release", "-p", "gpuwhy-cli"]))?;
     let target =
         std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
@@ -166,19 +146,7 @@ pub fn week() -> Result<()> {
 /// The session's provisional diagnosis: passes per week and what one costs, on ten minutes of
 /// 8 GPUs (`core/examples/provisional_bench.rs`).
 fn provisional() -> Result<()> {
-    let out = cargo()
-        .args(["run", "--release", "--quiet", "-p", "gpuwhy", "--example"])
-        .arg("provisional_bench")
-        .current_dir(root())
-        .output()
-        .context("cannot run the provisional-pass benchmark")?;
-    if !out.status.success() {
-        bail!(
-            "provisional-pass benchmark failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let v: Value = serde_json::from_slice(&out.stdout).context("provisional-pass output")?;
+    let v = crate::bench::release_example("provisional_bench", &[])?;
     let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let period = num("period_s");
     let passes = 7.0 * 86_400.0 / period;
