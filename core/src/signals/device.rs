@@ -129,7 +129,8 @@ pub struct DeviceSignals {
 }
 
 /// One metric of a series as numbers: the full-resolution samples, then the coarse buckets'
-/// means (missing values are NaN).
+/// means (missing values are NaN). A bitmask's mean says nothing, so a bitmask column is its
+/// rows alone (its buckets are read through their counts, `signals::reasons`).
 pub(super) fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
     let mut out: Vec<f64> = data
         .metrics
@@ -137,6 +138,9 @@ pub(super) fn column(data: &SeriesData, m: GpuMetric) -> Vec<f64> {
         .map(|c| c.0.iter().map(|v| f64::from(*v)).collect())
         .unwrap_or_default();
     out.resize(data.t.len(), f64::NAN);
+    if m.unit() == "bitmask" {
+        return out;
+    }
     if let Some(c) = &data.coarse {
         if let Some(cc) = c.metrics.get(m.name()) {
             out.extend(cc.mean.0.iter().map(|v| f64::from(*v)));
@@ -288,16 +292,10 @@ impl DeviceSignals {
                 self.sm_clock_ratio_loaded = Some(c.p50 / max);
             }
         }
-        // Over the rows and what the buckets counted of the rows they folded; a bucket's
-        // mean of a bitmask (what `column` appends) says nothing, so it is left out where
-        // the counts exist (reports before them keep their old reading).
-        let folded = super::reasons::folded(data);
-        let mut masks = column(data, GpuMetric::ClockReasons);
-        if folded.counted {
-            masks.truncate(data.t.len());
-        }
+        // Over the rows and what the buckets counted of the rows they folded.
+        let masks = column(data, GpuMetric::ClockReasons);
         (self.throttled_share, self.reason_shares) =
-            super::reasons::shares(&when_loaded(&masks), &folded);
+            super::reasons::shares(&when_loaded(&masks), &super::reasons::folded(data));
         self.temp = dist(column(data, GpuMetric::Temp));
         self.pstate_not_p0_loaded =
             share(when_loaded(&column(data, GpuMetric::Pstate)), |p| p > 0.0);

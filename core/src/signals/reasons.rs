@@ -8,8 +8,6 @@ use crate::report::SeriesData;
 /// Folded loaded samples: (with any throttling bit, per bit of [`THROTTLING_BITS`], all).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Folded {
-    /// The buckets carried counts (reports before them did not).
-    pub counted: bool,
     /// Loaded samples with a clock-event mask.
     pub loaded: u64,
     /// Of those, with any throttling bit.
@@ -25,7 +23,6 @@ pub fn folded(data: &SeriesData) -> Folded {
         return f;
     };
     let sum = |v: &[u32]| v.iter().map(|x| u64::from(*x)).sum::<u64>();
-    f.counted = !c.loaded.is_empty();
     f.loaded = sum(&c.loaded);
     f.throttled = sum(&c.throttled);
     for (slot, bit) in f.bits.iter_mut().zip(THROTTLING_BITS) {
