@@ -36,11 +36,8 @@ pub fn folded(data: &SeriesData) -> Folded {
 /// Share (0–1) of the loaded masks `rows` (present values only) and the `extra` folded
 /// samples, `(hits, all)`, whose mask satisfies `pred`; `None` when there are none.
 fn share_with(rows: &[f64], pred: impl Fn(u64) -> bool, extra: (u64, u64)) -> Option<f64> {
-    let (mut k, mut n) = extra;
-    for r in rows.iter().filter(|r| r.is_finite()) {
-        n += 1;
-        k += u64::from(pred(*r as u64));
-    }
+    let (k, n) = super::stats::count(rows.iter().copied(), |r| pred(r as u64));
+    let (k, n) = (k + extra.0, n + extra.1);
     (n > 0).then(|| k as f64 / n as f64)
 }
 

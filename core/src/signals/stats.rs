@@ -38,14 +38,18 @@ pub fn dist(values: impl IntoIterator<Item = f64>) -> Option<Dist> {
 
 /// Share (0–1) of present values satisfying `pred`; `None` when there are none.
 pub fn share(values: impl IntoIterator<Item = f64>, pred: impl Fn(f64) -> bool) -> Option<f64> {
-    let (mut n, mut k) = (0usize, 0usize);
+    let (k, n) = count(values, pred);
+    (n > 0).then(|| k as f64 / n as f64)
+}
+
+/// (present values satisfying `pred`, present values).
+pub fn count(values: impl IntoIterator<Item = f64>, pred: impl Fn(f64) -> bool) -> (u64, u64) {
+    let (mut n, mut k) = (0u64, 0u64);
     for v in values.into_iter().filter(|x| x.is_finite()) {
         n += 1;
-        if pred(v) {
-            k += 1;
-        }
+        k += u64::from(pred(v));
     }
-    (n > 0).then(|| k as f64 / n as f64)
+    (k, n)
 }
 
 /// Pearson correlation over the positions where both values are present.
