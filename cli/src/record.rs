@@ -64,6 +64,10 @@ pub struct Args {
     /// host pids NVML reports can be matched to the job's processes (docs/job-gpus.md)
     #[arg(long, value_name = "DIR")]
     host_proc: Option<PathBuf>,
+    /// Recorded time between the provisional diagnoses that keep full resolution around
+    /// what a long run's findings cite (docs/report-format.md, "Retention"); 0 turns them off
+    #[arg(long, value_name = "D", default_value_t = PROVISIONAL_PERIOD_S, value_parser = parse_seconds)]
+    provisional_period: f64,
     /// The command to run and record, after `--`
     #[arg(last = true)]
     command: Vec<String>,
@@ -125,9 +129,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let recorder = Recorder::start(config(&a, child.as_ref()))?;
     // Keeps full resolution around what a long run's findings cite (docs/report-format.md,
     // "Retention"); stopped before the recorder.
-    let mut provisional = Provisional::for_recorder(&recorder, PROVISIONAL_PERIOD_S)?;
+    let mut provisional = match a.provisional_period {
+        0.0 => None,
+        period => Some(Provisional::for_recorder(&recorder, period)?),
+    };
     let (ended_by, exit, gpus_told) = watch(&a, &recorder, child.as_mut(), &stop)?;
-    provisional.stop();
+    if let Some(p) = provisional.as_mut() {
+        p.stop();
+    }
     if let Some(e) = recorder.journal_error() {
         eprintln!("gpuwhy: warning: the crash journal could not be written ({e}); the report is still written at the end");
     }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use gpuwhy_core::collect::{RecorderConfig, DEFAULT_INTERVAL_S};
 use gpuwhy_core::report::JobPlace;
+use gpuwhy_core::session::PROVISIONAL_PERIOD_S;
 
 use crate::boundary::Fail;
 use crate::gpuwhy_status::{GPUWHY_INVALID_ARGUMENT, GPUWHY_STRUCT_SIZE};
@@ -83,6 +84,13 @@ pub struct gpuwhy_config {
     /// unmapped (the GPUs are then found as for NULL). Copied. Appended after `gpus`:
     /// default NULL.
     pub host_proc: *const c_char,
+    /// Recorded seconds between two passes of the provisional diagnosis, which keeps the
+    /// rows around each new finding's evidence at full resolution in a long run
+    /// (docs/report-format.md, "Retention"): 0 means the default (600), a negative number
+    /// turns the passes off (the report then keeps windows around events only), and a
+    /// positive number sets the period; NaN or an infinity fails gpuwhy_session_new() with
+    /// GPUWHY_INVALID_ARGUMENT. Appended after `host_proc`: default 0.
+    pub provisional_period_s: f64,
 }
 
 impl gpuwhy_config {
@@ -101,6 +109,7 @@ impl gpuwhy_config {
             baseline_path: std::ptr::null(),
             gpus: std::ptr::null(),
             host_proc: std::ptr::null(),
+            provisional_period_s: 0.0,
         }
     }
 }
@@ -134,6 +143,8 @@ pub(crate) struct Settings {
     pub output: Option<PathBuf>,
     pub require_gpu: bool,
     pub baseline: Option<PathBuf>,
+    /// The provisional diagnosis's period, `None` when turned off.
+    pub provisional_period_s: Option<f64>,
 }
 
 /// Reads the config at `ptr`: the fields a caller's `struct_size` covers, the defaults for
@@ -213,6 +224,12 @@ unsafe fn copy(ptr: *const gpuwhy_config) -> Result<gpuwhy_config, Fail> {
     ) {
         cfg.host_proc = std::ptr::null();
     }
+    if !has(
+        std::mem::offset_of!(gpuwhy_config, provisional_period_s),
+        size_of::<f64>(),
+    ) {
+        cfg.provisional_period_s = 0.0;
+    }
     Ok(cfg)
 }
 
@@ -274,6 +291,21 @@ unsafe fn settings(cfg: &gpuwhy_config) -> Result<Settings, Fail> {
         output,
         require_gpu: flag(GPUWHY_FLAG_REQUIRE_GPU),
         baseline: baseline.map(PathBuf::from),
+        provisional_period_s: provisional_period(cfg.provisional_period_s)?,
+    })
+}
+
+/// `gpuwhy_config.provisional_period_s` read: 0 the default, negative off.
+fn provisional_period(s: f64) -> Result<Option<f64>, Fail> {
+    if !s.is_finite() {
+        return Err(invalid(format!(
+            "gpuwhy_config.provisional_period_s is {s}; use 0 for the default ({PROVISIONAL_PERIOD_S} s), a negative number to turn the provisional diagnosis off, or a number of seconds"
+        )));
+    }
+    Ok(match s {
+        0.0 => Some(PROVISIONAL_PERIOD_S),
+        s if s < 0.0 => None,
+        s => Some(s),
     })
 }
 
@@ -382,5 +414,29 @@ mod tests {
         let old = std::mem::offset_of!(gpuwhy_config, host_proc);
         let s = read_with(c"/host/proc", old).expect("the field is not read");
         assert_eq!(s.recorder.job.host_proc, None);
+    }
+
+    #[test]
+    fn the_provisional_period_reads_zero_as_the_default_and_negative_as_off() {
+        let read_with = |period: f64, size: usize| {
+            let mut cfg = gpuwhy_config::defaults(size as u32);
+            cfg.provisional_period_s = period;
+            // SAFETY: `cfg` is a whole struct (at least `size` bytes) without strings.
+            unsafe { read(&cfg) }
+        };
+        let period = |p: f64| read_with(p, CONFIG_SIZE).map(|s| s.provisional_period_s);
+        assert_eq!(period(0.0).expect("default"), Some(PROVISIONAL_PERIOD_S));
+        assert_eq!(period(-1.0).expect("off"), None);
+        assert_eq!(period(30.0).expect("set"), Some(30.0));
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let Err(e) = period(bad) else {
+                panic!("{bad} taken for a period")
+            };
+            assert_eq!(e.status, GPUWHY_INVALID_ARGUMENT);
+            assert!(e.message.contains("provisional_period_s"), "{}", e.message);
+        }
+        let old = std::mem::offset_of!(gpuwhy_config, provisional_period_s);
+        let s = read_with(-1.0, old).expect("the field is not read");
+        assert_eq!(s.provisional_period_s, Some(PROVISIONAL_PERIOD_S));
     }
 }

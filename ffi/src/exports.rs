@@ -89,6 +89,7 @@ pub unsafe extern "C" fn gpuwhy_session_new(
         };
         let session = Session::start(SessionConfig {
             baseline: settings.baseline,
+            provisional_period_s: settings.provisional_period_s,
             ..SessionConfig::from(settings.recorder)
         })
         .map_err(start_error)?;

@@ -68,7 +68,8 @@ class _Config(ctypes.Structure):  # struct gpuwhy_config
                 ("label", ctypes.c_char_p), ("output_path", ctypes.c_char_p),
                 ("rank", ctypes.c_int32), ("world_size", ctypes.c_int32),
                 ("local_rank", ctypes.c_int32), ("baseline_path", ctypes.c_char_p),
-                ("gpus", ctypes.c_char_p), ("host_proc", ctypes.c_char_p)]
+                ("gpus", ctypes.c_char_p), ("host_proc", ctypes.c_char_p),
+                ("provisional_period_s", ctypes.c_double)]
 
 
 class _DataLoader(ctypes.Structure):  # struct gpuwhy_data_loader
@@ -262,6 +263,8 @@ class Session:
     default: the GPUs running this process, else $CUDA_VISIBLE_DEVICES, else all.
     host_proc: inside a container, the host's /proc mounted into it (e.g. "/host/proc"), so
     this process is found in NVML's process lists, which give host pids (docs/job-gpus.md).
+    provisional_period_s: recorded seconds between the provisional diagnoses that keep full
+    resolution around a long run's findings (default 600); None turns them off.
     no_gpm: leave the GPM counters to Nsight or DCGM. no_gpu: step timings only. require_gpu:
     start() raises GpuwhyError (GPUWHY_NO_GPU) when NVML cannot be loaded. lib: passed to
     load().
@@ -269,7 +272,8 @@ class Session:
 
     def __init__(self, output=None, label=None, interval=None, nvml_path=None, rank=None,
                  world_size=None, no_gpm=False, no_gpu=False, require_gpu=False, lib=None,
-                 local_rank=None, baseline=None, gpus=None, host_proc=None):
+                 local_rank=None, baseline=None, gpus=None, host_proc=None,
+                 provisional_period_s=600.0):
         if (rank is None) != (world_size is None):
             raise ValueError("give rank and world_size together, or neither ($RANK, $WORLD_SIZE)")
         if local_rank is not None and rank is None:
@@ -278,8 +282,11 @@ class Session:
         self._lib = load(lib)
         flags = (FLAG_NO_GPM if no_gpm else 0) | (FLAG_NO_GPU if no_gpu else 0)
         flags |= FLAG_REQUIRE_GPU if require_gpu else 0
+        if provisional_period_s is not None and not provisional_period_s > 0:
+            raise ValueError("provisional_period_s is a positive number of seconds, "
+                             "or None to turn the provisional diagnosis off")
         self._settings = (output, label, interval, nvml_path, (rank, world_size, local_rank),
-                          baseline, flags, gpus, host_proc)
+                          baseline, flags, gpus, host_proc, provisional_period_s)
         self._h = self._pid = self._json = self._top = self._finalizer = None
         self._state = "new"  # running, stopped, closed
         self._ids = dict(BUILTIN_PHASES)
@@ -293,7 +300,7 @@ class Session:
         if self._state != "new":
             raise RuntimeError("this Session was started already; make a new one")
         (output, label, interval, nvml_path, place, baseline, flags, gpus,
-         host_proc) = self._settings
+         host_proc, period) = self._settings
         rank, world_size, local_rank = place
         lib, cfg = self._lib, _Config()
         _call(lib, "gpuwhy_config_init", ctypes.byref(cfg), ctypes.sizeof(cfg))
@@ -317,6 +324,8 @@ class Session:
             cfg.gpus = text.encode("utf-8")
         if host_proc is not None:
             cfg.host_proc = os.fsencode(host_proc)
+        # The C field's 0 is the default and a negative number turns the passes off.
+        cfg.provisional_period_s = -1.0 if period is None else float(period)
         h = ctypes.c_void_p()
         _call(lib, "gpuwhy_session_new", ctypes.byref(cfg), ctypes.byref(h))
         self._h, self._pid, self._state = h, os.getpid(), "running"

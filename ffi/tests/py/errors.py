@@ -54,6 +54,22 @@ assert gw.top_finding().id == (r["findings"][0]["id"] if r["findings"] else "non
 # A GPU list that names no GPU is refused when the session starts, saying which entry.
 raises(gpuwhy.INVALID_ARGUMENT, lambda: gpuwhy.Session(gpus="0,x").__enter__(), contains=("`x`",))
 
+# The provisional diagnosis's period: None turns it off, anything but a positive number is
+# refused before the library is called; the library refuses what is not finite.
+with gpuwhy.Session(provisional_period_s=None) as gw:
+    gw.step_begin()
+    gw.step_end()
+assert gw.report()["steps"]["count"] == 1
+for bad in (0, -5.0):
+    try:
+        gpuwhy.Session(provisional_period_s=bad)
+    except ValueError as e:
+        assert "provisional_period_s" in str(e), e
+    else:
+        raise AssertionError("provisional_period_s=%r accepted" % bad)
+raises(gpuwhy.INVALID_ARGUMENT, lambda: gpuwhy.Session(provisional_period_s=float("inf")).__enter__(),
+       contains=("provisional_period_s",))
+
 # require_gpu=True without a GPU fails to start, saying why.
 e = raises(gpuwhy.NO_GPU, lambda: gpuwhy.Session(require_gpu=True).__enter__(), contains=("NVML",))
 assert "libnvidia-ml" in e.detail, e.detail
