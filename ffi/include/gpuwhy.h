@@ -192,6 +192,15 @@ typedef struct gpuwhy_config {
    * default NULL.
    */
   const char *host_proc;
+  /**
+   * Recorded seconds between two passes of the provisional diagnosis, which keeps the
+   * rows around each new finding's evidence at full resolution in a long run
+   * (docs/report-format.md, "Retention"): 0 means the default (600), a negative number
+   * turns the passes off (no windows are then kept around findings), and a
+   * positive number sets the period; NaN or an infinity fails gpuwhy_session_new() with
+   * GPUWHY_INVALID_ARGUMENT. Appended after `host_proc`: default 0.
+   */
+  double provisional_period_s;
 } gpuwhy_config;
 
 /**

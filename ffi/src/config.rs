@@ -87,7 +87,7 @@ pub struct gpuwhy_config {
     /// Recorded seconds between two passes of the provisional diagnosis, which keeps the
     /// rows around each new finding's evidence at full resolution in a long run
     /// (docs/report-format.md, "Retention"): 0 means the default (600), a negative number
-    /// turns the passes off (the report then keeps windows around events only), and a
+    /// turns the passes off (no windows are then kept around findings), and a
     /// positive number sets the period; NaN or an infinity fails gpuwhy_session_new() with
     /// GPUWHY_INVALID_ARGUMENT. Appended after `host_proc`: default 0.
     pub provisional_period_s: f64,
