@@ -14,6 +14,7 @@
 //! clock-event reason, so the share of the run spent capped (a quarter) is the same whether
 //! its rows were kept or folded (`core/src/signals/reasons.rs`).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use gpuwhy::collect::{Clock, ManualClock, RecorderConfig};
@@ -48,11 +49,12 @@ fn small_ring_without_passes(cfg: &mut SessionConfig) {
     cfg.provisional_period_s = None;
 }
 
-fn two_hours(configure: fn(&mut SessionConfig)) -> Report {
+fn two_hours(configure: fn(&mut SessionConfig), journal: Option<PathBuf>) -> Report {
     let run = Run {
         duration_s: Some(7_200.0),
         speed: 600.0,
         configure: Some(configure),
+        journal,
         ..Run::default()
     };
     record_session(&early_power_cap(), &run).expect("records")
@@ -72,7 +74,9 @@ fn rows_while_capped(r: &Report) -> Vec<(f64, f32)> {
 
 #[test]
 fn an_early_condition_keeps_full_resolution_rows_around_its_finding() {
-    let r = two_hours(small_ring);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let journal = dir.path().join("run.json.partial");
+    let r = two_hours(small_ring, Some(journal.clone()));
     let data = &r.series[0].data;
     let coarse = data.coarse.as_ref().expect("most of two hours is folded");
     assert!(
@@ -115,6 +119,23 @@ fn an_early_condition_keeps_full_resolution_rows_around_its_finding() {
         "{:?}",
         r.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
     );
+    // A run killed before its report keeps the window too: the crash journal carries the
+    // marks a replay cannot make by itself, and `gpuwhy diagnose run.json.partial` reads it.
+    let back = Report::load(&journal).expect("the journal replays");
+    assert!(!back.run.complete);
+    // (Replayed from its lines, without a checkpoint, the journal fills a recording of the
+    // default capacities, which keeps every row of these two hours: the window's among them.)
+    let replayed = rows_while_capped(&back);
+    assert!(
+        rows.iter().all(|r| replayed.contains(r)),
+        "the window's rows replayed"
+    );
+    let kept: Vec<_> = back
+        .windows
+        .iter()
+        .filter(|w| w.reason == "finding:throttling")
+        .collect();
+    assert_eq!(kept, w, "{:?}", back.windows);
 }
 
 /// The share of loaded samples the final report says were throttled, and whether it names
@@ -128,7 +149,7 @@ fn throttled(r: &Report) -> (f64, bool) {
 
 #[test]
 fn without_the_provisional_pass_only_buckets_cover_the_early_condition() {
-    let r = two_hours(small_ring_without_passes);
+    let r = two_hours(small_ring_without_passes, None);
     assert_eq!(rows_while_capped(&r), Vec::new());
     assert!(r.windows.is_empty(), "{:?}", r.windows);
     // The capped quarter of the run counts from the buckets alone.

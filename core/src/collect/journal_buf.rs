@@ -47,13 +47,14 @@ pub(super) fn flush(
         });
     }
     {
-        let rec = lock(rec);
+        let mut rec = lock(rec);
         let mut overhead = rec.overhead.clone();
         overhead.nvml_calls = stats.calls;
         lines.push(JournalLine::Status {
             faults: rec.faults.clone(),
             overhead,
             duration_s: t,
+            windows: rec.unjournaled_windows(),
         });
     }
     if let Some(w) = j.writer.as_mut() {

@@ -186,10 +186,14 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
                 faults,
                 overhead,
                 duration_s,
+                windows,
             } => {
                 rec.faults = faults;
                 rec.overhead = overhead;
                 last_t = last_t.max(duration_s);
+                for w in &windows {
+                    rec.replay_window(w);
+                }
             }
             JournalLine::Steps { first, data } => {
                 merge_delta(&mut rec.steps, first, data);
@@ -202,3 +206,6 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
     rec.run.ended_by = Some("recording stopped without writing its report (killed or crashed); recovered from the journal".into());
     Ok(rec)
 }
+
+#[cfg(test)]
+mod window_tests;

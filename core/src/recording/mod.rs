@@ -38,6 +38,7 @@ pub use step_delta::{merge_delta, stats_from_rows};
 pub use window_notes::{WindowNote, MAX_WINDOW_NOTES, WINDOW_NOTES_BOUND_BYTES};
 
 use crate::metric::GpuMetric;
+use crate::report::journal::JournalWindow;
 use crate::report::{
     Capability, DeviceInfo, Event, Fault, HostFacts, NvmlInfo, Overhead, RunInfo, StepsData,
 };
@@ -168,6 +169,11 @@ pub struct Recording {
     pub window_notes: Vec<WindowNote>,
 }
 
+/// The span a window marked at `t` covers.
+fn around(t: f64) -> (f64, f64) {
+    (t - WINDOW_BEFORE_S, t + WINDOW_AFTER_S)
+}
+
 impl Recording {
     /// An empty recording for `run`.
     pub fn new(run: RunInfo) -> Self {
@@ -224,8 +230,9 @@ impl Recording {
     pub fn push_event(&mut self, event: Event) {
         match event.kind.as_str() {
             "log" => {}
-            "xid" | "gpu_lost" => self.mark_window_because(event.t_s, PRIO_FAULT, "fault"),
-            _ => self.mark_window_because(event.t_s, PRIO_EVENT, "event"),
+            // A replayed journal replays the event, and so marks its window again.
+            "xid" | "gpu_lost" => self.mark_span(around(event.t_s), PRIO_FAULT, "fault", true),
+            _ => self.mark_span(around(event.t_s), PRIO_EVENT, "event", true),
         }
         if self.events.len() < MAX_EVENTS {
             self.events.push(event);
@@ -283,8 +290,24 @@ impl Recording {
     /// [`Self::mark_window`], saying why (the report's `windows[].reason`: `event`, `fault`,
     /// `nvml_error`, `slow_step`, `finding:<rule id>`).
     pub fn mark_window_because(&mut self, t: f64, prio: u8, reason: &str) {
-        let (a, b) = (t - WINDOW_BEFORE_S, t + WINDOW_AFTER_S);
-        window_notes::note(&mut self.window_notes, a, b, prio, reason);
+        self.mark_span(around(t), prio, reason, false);
+    }
+
+    /// The windows marked since the last call that the crash journal must carry for a
+    /// replay to mark them again (all but events'); see [`JournalWindow`].
+    pub fn unjournaled_windows(&mut self) -> Vec<JournalWindow> {
+        window_notes::unjournaled(&mut self.window_notes)
+    }
+
+    /// Marks a window the journal carried.
+    fn replay_window(&mut self, w: &JournalWindow) {
+        self.mark_span((w.t0, w.t1), w.prio, &w.reason, true);
+    }
+
+    /// Notes `a..b` with `reason` and keeps every stream's rows in it; `journaled`: whether a
+    /// journal replay marks it by itself.
+    fn mark_span(&mut self, (a, b): (f64, f64), prio: u8, reason: &str, journaled: bool) {
+        window_notes::note(&mut self.window_notes, (a, b), prio, reason, journaled);
         for d in &mut self.devices {
             d.series.mark(a, b, prio);
         }

@@ -6,6 +6,7 @@
 //! At report time a note is listed only where some stream still holds full-resolution rows
 //! inside its span.
 
+use crate::report::journal::JournalWindow;
 use crate::report::KeptWindow;
 
 /// Most notes kept; past this the least important, oldest first, is dropped. Worst case
@@ -26,14 +27,27 @@ pub struct WindowNote {
     pub prio: u8,
     /// Why (see [`KeptWindow::reason`]).
     pub reason: String,
+    /// False while the crash journal has yet to hear of this span (a replay could not mark
+    /// it again from the other lines); see [`unjournaled`].
+    pub journaled: bool,
 }
 
 /// Adds a note for `t0..t1`, merged into an overlapping one with the same reason.
-pub(super) fn note(notes: &mut Vec<WindowNote>, t0: f64, t1: f64, prio: u8, reason: &str) {
+/// `journaled`: whether a replay of the journal marks this span by itself (an event's).
+pub(super) fn note(
+    notes: &mut Vec<WindowNote>,
+    (t0, t1): (f64, f64),
+    prio: u8,
+    reason: &str,
+    journaled: bool,
+) {
     if let Some(n) = notes
         .iter_mut()
         .find(|n| t0 <= n.t1 && n.t0 <= t1 && n.reason == reason)
     {
+        if t0 < n.t0 || t1 > n.t1 {
+            n.journaled &= journaled;
+        }
         n.t0 = n.t0.min(t0);
         n.t1 = n.t1.max(t1);
         return;
@@ -54,7 +68,30 @@ pub(super) fn note(notes: &mut Vec<WindowNote>, t0: f64, t1: f64, prio: u8, reas
         t1,
         prio,
         reason,
+        journaled,
     });
+}
+
+/// The notes the crash journal has yet to hear of, marked as heard of now.
+pub(super) fn unjournaled(notes: &mut [WindowNote]) -> Vec<JournalWindow> {
+    notes
+        .iter_mut()
+        .filter(|n| !n.journaled)
+        .map(|n| {
+            n.journaled = true;
+            journal_window(n)
+        })
+        .collect()
+}
+
+/// A note as the journal writes it.
+pub(super) fn journal_window(n: &WindowNote) -> JournalWindow {
+    JournalWindow {
+        t0: n.t0,
+        t1: n.t1,
+        prio: n.prio,
+        reason: n.reason.clone(),
+    }
 }
 
 /// The notes whose spans hold full-resolution rows in one of `streams` (each stream's row
@@ -90,18 +127,18 @@ mod tests {
     #[test]
     fn notes_merge_by_reason_and_stay_bounded() {
         let mut v = Vec::new();
-        note(&mut v, 0.0, 60.0, 2, "event");
-        note(&mut v, 30.0, 90.0, 2, "event");
-        note(&mut v, 30.0, 90.0, 3, "finding:throttling");
+        note(&mut v, (0.0, 60.0), 2, "event", true);
+        note(&mut v, (30.0, 90.0), 2, "event", true);
+        note(&mut v, (30.0, 90.0), 3, "finding:throttling", false);
         assert_eq!(v.len(), 2);
         assert_eq!((v[0].t0, v[0].t1), (0.0, 90.0));
         for i in 0..2 * MAX_WINDOW_NOTES {
             note(
                 &mut v,
-                1e3 * i as f64,
-                1e3 * i as f64 + 60.0,
+                (1e3 * i as f64, 1e3 * i as f64 + 60.0),
                 1,
                 "nvml_error",
+                false,
             );
         }
         assert_eq!(v.len(), MAX_WINDOW_NOTES);
@@ -113,9 +150,9 @@ mod tests {
     #[test]
     fn only_windows_with_rows_left_are_listed() {
         let mut v = Vec::new();
-        note(&mut v, 100.0, 160.0, 3, "finding:throttling");
-        note(&mut v, 500.0, 560.0, 2, "event");
-        note(&mut v, 10.0, 20.0, 4, "fault");
+        note(&mut v, (100.0, 160.0), 3, "finding:throttling", false);
+        note(&mut v, (500.0, 560.0), 2, "event", true);
+        note(&mut v, (10.0, 20.0), 4, "fault", true);
         let gpu: Vec<f64> = (1100..1300).map(|i| f64::from(i) * 0.1).collect();
         let host: Vec<f64> = vec![15.0, 16.0];
         let k = kept(&v, &[&gpu, &host]);

@@ -92,6 +92,12 @@ pub enum JournalLine {
         overhead: Overhead,
         /// Seconds recorded so far.
         duration_s: f64,
+        /// Windows marked since the previous line that a replay cannot mark again from the
+        /// other lines (findings of the provisional diagnosis, slow steps, NVML errors;
+        /// events mark theirs as they replay). Absent when there are none, and in journals
+        /// written before it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        windows: Vec<JournalWindow>,
     },
     /// The whole bounded recording so far, replacing everything replayed before it (written
     /// when the journal is rewritten).
@@ -133,4 +139,22 @@ pub struct Checkpoint {
     /// replay goes on keeping what the recorder kept.
     #[serde(default)]
     pub capacity: Option<(usize, usize)>,
+    /// Why each window was marked (the report's `windows`); empty in journals written before
+    /// it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<JournalWindow>,
+}
+
+/// A marked window as the journal keeps it: a replay marks it again, so that the report of
+/// a killed run keeps its rows and says why (`docs/report-format.md`, "Retention").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalWindow {
+    /// Start of the marked span, seconds since start.
+    pub t0: f64,
+    /// End of the marked span.
+    pub t1: f64,
+    /// Importance (which windows fold first when the window budget is spent).
+    pub prio: u8,
+    /// Why, as the report's `windows[].reason`.
+    pub reason: String,
 }

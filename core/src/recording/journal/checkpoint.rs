@@ -45,6 +45,11 @@ pub fn checkpoint_lines(rec: &Recording, t: f64) -> Vec<JournalLine> {
         events: rec.events.clone(),
         events_dropped: rec.events_dropped,
         capacity: Some((rec.full_rows, rec.coarse_buckets)),
+        windows: rec
+            .window_notes
+            .iter()
+            .map(super::super::window_notes::journal_window)
+            .collect(),
     };
     vec![
         JournalLine::Checkpoint(Box::new(cp)),
@@ -52,6 +57,7 @@ pub fn checkpoint_lines(rec: &Recording, t: f64) -> Vec<JournalLine> {
             faults: rec.faults.clone(),
             overhead: rec.overhead.clone(),
             duration_s: t,
+            windows: Vec::new(),
         },
     ]
 }
@@ -145,6 +151,10 @@ pub(super) fn apply(rec: &mut Recording, cp: Checkpoint) {
         rec.push_event(e);
     }
     rec.events_dropped = cp.events_dropped;
+    // The rows are back; the notes say why (the events above noted theirs again).
+    for w in &cp.windows {
+        rec.replay_window(w);
+    }
 }
 
 #[cfg(test)]
