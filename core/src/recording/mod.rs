@@ -10,10 +10,12 @@
 
 mod block;
 mod bucket;
+mod chunk;
 pub(crate) mod build;
 mod coarse;
 #[cfg(test)]
 mod dense_tests;
+mod frozen;
 pub mod journal;
 mod load;
 pub mod reasons;

@@ -105,6 +105,10 @@ pub struct SeriesBuf {
     pub(super) divs: Vec<u32>,
     pub(super) retention: Retention,
     head: Rows,
+    /// Frozen bytes the first rows may take ([`Rows::budget`]); past them, or past
+    /// [`Retention::head_rows`], the head is done for good.
+    head_budget: usize,
+    head_done: bool,
     ring: Ring,
     pub(super) retired: Retired,
     marks: Vec<Mark>,
@@ -174,6 +178,12 @@ impl SeriesBuf {
             band_slot,
             retention,
             head: Rows::new(columns),
+            head_budget: Rows::budget(
+                columns,
+                retention.head_rows,
+                retention.head_rows.div_ceil(super::block::CHUNK),
+            ),
+            head_done: false,
             ring: Ring::new(columns, retention.recent_rows, &divs),
             divs,
             marks: Vec::new(),
@@ -200,7 +210,7 @@ impl SeriesBuf {
     /// Upper bound of the heap bytes this buffer can ever use.
     pub fn worst_case_bytes(&self) -> usize {
         let head = if self.retention.head_rows > 0 {
-            Rows::worst_case_bytes(self.columns, self.retention.head_rows)
+            Rows::worst_case_bytes(self.columns, self.retention.head_rows, self.head_budget)
         } else {
             0
         };
@@ -266,10 +276,15 @@ impl SeriesBuf {
     /// with `NaN`; extra values are ignored.
     pub fn push(&mut self, t: f64, row: &[f32]) {
         self.total_rows += 1;
-        if self.head.len() < self.retention.head_rows {
-            self.head
-                .push_bounded(t, row, self.retention.head_rows, &self.divs);
-            return;
+        if !self.head_done {
+            if self.head.len() < self.retention.head_rows
+                && self.head.frozen_bytes() <= self.head_budget
+            {
+                self.head
+                    .push_bounded(t, row, self.retention.head_rows, &self.divs);
+                return;
+            }
+            self.head_done = true;
         }
         let mut evicted = std::mem::take(&mut self.scratch);
         if self.ring.cap() == 0 {
