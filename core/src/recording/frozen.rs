@@ -209,11 +209,7 @@ fn decode_column(data: &[u8], rows: usize, out: &mut Vec<f32>) {
     } else {
         1.0
     };
-    let mut rd = Reader {
-        data,
-        at,
-        zeros: 0,
-    };
+    let mut rd = Reader { data, at, zeros: 0 };
     let (mut k, mut bits) = (0i64, 0u32);
     for (i, run) in runs.iter().enumerate() {
         for _ in 0..*run {
@@ -267,9 +263,12 @@ fn encode_times(b: &Block, out: &mut Vec<u8>) {
 fn decode_times(data: &[u8], rows: usize, out: &mut Vec<f64>) {
     let mode = data.first().copied().unwrap_or(RAW);
     if mode == RAW {
-        out.extend(data[1..].chunks_exact(8).take(rows).map(|b| {
-            f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
-        }));
+        out.extend(
+            data[1..]
+                .chunks_exact(8)
+                .take(rows)
+                .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])),
+        );
         return;
     }
     let mut at = 1;
@@ -278,11 +277,7 @@ fn decode_times(data: &[u8], rows: usize, out: &mut Vec<f64>) {
     } else {
         0
     };
-    let mut rd = Reader {
-        data,
-        at,
-        zeros: 0,
-    };
+    let mut rd = Reader { data, at, zeros: 0 };
     let (mut off, mut delta, mut bits) = (0i64, 0i64, 0u64);
     for _ in 0..rows {
         if mode == TICK_DD {

@@ -10,8 +10,8 @@
 
 mod block;
 mod bucket;
-mod chunk;
 pub(crate) mod build;
+mod chunk;
 mod coarse;
 #[cfg(test)]
 mod dense_tests;

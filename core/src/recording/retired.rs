@@ -6,8 +6,8 @@
 //! neighbouring bucket, never across a window.
 
 use super::block::CHUNK;
-use super::chunk::Chunk;
 use super::bucket::Bucket;
+use super::chunk::Chunk;
 use super::reasons::{ReasonCols, ReasonCounts};
 use super::rows::Rows;
 
