@@ -34,6 +34,15 @@ impl Chunk {
         }
     }
 
+    /// Time of the last row (`-inf` when empty).
+    pub(super) fn last_time(&self) -> f64 {
+        match self {
+            Chunk::Open(b) if b.len() > 0 => b.time(b.len() - 1),
+            Chunk::Open(_) => f64::NEG_INFINITY,
+            Chunk::Frozen(f) => f.last_time(),
+        }
+    }
+
     /// True when no row may be added: a frozen block, or an open one that holds its rows.
     pub(super) fn is_full(&self) -> bool {
         match self {

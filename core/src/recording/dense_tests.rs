@@ -288,6 +288,31 @@ fn frozen_blocks_read_back_every_value_and_time_bit_for_bit() {
             assert!(same, "column {c}: {got} for {}", want[c]);
         }
     }
+    // Reading only the rows after an instant gives what reading all and cutting gives.
+    let cols: Vec<Vec<f32>> = (0..GpuMetric::COUNT).map(|c| s.column(c)).collect();
+    for after in [
+        None,
+        Some(-1.0),
+        Some(t[100]),
+        Some(t[3_000]),
+        Some(t[11_990]),
+        Some(1e12),
+    ] {
+        let i = after.map_or(0, |a| t.partition_point(|x| *x <= a));
+        let (ta, ca) = s.rows_after(after);
+        assert!(ta
+            .iter()
+            .zip(&t[i..])
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert_eq!(ta.len(), t.len() - i);
+        for (a, b) in ca.iter().zip(&cols) {
+            assert_eq!(a.len(), b.len() - i);
+            assert!(a
+                .iter()
+                .zip(&b[i..])
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+        }
+    }
 }
 
 #[test]

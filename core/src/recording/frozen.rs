@@ -34,6 +34,8 @@ const TICK_DD: u8 = 3;
 #[derive(Debug, Clone)]
 pub(super) struct Frozen {
     rows: u32,
+    /// Time of the last row, to skip the block without decoding it.
+    t_last: f64,
     ends: Box<[u32]>,
     data: Box<[u8]>,
 }
@@ -309,6 +311,11 @@ impl Frozen {
         }
         Frozen {
             rows: n as u32,
+            t_last: if n > 0 {
+                b.time(n - 1)
+            } else {
+                f64::NEG_INFINITY
+            },
             ends: ends.into_boxed_slice(),
             data: data.into_boxed_slice(),
         }
@@ -316,6 +323,10 @@ impl Frozen {
 
     pub(super) fn len(&self) -> usize {
         self.rows as usize
+    }
+
+    pub(super) fn last_time(&self) -> f64 {
+        self.t_last
     }
 
     fn stream(&self, s: usize) -> &[u8] {

@@ -311,6 +311,19 @@ impl Retired {
         &self.band_slot
     }
 
+    /// Rows kept in windows, and of them the rows in frozen blocks and their bytes.
+    pub(super) fn window_rows(&self) -> (usize, usize, usize) {
+        let mut out = (0, 0, 0);
+        for p in &self.pieces {
+            if let Piece::Window { rows, .. } = p {
+                out.0 += rows.len();
+                out.1 += rows.frozen_rows();
+                out.2 += rows.frozen_bytes();
+            }
+        }
+        out
+    }
+
     /// Heap bytes in use now.
     pub(super) fn heap_bytes(&self) -> usize {
         let pieces: usize = self

@@ -39,6 +39,15 @@ impl Rows {
         self.frozen
     }
 
+    /// Rows in frozen blocks.
+    pub(super) fn frozen_rows(&self) -> usize {
+        self.blocks
+            .iter()
+            .filter(|c| c.frozen_bytes() > 0)
+            .map(Chunk::len)
+            .sum()
+    }
+
     /// Appends a row, making a new block (of at most [`CHUNK`] rows, never past `cap` rows in
     /// all) when the last one is full, and freezing the block it fills.
     pub(super) fn push_bounded(&mut self, t: f64, row: &[f32], cap: usize, divs: &[u32]) {
@@ -79,6 +88,11 @@ impl Rows {
         for b in &self.blocks {
             b.times_into(0, out);
         }
+    }
+
+    /// The blocks in time order, each with its first row still held (always 0 here).
+    pub(super) fn chunks(&self) -> impl Iterator<Item = (&Chunk, usize)> {
+        self.blocks.iter().map(|c| (c, 0))
     }
 
     pub(super) fn column_into(&self, col: usize, divs: &[u32], out: &mut Vec<f32>) {
@@ -171,6 +185,22 @@ impl Ring {
         self.cap
     }
 
+    /// Rows held now.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Rows in frozen blocks (the oldest block's rows handed back included) and their bytes.
+    pub(super) fn frozen(&self) -> (usize, usize) {
+        let rows = self
+            .blocks
+            .iter()
+            .filter(|c| c.frozen_bytes() > 0)
+            .map(Chunk::len)
+            .sum();
+        (rows, self.frozen)
+    }
+
     /// Appends a row; [`Ring::evict`] then hands back what no longer fits.
     pub(super) fn push(&mut self, t: f64, row: &[f32], divs: &[u32]) {
         if self.blocks.back().is_none_or(Chunk::is_full) {
@@ -249,6 +279,14 @@ impl Ring {
         for (k, b) in self.blocks.iter().enumerate() {
             b.column_into(col, if k == 0 { self.front } else { 0 }, divs, out);
         }
+    }
+
+    /// The blocks in time order, each with its first row still held.
+    pub(super) fn chunks(&self) -> impl Iterator<Item = (&Chunk, usize)> {
+        self.blocks
+            .iter()
+            .enumerate()
+            .map(|(k, c)| (c, if k == 0 { self.front } else { 0 }))
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
