@@ -16,7 +16,7 @@ use gpuwhy::recording::{HostRecording, Recording};
 use gpuwhy::report::{Capability, DeviceInfo, HostFacts, Report, RunInfo};
 use serde_json::{json, Value};
 
-#[path = "week_replay.rs"]
+#[path = "support/week_replay.rs"]
 mod week_replay;
 
 const GPUS: usize = 8;
