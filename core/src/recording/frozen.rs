@@ -377,3 +377,7 @@ impl Frozen {
         rows * block::wide_row(columns) + (columns + 1) * 5
     }
 }
+
+#[cfg(test)]
+#[path = "frozen_tests.rs"]
+mod tests;
