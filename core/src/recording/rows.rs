@@ -171,7 +171,11 @@ impl Ring {
             columns,
             spare: None,
             frozen: 0,
-            budget: Rows::budget(columns, cap, Self::max_blocks(cap, chunk)),
+            // At least one block of any rows: the bound holds room for one frozen block
+            // beside the budget anyway, so a smaller budget (a ring of a few hundred rows)
+            // would save nothing and only keep fewer rows.
+            budget: Rows::budget(columns, cap, Self::max_blocks(cap, chunk))
+                .max(Chunk::worst_case_bytes(columns, chunk)),
             thawed: Thawed::default(),
             thawed_ok: false,
         }
