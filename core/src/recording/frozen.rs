@@ -171,15 +171,25 @@ fn encode_column(vals: &[u32], out: &mut Vec<u8>) {
             prev = k;
         }
         tok.flush();
-    } else {
-        head(out, XOR);
-        let mut tok = Tokens { out, zeros: 0 };
+    }
+    // Whole numbers that jump about (a noisy power in mW) may take fewer bytes as bits.
+    if scale.is_none() || out.len() - start > values.len() + 8 {
+        let mut xor = Vec::with_capacity(values.len() * 3 + 16);
+        head(&mut xor, XOR);
+        let mut tok = Tokens {
+            out: &mut xor,
+            zeros: 0,
+        };
         let mut prev = 0u32;
         for v in &values {
             tok.put(u64::from(v.to_bits() ^ prev));
             prev = v.to_bits();
         }
         tok.flush();
+        if scale.is_none() || xor.len() < out.len() - start {
+            out.truncate(start);
+            out.extend_from_slice(&xor);
+        }
     }
     if out.len() - start > 4 * vals.len() {
         out.truncate(start);
