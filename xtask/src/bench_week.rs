@@ -80,7 +80,7 @@ fn replay_table(v: &Value) {
         "  byte budgets by kind of data (one GPU stream, default retention, 2.5 h at 100 ms \
          replayed, 23 windows of 601 rows marked before the last hour): minutes of the last \
          hour held, first rows of 3,000, window rows held, bytes a row frozen; freezing and \
-         decoding one block of 1,024 rows (release, median of 31)"
+         decoding one block of 1,024 rows (release, median of 101)"
     );
     let rows = v["replay"].as_array().cloned().unwrap_or_default();
     for r in &rows {

@@ -8,6 +8,7 @@ use super::frozen::Frozen;
 #[derive(Debug, Clone)]
 pub struct BlockProbe {
     block: Block,
+    frozen: Frozen,
     columns: usize,
     divs: Vec<u32>,
 }
@@ -24,6 +25,7 @@ impl BlockProbe {
             block.push(*t, r, &divs);
         }
         BlockProbe {
+            frozen: Frozen::encode(&block, columns, &divs),
             block,
             columns,
             divs,
@@ -40,14 +42,13 @@ impl BlockProbe {
         Frozen::encode(&self.block, self.columns, &self.divs).heap_bytes()
     }
 
-    /// Freezes the block, then decodes every column and the times as the report writers
-    /// read them; the values decoded.
-    pub fn freeze_and_decode(&self) -> usize {
-        let f = Frozen::encode(&self.block, self.columns, &self.divs);
+    /// Decodes the frozen block's times and every column as the report writers read them;
+    /// the values decoded.
+    pub fn decode(&self) -> usize {
         let (mut t, mut col) = (Vec::new(), Vec::new());
-        f.times_into(0, &mut t);
+        self.frozen.times_into(0, &mut t);
         for c in 0..self.columns {
-            f.column_into(c, 0, &mut col);
+            self.frozen.column_into(c, 0, &mut col);
         }
         t.len() + col.len()
     }
