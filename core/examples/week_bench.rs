@@ -16,6 +16,9 @@ use gpuwhy::recording::{HostRecording, Recording};
 use gpuwhy::report::{Capability, DeviceInfo, HostFacts, Report, RunInfo};
 use serde_json::{json, Value};
 
+#[path = "support/week_replay.rs"]
+mod week_replay;
+
 const GPUS: usize = 8;
 const INTERVAL_S: f64 = 0.1;
 /// Ticks between slow reads (temperature, PCIe, NVLink, GPM), as the sampler does.
@@ -201,7 +204,11 @@ fn measure(seconds: f64, out: &Path) -> Value {
         "top": back.verdict.id,
         "top_plain": old_back.verdict.id,
         "heap_bytes": rec.heap_bytes(),
+        "gpu_recent_minutes": rec.devices[0].series.kept().recent_rows as f64 / 600.0,
+        "gpu_head_rows": rec.devices[0].series.kept().head_rows,
         "bound_bytes": rec.worst_case_bytes(),
+        "bound_gpus_events_bytes": rec.worst_case_bytes()
+            - rec.host.as_ref().map_or(0, |h| h.series.worst_case_bytes()),
         "old_bytes": old.len(),
         "new_bytes": size(&path),
         "gz_bytes": size(&gz),
@@ -218,7 +225,54 @@ fn main() {
     let out = std::env::args().nth(1).unwrap_or_else(|| ".".into());
     let out = Path::new(&out);
     std::fs::create_dir_all(out).expect("creates the output directory");
+    if std::env::var_os("WEEK_BENCH_REPLAY_ONLY").is_some() {
+        println!("{}", json!({ "replay": replays() }));
+        return;
+    }
     let hour = measure(3_600.0, out);
     let week = measure(7.0 * 86_400.0, out);
-    println!("{}", json!({ "hour": hour, "week": week }));
+    println!(
+        "{}",
+        json!({ "hour": hour, "week": week, "replay": replays() })
+    );
+}
+
+/// Each kind of data replayed into a fresh stream: the week's GPU 0 and GPU 5, the files
+/// named after the output directory (simulator scenarios' reports, real logs), and rows of
+/// random bits (the worst case).
+fn replays() -> Vec<Value> {
+    let mut out = Vec::new();
+    for g in [0, 5] {
+        let mut n = Noise(0x9E37_79B9_7F4A_7C15 + g as u64);
+        out.push(week_replay::replay(&format!("bench week GPU {g}"), |k| {
+            row(g, k, &mut n).to_vec()
+        }));
+    }
+    for path in std::env::args().skip(2) {
+        let path = Path::new(&path);
+        let Some(gpus) = week_replay::load_rows(path) else {
+            eprintln!("week_bench: cannot read rows from {}", path.display());
+            continue;
+        };
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |f| f.to_string_lossy().into());
+        let rows = &gpus[0];
+        let label = format!("{name} GPU 0 ({} rows, replayed in a loop)", rows.len());
+        out.push(week_replay::replay(&label, |k| {
+            rows[k as usize % rows.len()].clone()
+        }));
+    }
+    let mut x = 0x2545_F491_4F6C_DD1D_u64;
+    out.push(week_replay::replay("random bits (worst case)", |_| {
+        (0..GpuMetric::COUNT)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                f32::from_bits((x as u32) & 0x7f7f_ffff)
+            })
+            .collect()
+    }));
+    out
 }

@@ -46,14 +46,6 @@ pub(super) fn wide_row(columns: usize) -> usize {
     8 + 4 * columns
 }
 
-/// Bytes of one row whose narrow columns hold whole numbers in range (the time counted wide,
-/// so that times which are not whole ticks never shorten what is kept).
-pub(super) fn nominal_row(columns: usize, divs: &[u32]) -> usize {
-    8 + (0..columns)
-        .map(|i| if div_of(divs, i) > 0 { 2 } else { 4 })
-        .sum::<usize>()
-}
-
 fn narrow(v: f32, div: u32) -> Option<u16> {
     if v.is_nan() {
         return Some(MISSING);
@@ -279,6 +271,14 @@ impl Block {
         grew
     }
 
+    /// The first tick and each row's offset from it, when the times are whole ticks.
+    pub(super) fn ticks(&self) -> Option<(i64, &[u32])> {
+        match &self.t {
+            Times::Ticks { base, off } => Some((*base, off)),
+            Times::Secs(_) => None,
+        }
+    }
+
     /// Time of row `i`, seconds.
     pub(super) fn time(&self, i: usize) -> f64 {
         match &self.t {
@@ -315,17 +315,6 @@ impl Block {
         }));
     }
 
-    /// Drops the room not used (a closed window keeps exactly its rows).
-    pub(super) fn shrink(&mut self) {
-        match &mut self.t {
-            Times::Ticks { off, .. } => off.shrink_to_fit(),
-            Times::Secs(s) => s.shrink_to_fit(),
-        }
-        self.narrow.shrink_to_fit();
-        self.wide.shrink_to_fit();
-        self.cap = self.len();
-    }
-
     /// Heap bytes of this block.
     pub(super) fn heap_bytes(&self) -> usize {
         let t = match &self.t {
@@ -340,11 +329,6 @@ impl Block {
     /// Upper bound of [`Self::heap_bytes`] for a block of `rows` rows of `columns` columns.
     pub(super) fn worst_case_bytes(columns: usize, rows: usize) -> usize {
         rows * wide_row(columns) + columns * std::mem::size_of::<Slot>()
-    }
-
-    /// [`Self::heap_bytes`] of a block of `rows` rows whose narrow columns stayed narrow.
-    pub(super) fn nominal_bytes(columns: usize, divs: &[u32], rows: usize) -> usize {
-        rows * nominal_row(columns, divs) + columns * std::mem::size_of::<Slot>()
     }
 }
 

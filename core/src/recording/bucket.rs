@@ -81,9 +81,11 @@ pub(super) struct Bucket {
     pub(super) t1: f64,
     /// Rows folded in (missing values included).
     pub(super) rows: u32,
-    pub(super) stats: Vec<Stat>,
+    /// Boxed slices rather than vectors: a bucket is one of thousands of pieces, and a slice
+    /// takes 8 bytes less in each.
+    pub(super) stats: Box<[Stat]>,
     /// One band count per banded column, in the order of the buffer's banded columns.
-    pub(super) bands: Vec<[u32; BANDS]>,
+    pub(super) bands: Box<[[u32; BANDS]]>,
     /// Loaded samples by clock-event reason, in a GPU stream (`recording::reasons`).
     pub(super) reasons: Option<Box<ReasonCounts>>,
 }
@@ -95,8 +97,8 @@ impl Bucket {
             t0: 0.0,
             t1: 0.0,
             rows: 0,
-            stats: vec![Stat::EMPTY; columns],
-            bands: vec![[0; BANDS]; banded],
+            stats: vec![Stat::EMPTY; columns].into_boxed_slice(),
+            bands: vec![[0; BANDS]; banded].into_boxed_slice(),
             reasons: None,
         }
     }
@@ -157,8 +159,8 @@ impl Bucket {
 
     /// Heap bytes of this bucket.
     pub(super) fn heap_bytes(&self) -> usize {
-        self.stats.capacity() * std::mem::size_of::<Stat>()
-            + self.bands.capacity() * std::mem::size_of::<[u32; BANDS]>()
+        self.stats.len() * std::mem::size_of::<Stat>()
+            + self.bands.len() * std::mem::size_of::<[u32; BANDS]>()
             + self
                 .reasons
                 .as_ref()

@@ -183,3 +183,197 @@ fn worst_case_data_stays_within_the_bound_throughout() {
         );
     }
 }
+
+/// Values as the sampler gives them, a job's shape: constant clocks, P-state and PCIe link,
+/// utilization and power that move every row, the slow metrics every tenth row (`null`
+/// between), and no GPM or NVLink.
+fn driver_row(k: u64, n: &mut Noise) -> [f32; GpuMetric::COUNT] {
+    let mut r = [f32::NAN; GpuMetric::COUNT];
+    let busy = k % 20 < 12;
+    let set = |r: &mut [f32; GpuMetric::COUNT], m: GpuMetric, v: f32| r[m.index()] = v;
+    let util = if busy { 95.0 } else { 20.0 } + (n.next() * 6.0).round();
+    set(&mut r, GpuMetric::UtilGpu, util);
+    set(&mut r, GpuMetric::UtilMem, (util * 0.4).round());
+    set(&mut r, GpuMetric::MemUsed, 61_440.0);
+    set(
+        &mut r,
+        GpuMetric::Power,
+        (n.next() * 400_000.0 + 200_000.0).round() / 1000.0,
+    );
+    set(&mut r, GpuMetric::SmClock, 1_980.0);
+    set(&mut r, GpuMetric::MemClock, 2_619.0);
+    set(&mut r, GpuMetric::GraphicsClock, 1_980.0);
+    set(&mut r, GpuMetric::Pstate, 0.0);
+    set(
+        &mut r,
+        GpuMetric::ClockReasons,
+        if busy { 0.0 } else { 1.0 },
+    );
+    if k % 10 == 3 {
+        set(&mut r, GpuMetric::Temp, 60.0 + (n.next() * 4.0).round());
+        set(&mut r, GpuMetric::PcieGen, 5.0);
+        set(&mut r, GpuMetric::PcieWidth, 16.0);
+        set(&mut r, GpuMetric::PcieRx, (n.next() * 9e5).round() / 1000.0);
+        set(&mut r, GpuMetric::PcieTx, (n.next() * 9e4).round() / 1000.0);
+    }
+    r
+}
+
+fn gpu_buf(r: Retention) -> SeriesBuf {
+    let mut s = SeriesBuf::with_precision(
+        GpuMetric::COUNT,
+        r,
+        &banded_gpu_columns(),
+        &narrow_gpu_divs(),
+    );
+    s.count_reasons(GpuMetric::ClockReasons.index(), GpuMetric::UtilGpu.index());
+    s
+}
+
+#[test]
+fn frozen_blocks_read_back_every_value_and_time_bit_for_bit() {
+    // Nothing folded: every row stays in the first rows, a window or the ring, all three
+    // frozen block by block; values and times of every kind the encoder treats apart.
+    let r = Retention {
+        head_rows: 2_500,
+        recent_rows: 4_000,
+        window_rows: 40_000,
+        buckets: 64,
+    };
+    let mut s = gpu_buf(r);
+    s.mark(0.0, 1e9, PRIO_FAULT);
+    let odd = [
+        f32::from_bits(0x7fc0_0001),
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN_POSITIVE / 4.0,
+        1e-3,
+        70_000.0,
+        -3.0,
+        45.5,
+        16_777_217.0,
+    ];
+    let mut n = Noise(3);
+    let mut pushed = Vec::new();
+    for k in 0..12_000u64 {
+        // Noisy rows only past the first ones, whose budget is the tightest.
+        let mut v = if k % 3 == 0 && k >= 2_500 {
+            row(k, &mut n)
+        } else {
+            driver_row(k, &mut n)
+        };
+        if k % 7 == 0 {
+            let c = (k / 7) as usize % GpuMetric::COUNT;
+            v[c] = odd[(k / 7) as usize % odd.len()];
+        }
+        let t = time(k) + if k % 4_000 < 1_000 { 1e-7 } else { 0.0 };
+        s.push(t, &v);
+        pushed.push((t, v));
+    }
+    let t = s.times();
+    assert_eq!(t.len(), 12_000, "every row kept");
+    assert!(t
+        .iter()
+        .zip(&pushed)
+        .all(|(a, b)| a.to_bits() == b.0.to_bits()));
+    let divs = narrow_gpu_divs();
+    for c in 0..GpuMetric::COUNT {
+        let col = s.column(c);
+        for (got, (_, want)) in col.iter().zip(&pushed) {
+            // A narrow column keeps every NaN as the missing value, as the dense block does.
+            let same = got.to_bits() == want[c].to_bits()
+                || divs[c] > 0 && got.is_nan() && want[c].is_nan();
+            assert!(same, "column {c}: {got} for {}", want[c]);
+        }
+    }
+    // Reading only the rows after an instant gives what reading all and cutting gives.
+    let cols: Vec<Vec<f32>> = (0..GpuMetric::COUNT).map(|c| s.column(c)).collect();
+    for after in [
+        None,
+        Some(-1.0),
+        Some(t[100]),
+        Some(t[3_000]),
+        Some(t[11_990]),
+        Some(1e12),
+    ] {
+        let i = after.map_or(0, |a| t.partition_point(|x| *x <= a));
+        let (ta, ca) = s.rows_after(after);
+        assert!(ta
+            .iter()
+            .zip(&t[i..])
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        assert_eq!(ta.len(), t.len() - i);
+        for (a, b) in ca.iter().zip(&cols) {
+            assert_eq!(a.len(), b.len() - i);
+            assert!(a
+                .iter()
+                .zip(&b[i..])
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+        }
+    }
+}
+
+#[test]
+fn rows_as_a_driver_gives_them_keep_the_full_hour_the_first_minutes_and_the_windows() {
+    let mut s = gpu_buf(Retention::default());
+    let mut n = Noise(5);
+    let (hours, mut marked) = (3, 0);
+    for k in 0..hours * 36_000u64 {
+        let t = k as f64 / 10.0;
+        if k % 9_000 == 4_500 && k < 2 * 36_000 {
+            s.mark(t - 30.0, t + 30.0, PRIO_EVENT);
+            marked += 601;
+        }
+        s.push(t, &driver_row(k, &mut n));
+        if k % 5_000 == 0 {
+            assert!(s.heap_bytes() <= s.worst_case_bytes());
+        }
+    }
+    assert_eq!(
+        s.times().len(),
+        HEAD_ROWS_DEFAULT + RECENT_ROWS_DEFAULT + marked,
+        "the budgets hold every row the row counts allow"
+    );
+}
+
+#[test]
+fn rows_that_do_not_encode_small_keep_fewer_rows_within_the_bound() {
+    // Random bits in every column and times off the tick: about 100 B a row once frozen,
+    // against 32 in the budgets.
+    let mut s = gpu_buf(Retention::default());
+    let bound = s.worst_case_bytes();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut peak = 0;
+    for k in 0..60_000u64 {
+        let mut v = [0f32; GpuMetric::COUNT];
+        for c in &mut v {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *c = f32::from_bits((x as u32) & 0x7f7f_ffff);
+        }
+        let t = k as f64 / 10.0 + (x >> 44) as f64 * 1e-9;
+        if k % 3_000 == 0 {
+            s.mark(t - 30.0, t + 30.0, (k / 3_000 % 4) as u8 + 1);
+        }
+        s.push(t, &v);
+        peak = peak.max(s.heap_bytes());
+        assert!(
+            s.heap_bytes() <= bound,
+            "row {k}: {} > {bound}",
+            s.heap_bytes()
+        );
+    }
+    let kept = s.times().len();
+    assert!(
+        kept < 60_000 / 2,
+        "{kept} rows kept: fewer than the row counts allow"
+    );
+    assert!(kept > 10_000, "{kept} rows kept: the budgets are used");
+    assert!(
+        peak > bound * 3 / 4,
+        "the data was large: {peak} of {bound}"
+    );
+}

@@ -11,11 +11,15 @@
 mod block;
 mod bucket;
 pub(crate) mod build;
+mod chunk;
 mod coarse;
 #[cfg(test)]
 mod dense_tests;
+mod frozen;
 pub mod journal;
 mod load;
+mod probe;
+mod read;
 pub mod reasons;
 mod restore;
 mod retired;
@@ -29,6 +33,8 @@ mod window_notes;
 pub use block::narrow_gpu_divs;
 pub use bucket::BANDS;
 pub use coarse::Coarse;
+pub use probe::BlockProbe;
+pub use read::Kept;
 pub use series::{
     band_of, Retention, SeriesBuf, BAND_EDGES, COARSE_BUCKETS_DEFAULT, FULL_ROWS_DEFAULT,
     HEAD_ROWS_DEFAULT, MAX_WINDOWS, RECENT_ROWS_DEFAULT, WINDOW_AFTER_S, WINDOW_BEFORE_S,

@@ -75,7 +75,7 @@ impl SeriesBuf {
     fn flush_window(&mut self, window: &mut Rows) {
         if window.len() > 0 {
             let mut rows = std::mem::replace(window, Rows::new(self.columns));
-            rows.shrink();
+            rows.shrink(&self.divs);
             self.retired.push_restored(Piece::Window {
                 rows,
                 prio: RESTORED_PRIO,

@@ -5,8 +5,9 @@
 //! row, because a kept row closes the bucket being filled; buckets are merged only with a
 //! neighbouring bucket, never across a window.
 
-use super::block::{self, Block, CHUNK};
+use super::block::CHUNK;
 use super::bucket::Bucket;
+use super::chunk::Chunk;
 use super::reasons::{ReasonCols, ReasonCounts};
 use super::rows::Rows;
 
@@ -33,15 +34,16 @@ impl Limits {
         self.window_rows.clamp(1, CHUNK)
     }
 
-    /// Heap bytes the windows may hold: `window_rows` rows whose narrow columns stayed narrow,
-    /// the unused room of the open window's newest block, and the windows' block slots. Rows
-    /// that need the wide form fold windows sooner; the row limit binds first otherwise.
-    fn window_bytes(&self, columns: usize, divs: &[u32]) -> usize {
-        let chunk = self.chunk();
-        let blocks = self.window_rows.div_ceil(chunk) + self.windows;
-        (self.window_rows + chunk) * block::nominal_row(columns, divs)
-            + blocks * Block::nominal_bytes(columns, divs, 0)
-            + 2 * blocks * std::mem::size_of::<Block>()
+    /// Frozen bytes the windows may hold: `window_rows` rows at [`super::chunk::budget_row`]
+    /// bytes each. Rows that encode larger fold windows sooner; the row limit binds first
+    /// otherwise.
+    fn window_bytes(&self, columns: usize) -> usize {
+        Rows::budget(columns, self.window_rows, self.blocks())
+    }
+
+    /// Most blocks the windows may hold at once: their rows' and one partial block each.
+    fn blocks(&self) -> usize {
+        self.window_rows.div_ceil(self.chunk()) + self.windows
     }
 }
 
@@ -56,7 +58,7 @@ pub(super) struct Retired {
     divs: Vec<u32>,
     /// [`Limits::window_bytes`].
     window_budget: usize,
-    /// Heap bytes of the closed windows.
+    /// Frozen bytes of the closed windows.
     closed_bytes: usize,
     pub(super) pieces: Vec<Piece>,
     pub(super) pending: Bucket,
@@ -84,7 +86,7 @@ impl Retired {
             band_slot,
             limits,
             divs: divs.to_vec(),
-            window_budget: limits.window_bytes(columns, divs),
+            window_budget: limits.window_bytes(columns),
             closed_bytes: 0,
             pieces: Vec::new(),
             pending: Bucket::new(columns, banded),
@@ -120,6 +122,7 @@ impl Retired {
     fn fold(&mut self, t: f64, row: &[f32]) {
         if self.in_window {
             self.close_window();
+            self.hold_window_limits();
         }
         self.pending.add(t, row, &self.band_slot);
         self.pending.count_reasons(row, self.reason_cols);
@@ -164,10 +167,11 @@ impl Retired {
         }
     }
 
-    /// Heap bytes of the rows kept in windows.
+    /// Frozen bytes of the rows kept in windows (the open window's block being filled is not
+    /// counted: the bound has room for one).
     fn window_bytes(&self) -> usize {
         let open = match self.pieces.last() {
-            Some(Piece::Window { rows, .. }) if self.in_window => rows.heap_bytes(),
+            Some(Piece::Window { rows, .. }) if self.in_window => rows.frozen_bytes(),
             _ => 0,
         };
         self.closed_bytes + open
@@ -180,8 +184,8 @@ impl Retired {
 
     fn close_window(&mut self) {
         if let Some(Piece::Window { rows, .. }) = self.pieces.last_mut() {
-            rows.shrink();
-            self.closed_bytes += rows.heap_bytes();
+            rows.shrink(&self.divs);
+            self.closed_bytes += rows.frozen_bytes();
         }
         self.in_window = false;
     }
@@ -221,7 +225,7 @@ impl Retired {
             });
             self.window_rows -= rows.len();
             if !open {
-                self.closed_bytes -= rows.heap_bytes();
+                self.closed_bytes -= rows.frozen_bytes();
             }
         }
         if i + 1 == self.pieces.len() {
@@ -283,7 +287,7 @@ impl Retired {
             Piece::Window { rows, .. } => {
                 self.windows += 1;
                 self.window_rows += rows.len();
-                self.closed_bytes += rows.heap_bytes();
+                self.closed_bytes += rows.frozen_bytes();
             }
             Piece::Bucket(_) => self.buckets += 1,
         }
@@ -307,6 +311,19 @@ impl Retired {
         &self.band_slot
     }
 
+    /// Rows kept in windows, and of them the rows in frozen blocks and their bytes.
+    pub(super) fn window_rows(&self) -> (usize, usize, usize) {
+        let mut out = (0, 0, 0);
+        for p in &self.pieces {
+            if let Piece::Window { rows, .. } = p {
+                out.0 += rows.len();
+                out.1 += rows.frozen_rows();
+                out.2 += rows.frozen_bytes();
+            }
+        }
+        out
+    }
+
     /// Heap bytes in use now.
     pub(super) fn heap_bytes(&self) -> usize {
         let pieces: usize = self
@@ -323,16 +340,18 @@ impl Retired {
             + self.divs.capacity() * 4
     }
 
-    /// Upper bound of [`Self::heap_bytes`]. Windows hold at most their byte budget after each
-    /// row (closed windows are shrunk to their rows); one row may first open a block of wide
-    /// rows or widen the newest.
+    /// Upper bound of [`Self::heap_bytes`]. Windows hold at most their byte budget of frozen
+    /// rows after each row (closed windows are frozen and shrunk to their rows), one block
+    /// being filled, and their block slots.
     pub(super) fn worst_case_bytes(&self) -> usize {
         let reasons = self
             .reason_cols
             .map_or(0, |_| std::mem::size_of::<ReasonCounts>());
         let bucket = Bucket::bytes_for(self.columns, self.banded) + reasons;
         let windows = if self.limits.windows > 0 && self.limits.window_rows > 0 {
-            self.window_budget + Block::worst_case_bytes(self.columns, self.limits.chunk())
+            self.window_budget
+                + Chunk::worst_case_bytes(self.columns, self.limits.chunk())
+                + 2 * self.limits.blocks() * std::mem::size_of::<Chunk>()
         } else {
             0
         };

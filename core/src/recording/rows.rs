@@ -1,20 +1,23 @@
 //! Full-resolution rows: a growable run of blocks (the first minutes, a kept window) and a
-//! ring of blocks (the most recent rows), in the dense form of [`Block`].
+//! ring of blocks (the most recent rows). The block being filled is in the dense form of
+//! [`Block`]; every full one is frozen into the compact form of [`super::frozen`], and the
+//! byte budgets count those frozen bytes.
 
 use std::collections::VecDeque;
 
-use super::block::{self, Block, CHUNK};
+use super::block::{Block, CHUNK};
+use super::chunk::{budget_block, budget_row, Chunk, Thawed};
 
 /// Rows in time order, in blocks of at most [`CHUNK`] rows. Each block is made for the rows
 /// still allowed (`cap` of [`Rows::push_bounded`]), so capacity never runs past what is kept
-/// by more than one block's room.
+/// by more than one block's room; a block is frozen when full and when the store is shrunk.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Rows {
-    blocks: Vec<Block>,
+    blocks: Vec<Chunk>,
     len: usize,
     columns: usize,
-    /// Heap bytes of the blocks (not of their slots), kept up to date on every push.
-    bytes: usize,
+    /// Heap bytes of the frozen blocks.
+    frozen: usize,
 }
 
 impl Rows {
@@ -23,7 +26,7 @@ impl Rows {
             blocks: Vec::new(),
             len: 0,
             columns,
-            bytes: 0,
+            frozen: 0,
         }
     }
 
@@ -31,32 +34,53 @@ impl Rows {
         self.len
     }
 
+    /// Heap bytes of the frozen blocks: what byte budgets count.
+    pub(super) fn frozen_bytes(&self) -> usize {
+        self.frozen
+    }
+
+    /// Rows in frozen blocks.
+    pub(super) fn frozen_rows(&self) -> usize {
+        self.blocks
+            .iter()
+            .filter(|c| c.frozen_bytes() > 0)
+            .map(Chunk::len)
+            .sum()
+    }
+
     /// Appends a row, making a new block (of at most [`CHUNK`] rows, never past `cap` rows in
-    /// all) when the last one is full.
+    /// all) when the last one is full, and freezing the block it fills.
     pub(super) fn push_bounded(&mut self, t: f64, row: &[f32], cap: usize, divs: &[u32]) {
-        if self.blocks.last().is_none_or(Block::is_full) {
+        if self.blocks.last().is_none_or(Chunk::is_full) {
             let room = cap.saturating_sub(self.len).clamp(1, CHUNK);
             if self.blocks.len() == self.blocks.capacity() {
                 // Doubling, exactly: the slots never exceed twice the blocks.
                 self.blocks.reserve_exact(self.blocks.len().max(1));
             }
-            let b = Block::new(self.columns, divs, room);
-            self.bytes += b.heap_bytes();
-            self.blocks.push(b);
+            self.blocks
+                .push(Chunk::Open(Block::new(self.columns, divs, room)));
         }
-        if let Some(b) = self.blocks.last_mut() {
-            self.bytes += b.push(t, row, divs);
+        if let Some(Chunk::Open(b)) = self.blocks.last_mut() {
+            b.push(t, row, divs);
             self.len += 1;
+            if b.is_full() {
+                self.freeze_last(divs);
+            }
         }
     }
 
-    /// Drops the room not used (a closed window keeps exactly its rows).
-    pub(super) fn shrink(&mut self) {
-        if let Some(b) = self.blocks.last_mut() {
-            let before = b.heap_bytes();
-            b.shrink();
-            self.bytes = self.bytes - before + b.heap_bytes();
+    fn freeze_last(&mut self, divs: &[u32]) {
+        if let Some(c) = self.blocks.last_mut() {
+            if c.freeze(self.columns, divs).is_some() {
+                self.frozen += c.frozen_bytes();
+            }
         }
+    }
+
+    /// Freezes the block being filled and drops the room not used (a closed window keeps
+    /// exactly its rows).
+    pub(super) fn shrink(&mut self, divs: &[u32]) {
+        self.freeze_last(divs);
         self.blocks.shrink_to_fit();
     }
 
@@ -64,6 +88,11 @@ impl Rows {
         for b in &self.blocks {
             b.times_into(0, out);
         }
+    }
+
+    /// The blocks in time order, each with its first row still held (always 0 here).
+    pub(super) fn chunks(&self) -> impl Iterator<Item = (&Chunk, usize)> {
+        self.blocks.iter().map(|c| (c, 0))
     }
 
     pub(super) fn column_into(&self, col: usize, divs: &[u32], out: &mut Vec<f32>) {
@@ -74,57 +103,65 @@ impl Rows {
 
     /// Calls `f(t, row)` for every row in time order.
     pub(super) fn for_each_row(&self, divs: &[u32], mut f: impl FnMut(f64, &[f32])) {
-        let mut row = Vec::with_capacity(self.columns);
+        let mut thawed = Thawed::default();
         for b in &self.blocks {
-            for i in 0..b.len() {
-                b.row_into(i, divs, &mut row);
-                f(b.time(i), &row);
-            }
+            b.for_each_row(divs, &mut thawed, &mut f);
         }
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        self.bytes + self.blocks.capacity() * std::mem::size_of::<Block>()
+        let open = match self.blocks.last() {
+            Some(c @ Chunk::Open(_)) => c.heap_bytes(),
+            _ => 0,
+        };
+        self.frozen + open + self.blocks.capacity() * std::mem::size_of::<Chunk>()
     }
 
-    /// Upper bound of [`Self::heap_bytes`] for `rows` rows pushed with a `cap` of `rows`.
-    pub(super) fn worst_case_bytes(columns: usize, rows: usize) -> usize {
+    /// Upper bound of [`Self::heap_bytes`] for at most `rows` rows pushed with a `cap` of
+    /// `rows` while the frozen bytes stay within `budget` (checked before each push): the
+    /// budget, one more block (the one being filled, or the one whose freezing passed the
+    /// budget), and the slots.
+    pub(super) fn worst_case_bytes(columns: usize, rows: usize, budget: usize) -> usize {
         let blocks = rows.div_ceil(CHUNK).max(1);
-        rows * block::wide_row(columns)
-            + blocks * Block::worst_case_bytes(columns, 0)
-            + 2 * blocks * std::mem::size_of::<Block>()
+        budget
+            + Chunk::worst_case_bytes(columns, rows.clamp(1, CHUNK))
+            + 2 * blocks * std::mem::size_of::<Chunk>()
+    }
+
+    /// The byte budget of `rows` rows of `columns` columns in at most `blocks` blocks
+    /// ([`budget_row`] a row, [`budget_block`] a block).
+    pub(super) fn budget(columns: usize, rows: usize, blocks: usize) -> usize {
+        rows.saturating_mul(budget_row(columns))
+            .saturating_add(blocks.saturating_mul(budget_block(columns)))
     }
 }
 
-/// The most recent `cap` rows, within a byte budget. Rows are pushed into the newest block;
-/// [`Ring::evict`] hands back the oldest rows while there are more than `cap` of them, or
-/// while the blocks use more than the budget: enough for `cap` rows whose narrow columns
-/// stayed narrow, so the budget binds only when values do not fit their narrow form.
+/// The most recent `cap` rows, within a byte budget. Rows are pushed into the newest block,
+/// frozen when full; [`Ring::evict`] hands back the oldest rows while there are more than
+/// `cap` of them, or while the frozen blocks use more than the budget ([`budget_row`] bytes a
+/// row), so the budget binds only for rows that do not encode small.
 #[derive(Debug, Clone)]
 pub(super) struct Ring {
-    blocks: VecDeque<Block>,
+    blocks: VecDeque<Chunk>,
     /// Rows of the oldest block already handed back.
     front: usize,
     len: usize,
     cap: usize,
     chunk: usize,
     columns: usize,
-    /// The last block handed back whole, kept to take the next rows instead of a new one.
+    /// The dense block of the last block frozen, kept to take the next rows.
     spare: Option<Block>,
-    /// Heap bytes of the blocks and the spare (not of the deque's slots).
-    bytes: usize,
+    /// Heap bytes of the frozen blocks.
+    frozen: usize,
     budget: usize,
+    /// The oldest block decoded, while its rows are handed back.
+    thawed: Thawed,
+    thawed_ok: bool,
 }
 
 impl Ring {
-    pub(super) fn new(columns: usize, cap: usize, divs: &[u32]) -> Ring {
+    pub(super) fn new(columns: usize, cap: usize, _divs: &[u32]) -> Ring {
         let chunk = cap.clamp(1, CHUNK);
-        // The oldest block may be partly handed back and the newest partly filled.
-        let blocks = Self::max_blocks(cap, chunk);
-        let budget = cap
-            .saturating_add(2 * chunk)
-            .saturating_mul(block::nominal_row(columns, divs))
-            .saturating_add(blocks.saturating_mul(Block::nominal_bytes(columns, divs, 0)));
         Ring {
             blocks: VecDeque::new(),
             front: 0,
@@ -133,8 +170,14 @@ impl Ring {
             chunk,
             columns,
             spare: None,
-            bytes: 0,
-            budget,
+            frozen: 0,
+            // At least one block of any rows: the bound holds room for one frozen block
+            // beside the budget anyway, so a smaller budget (a ring of a few hundred rows)
+            // would save nothing and only keep fewer rows.
+            budget: Rows::budget(columns, cap, Self::max_blocks(cap, chunk))
+                .max(Chunk::worst_case_bytes(columns, chunk)),
+            thawed: Thawed::default(),
+            thawed_ok: false,
         }
     }
 
@@ -146,53 +189,86 @@ impl Ring {
         self.cap
     }
 
+    /// Rows held now.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Rows in frozen blocks (the oldest block's rows handed back included) and their bytes.
+    pub(super) fn frozen(&self) -> (usize, usize) {
+        let rows = self
+            .blocks
+            .iter()
+            .filter(|c| c.frozen_bytes() > 0)
+            .map(Chunk::len)
+            .sum();
+        (rows, self.frozen)
+    }
+
     /// Appends a row; [`Ring::evict`] then hands back what no longer fits.
     pub(super) fn push(&mut self, t: f64, row: &[f32], divs: &[u32]) {
-        if self.blocks.back().is_none_or(Block::is_full) {
+        if self.blocks.back().is_none_or(Chunk::is_full) {
             if self.blocks.capacity() == 0 {
                 self.blocks
                     .reserve_exact(Self::max_blocks(self.cap, self.chunk).min(1 << 12));
             }
-            let b = match self.spare.take() {
-                // Already counted in `bytes`.
-                Some(b) => b,
-                None => {
-                    let b = Block::new(self.columns, divs, self.chunk);
-                    self.bytes += b.heap_bytes();
-                    b
-                }
-            };
-            self.blocks.push_back(b);
+            let b = self
+                .spare
+                .take()
+                .unwrap_or_else(|| Block::new(self.columns, divs, self.chunk));
+            self.blocks.push_back(Chunk::Open(b));
         }
-        if let Some(b) = self.blocks.back_mut() {
-            self.bytes += b.push(t, row, divs);
+        let Some(c) = self.blocks.back_mut() else {
+            return;
+        };
+        if let Chunk::Open(b) = c {
+            b.push(t, row, divs);
             self.len += 1;
+            if b.is_full() {
+                if let Some(mut b) = c.freeze(self.columns, divs) {
+                    // Reusing the dense block spares an allocation and keeps warm memory; a
+                    // widened one is dropped, so that the spare never holds more than a new
+                    // block.
+                    if b.reset(divs) {
+                        self.spare = Some(b);
+                    }
+                }
+                self.frozen += c.frozen_bytes();
+            }
         }
     }
 
     /// Hands back the oldest row (its values into `out`, its time returned) while the ring
-    /// holds more than `cap` rows or its blocks more than the budget.
+    /// holds more than `cap` rows or its frozen blocks more than the budget.
     pub(super) fn evict(&mut self, out: &mut Vec<f32>, divs: &[u32]) -> Option<f64> {
-        let over = self.len > self.cap || (self.bytes > self.budget && self.blocks.len() > 1);
+        let over = self.len > self.cap || (self.frozen > self.budget && self.blocks.len() > 1);
         if !over {
             return None;
         }
-        let b = self.blocks.front()?;
-        let t = b.time(self.front);
-        b.row_into(self.front, divs, out);
+        let c = self.blocks.front()?;
+        let t = match c {
+            Chunk::Open(b) => {
+                b.row_into(self.front, divs, out);
+                b.time(self.front)
+            }
+            Chunk::Frozen(f) => {
+                if !self.thawed_ok {
+                    self.thawed.fill(f);
+                    self.thawed_ok = true;
+                }
+                out.clear();
+                out.extend_from_slice(self.thawed.row(self.front));
+                self.thawed.time(self.front)
+            }
+        };
         self.front += 1;
         self.len -= 1;
-        if self.front >= b.len() {
-            if let Some(mut b) = self.blocks.pop_front() {
-                // Reusing the block spares an allocation and keeps warm memory; a widened one
-                // is dropped, so that the spare never holds more than a new block.
-                if self.spare.is_none() && b.is_full() && b.reset(divs) {
-                    self.spare = Some(b);
-                } else {
-                    self.bytes -= b.heap_bytes();
-                }
+        if self.front >= c.len() {
+            if let Some(c) = self.blocks.pop_front() {
+                self.frozen -= c.frozen_bytes();
             }
             self.front = 0;
+            self.thawed_ok = false;
         }
         Some(t)
     }
@@ -209,82 +285,46 @@ impl Ring {
         }
     }
 
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.bytes + self.blocks.capacity() * std::mem::size_of::<Block>()
+    /// The blocks in time order, each with its first row still held.
+    pub(super) fn chunks(&self) -> impl Iterator<Item = (&Chunk, usize)> {
+        self.blocks
+            .iter()
+            .enumerate()
+            .map(|(k, c)| (c, if k == 0 { self.front } else { 0 }))
     }
 
-    /// Upper bound of [`Self::heap_bytes`]: the budget, plus one block of wide rows (a
-    /// single block is never handed back for the budget, and one push may open a block or
-    /// widen the newest), plus the deque's slots (at most twice the blocks it may hold).
+    pub(super) fn heap_bytes(&self) -> usize {
+        let open = match self.blocks.back() {
+            Some(c @ Chunk::Open(_)) => c.heap_bytes(),
+            _ => 0,
+        };
+        self.frozen
+            + open
+            + self.spare.as_ref().map_or(0, Block::heap_bytes)
+            + self.thawed.heap_bytes()
+            + self.blocks.capacity() * std::mem::size_of::<Chunk>()
+    }
+
+    /// Upper bound of [`Self::heap_bytes`]: the budget (or one frozen block, which is never
+    /// handed back for the budget when alone), one dense block (the one being filled, or the
+    /// spare), the decoded oldest block, and the deque's slots (at most twice the blocks it
+    /// may hold).
     pub(super) fn worst_case_bytes(&self) -> usize {
         if self.cap == 0 {
             return 0;
         }
+        let block = Chunk::worst_case_bytes(self.columns, self.chunk);
         self.budget
-            .saturating_add(Block::worst_case_bytes(self.columns, self.chunk))
+            .max(block)
+            .saturating_add(block)
+            .saturating_add(Thawed::worst_case_bytes(self.columns, self.chunk))
             .saturating_add(
                 2 * Self::max_blocks(self.cap, self.chunk)
-                    .saturating_mul(std::mem::size_of::<Block>()),
+                    .saturating_mul(std::mem::size_of::<Chunk>()),
             )
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_ring_keeps_the_latest_rows_in_order() {
-        let mut r = Ring::new(1, 3, &[]);
-        let mut ev = Vec::new();
-        let mut out = Vec::new();
-        for i in 0..5 {
-            r.push(i as f64, &[i as f32 * 10.0], &[]);
-            let old = r.evict(&mut ev, &[]);
-            if i >= 3 {
-                assert_eq!(old, Some((i - 3) as f64));
-                assert_eq!(ev, vec![(i - 3) as f32 * 10.0]);
-            } else {
-                assert_eq!(old, None);
-            }
-            assert_eq!(r.evict(&mut ev, &[]), None, "one row out per row in");
-        }
-        r.times_into(&mut out);
-        assert_eq!(out, vec![2.0, 3.0, 4.0]);
-        let mut col = Vec::new();
-        r.column_into(0, &[], &mut col);
-        assert_eq!(col, vec![20.0, 30.0, 40.0]);
-    }
-
-    #[test]
-    fn values_that_do_not_fit_narrow_shorten_the_ring_within_its_budget() {
-        // 30 000 rows of one narrow column: nominally 10 B a row, 12 B once wide (times that
-        // are not whole ticks, values not whole numbers).
-        let divs = [1];
-        let mut r = Ring::new(1, 30_000, &divs);
-        let mut ev = Vec::new();
-        let mut out_rows = 0;
-        for i in 0..100_000u32 {
-            // Half a percent: never narrow at one value per unit, so every block turns wide.
-            let t = f64::from(i) + 0.000_01;
-            r.push(t, &[(i % 100) as f32 + 0.5], &divs);
-            while r.evict(&mut ev, &divs).is_some() {
-                out_rows += 1;
-            }
-            assert!(r.heap_bytes() <= r.worst_case_bytes());
-        }
-        let mut t = Vec::new();
-        r.times_into(&mut t);
-        assert_eq!(
-            t.len() + out_rows,
-            100_000,
-            "every row is kept or handed back"
-        );
-        assert!(t.len() < 30_000, "the budget binds before the row count");
-        assert!(t.len() > 20_000, "{} rows: the budget is used", t.len());
-        assert_eq!(*t.last().expect("rows"), 99_999.000_01);
-        let mut col = Vec::new();
-        r.column_into(0, &divs, &mut col);
-        assert!(col.iter().all(|v| v.fract() == 0.5), "values unchanged");
-    }
-}
+#[path = "rows_tests.rs"]
+mod tests;

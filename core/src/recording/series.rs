@@ -11,9 +11,10 @@
 //!   full, neighbouring buckets are merged pairwise and the width of new buckets doubles.
 //!
 //! A bucket never spans a kept row. Memory is bounded for any run length
-//! ([`SeriesBuf::worst_case_bytes`]). Rows are held in the exact dense form of [`super::block`];
-//! the ring and the windows have a byte budget beside their row count that only values
-//! needing the wide form reach.
+//! ([`SeriesBuf::worst_case_bytes`]). Rows are filled in the exact dense form of
+//! [`super::block`] and frozen, a full block at a time, into the exact compact form of
+//! [`super::frozen`]; the first rows, the ring and the windows have a budget of frozen bytes
+//! beside their row count that only data which does not compress reaches.
 
 use super::block::div_of;
 use super::retired::{Limits, Piece, Retired};
@@ -27,22 +28,22 @@ pub const HEAD_ROWS_DEFAULT: usize = 3_000;
 /// Most recent rows kept: one hour at the default 100 ms interval.
 pub const RECENT_ROWS_DEFAULT: usize = 36_000;
 
-/// Continuous full-resolution rows per stream, first minutes plus last hour. Worst case for
-/// one GPU (24 columns, 10 of them narrow): the head 3 000 × 104 B ≈ 0.31 MB (counted wide)
-/// and the ring's budget (36 000 + 2 × 1 024) × (8 + 10 × 2 + 14 × 4) B ≈ 3.2 MB, plus one
-/// block of wide rows ≈ 0.11 MB (docs/report-format.md, "Memory bound of a recording").
+/// Continuous full-resolution rows per stream, first minutes plus last hour, within byte
+/// budgets of 32 B a GPU row once frozen: 3 000 × 32 B ≈ 0.1 MB and 36 000 × 32 B ≈ 1.15 MB,
+/// plus a dense block or two of 0.11 MB each (docs/report-format.md, "Memory bound of a
+/// recording"). What a driver gives encodes in 9 to 17 B a row, so every row is kept.
 pub const FULL_ROWS_DEFAULT: usize = HEAD_ROWS_DEFAULT + RECENT_ROWS_DEFAULT;
 
 /// Rows kept in windows older than the last hour: 24 windows of one minute at 100 ms. Worst
-/// case for one GPU: the byte budget (14 400 + 1 024) × 84 B ≈ 1.3 MB, block overheads and
-/// one block of wide rows ≈ 0.14 MB.
+/// case for one GPU: the byte budget 14 400 × 32 B + 79 blocks × 200 B ≈ 0.48 MB, one dense
+/// block and the block slots ≈ 0.13 MB.
 pub const WINDOW_ROWS_DEFAULT: usize = 14_400;
 
 /// Most windows kept at once.
 pub const MAX_WINDOWS: usize = 64;
 
 /// Default number of buckets per stream. Worst case for one GPU (24 columns, 6 banded):
-/// (4 096 + 65) × (24 × 20 + 6 × 28) B ≈ 2.7 MB.
+/// (4 096 + 65) × (24 × 20 + 6 × 28 + 36) B ≈ 2.8 MB.
 pub const COARSE_BUCKETS_DEFAULT: usize = 4_096;
 
 /// Seconds kept at full resolution before and after a marked instant.
@@ -104,8 +105,12 @@ pub struct SeriesBuf {
     /// Per column, the values per unit of its narrow form; empty: all wide.
     pub(super) divs: Vec<u32>,
     pub(super) retention: Retention,
-    head: Rows,
-    ring: Ring,
+    pub(super) head: Rows,
+    /// Frozen bytes the first rows may take ([`Rows::budget`]); past them, or past
+    /// [`Retention::head_rows`], the head is done for good.
+    head_budget: usize,
+    head_done: bool,
+    pub(super) ring: Ring,
     pub(super) retired: Retired,
     marks: Vec<Mark>,
     scratch: Vec<f32>,
@@ -174,6 +179,12 @@ impl SeriesBuf {
             band_slot,
             retention,
             head: Rows::new(columns),
+            head_budget: Rows::budget(
+                columns,
+                retention.head_rows,
+                retention.head_rows.div_ceil(super::block::CHUNK),
+            ),
+            head_done: false,
             ring: Ring::new(columns, retention.recent_rows, &divs),
             divs,
             marks: Vec::new(),
@@ -200,7 +211,7 @@ impl SeriesBuf {
     /// Upper bound of the heap bytes this buffer can ever use.
     pub fn worst_case_bytes(&self) -> usize {
         let head = if self.retention.head_rows > 0 {
-            Rows::worst_case_bytes(self.columns, self.retention.head_rows)
+            Rows::worst_case_bytes(self.columns, self.retention.head_rows, self.head_budget)
         } else {
             0
         };
@@ -266,10 +277,15 @@ impl SeriesBuf {
     /// with `NaN`; extra values are ignored.
     pub fn push(&mut self, t: f64, row: &[f32]) {
         self.total_rows += 1;
-        if self.head.len() < self.retention.head_rows {
-            self.head
-                .push_bounded(t, row, self.retention.head_rows, &self.divs);
-            return;
+        if !self.head_done {
+            if self.head.len() < self.retention.head_rows
+                && self.head.frozen_bytes() <= self.head_budget
+            {
+                self.head
+                    .push_bounded(t, row, self.retention.head_rows, &self.divs);
+                return;
+            }
+            self.head_done = true;
         }
         let mut evicted = std::mem::take(&mut self.scratch);
         if self.ring.cap() == 0 {

@@ -28,19 +28,11 @@ pub(crate) struct Rows {
 }
 
 impl Rows {
-    /// The rows of `s` taken after `after` seconds (all of them for `None`). Copies one
-    /// column at a time, so the transient beyond the result is one column of the stream's
-    /// kept rows.
+    /// The rows of `s` taken after `after` seconds (all of them for `None`), decoding only
+    /// the blocks of kept rows that hold them ([`SeriesBuf::rows_after`]).
     fn after(s: &SeriesBuf, after: Option<f64>) -> Rows {
-        let t = s.times();
-        let i = after.map_or(0, |a| t.partition_point(|x| *x <= a));
-        let cols = (0..s.columns())
-            .map(|c| s.column(c)[i..].to_vec())
-            .collect();
-        Rows {
-            t: t[i..].to_vec(),
-            cols,
-        }
+        let (t, cols) = s.rows_after(after);
+        Rows { t, cols }
     }
 
     fn bytes(&self) -> usize {
