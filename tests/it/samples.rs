@@ -240,3 +240,20 @@ fn a_transient_error_of_the_sample_call_is_a_fault_and_the_buffers_catch_up() {
         .collect();
     assert!(late.len() >= 25, "{} rows after the window", late.len());
 }
+
+#[test]
+fn an_xid_is_reported_within_a_second_when_every_gpu_is_buffered() {
+    // With every GPU buffered the event set is drained once a second, with the reads, not
+    // every tick: the XID is dated by the drain that found it, at most a second late.
+    let xid = json!([{"kind": "xid", "device": 0, "at_s": 2.35, "code": 48}]);
+    let text = patched(&square(2, json!({}), 5.0), &[("faults", xid)]);
+    let r = record(&text, &buffered()).expect("records");
+    let xids: Vec<_> = r.events.iter().filter(|e| e.kind == "xid").collect();
+    assert_eq!(xids.len(), 1, "one XID: {xids:?}");
+    assert_eq!((xids[0].code, xids[0].device), (Some(48), Some(0)));
+    let t = xids[0].t_s;
+    assert!(
+        (2.3..=2.35 + 1.2).contains(&t),
+        "queued at 2.35 s, reported at {t} s"
+    );
+}
