@@ -212,12 +212,13 @@ fn pynvml(py: &Path, sim_dir: &Path, side: &mut Side) -> Result<()> {
     Ok(())
 }
 
-/// "3.2× cheaper" or "1.2× dearer": a ratio below one is not a saving.
+/// "3.21× cheaper" or "1.20× dearer": a ratio below one is not a saving. Two decimals, so a
+/// ratio just either side of a goal does not print as the goal itself.
 fn cheaper(theirs: f64, ours: f64) -> String {
     if ours <= theirs {
-        format!("{:.1}× cheaper", theirs / ours)
+        format!("{:.2}× cheaper", theirs / ours)
     } else {
-        format!("{:.1}× dearer", ours / theirs)
+        format!("{:.2}× dearer", ours / theirs)
     }
 }
 
