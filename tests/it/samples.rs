@@ -252,9 +252,11 @@ fn an_xid_is_reported_within_a_second_when_every_gpu_is_buffered() {
     assert_eq!(xids.len(), 1, "one XID: {xids:?}");
     assert_eq!((xids[0].code, xids[0].device), (Some(48), Some(0)));
     let t = xids[0].t_s;
+    // Ticks a loaded machine made the sampler skip push the drain later by as much.
+    let skipped = r.overhead.skipped_ticks as f64 * 0.1;
     assert!(
-        (2.3..=2.35 + 1.2).contains(&t),
-        "queued at 2.35 s, reported at {t} s"
+        (2.3..=2.35 + 1.2 + skipped).contains(&t),
+        "queued at 2.35 s, reported at {t} s ({skipped} s of ticks skipped)"
     );
 }
 
