@@ -21,6 +21,17 @@ const FUNCTIONS: [&str; 8] = [
 /// NOT_SUPPORTED, NO_PERMISSION, TIMEOUT, UNKNOWN, DEPRECATED, FUNCTION_NOT_FOUND.
 const CODES: [u32; 6] = [3, 4, 10, 999, 26, 13];
 
+/// Per-tick reading (`RecorderConfig::nvml_samples` off): these tests inject faults into, or
+/// count, the calls made every tick, which buffered mode does not make. Buffered mode's own
+/// faults (`nvmlDeviceGetSamples` failing, a GPU lost between reads) are tested in
+/// `samples.rs`.
+fn per_tick() -> Run {
+    Run {
+        nvml_samples: Some(false),
+        ..Run::default()
+    }
+}
+
 /// The bundled `healthy` scenario with `n` copies of its GPU and these `faults`.
 fn healthy_gpus(n: usize, faults: Vec<Value>) -> String {
     let mut v: Value = serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
@@ -45,7 +56,7 @@ fn every_function_failing_with_every_error_leaves_a_complete_report() {
         &Run {
             duration_s: Some(12.0),
             speed: 4.0,
-            ..Run::default()
+            ..per_tick()
         },
     )
     .expect("records");
@@ -99,7 +110,7 @@ fn slow_calls_are_survived_and_the_missed_cadence_is_recorded() {
         &Run {
             duration_s: Some(6.0),
             speed: 1.0,
-            ..Run::default()
+            ..per_tick()
         },
     )
     .expect("records");
@@ -143,7 +154,7 @@ fn gpu_is_lost_from_any_function_stops_only_that_gpu() {
         &Run {
             duration_s: Some(8.0),
             speed: 4.0,
-            ..Run::default()
+            ..per_tick()
         },
     )
     .expect("records");
@@ -182,7 +193,7 @@ fn a_gpu_removed_mid_run_is_reported_and_the_others_keep_recording() {
         &Run {
             duration_s: Some(8.0),
             speed: 4.0,
-            ..Run::default()
+            ..per_tick()
         },
     )
     .expect("records");
@@ -276,7 +287,7 @@ fn open_time_and_system_calls_failing_from_the_start_leave_a_report() {
             &Run {
                 duration_s: Some(4.0),
                 speed: 4.0,
-                ..Run::default()
+                ..per_tick()
             },
         )
         .unwrap_or_else(|e| panic!("code {code}: the recording starts: {e}"));
@@ -334,7 +345,7 @@ fn calls_failing_while_the_gpus_are_opened_are_listed_as_faults() {
         &Run {
             duration_s: Some(2.0),
             speed: 4.0,
-            ..Run::default()
+            ..per_tick()
         },
     )
     .expect("records");

@@ -6,6 +6,16 @@ use gpuwhy::report::Report;
 use gpuwhy_tests::{patched, record, Run};
 use serde_json::{json, Value};
 
+/// Per-tick reading (`RecorderConfig::nvml_samples` off): these tests read the field batch every
+/// tick and count its calls, which buffered mode does not make (its calls are counted in
+/// `samples.rs` and `samples_cadence.rs`).
+fn per_tick() -> Run {
+    Run {
+        nvml_samples: Some(false),
+        ..Run::default()
+    }
+}
+
 /// One H100 moving a steady 2,000,000 KB/s in and 500,000 KB/s out over PCIe.
 fn steady_pcie(faults: Value) -> String {
     let base = json!({
@@ -32,7 +42,7 @@ fn median(r: &Report, metric: &str) -> f32 {
 
 #[test]
 fn batched_metrics_come_from_the_field_call_and_each_metric_names_its_function() {
-    let r = record(&steady_pcie(json!([])), &Run::default()).expect("records");
+    let r = record(&steady_pcie(json!([])), &per_tick()).expect("records");
     for m in ["temp", "power", "pcie_rx", "pcie_tx"] {
         assert_eq!(
             via(&r, m).as_deref(),
@@ -64,7 +74,7 @@ fn batched_metrics_come_from_the_field_call_and_each_metric_names_its_function()
 #[test]
 fn without_field_values_each_metric_falls_back_to_its_own_call() {
     let refused = json!([{"kind": "error", "function": "nvmlDeviceGetFieldValues", "code": 3}]);
-    let r = record(&steady_pcie(refused), &Run::default()).expect("records");
+    let r = record(&steady_pcie(refused), &per_tick()).expect("records");
     assert_eq!(via(&r, "temp").as_deref(), Some("nvmlDeviceGetTemperature"));
     assert_eq!(via(&r, "power").as_deref(), Some("nvmlDeviceGetPowerUsage"));
     assert_eq!(
@@ -82,7 +92,7 @@ fn without_field_values_each_metric_falls_back_to_its_own_call() {
         median(&r, "pcie_rx")
     );
     // The refusal is remembered: the field call is not repeated every tick.
-    let fields_first = record(&steady_pcie(json!([])), &Run::default()).expect("records");
+    let fields_first = record(&steady_pcie(json!([])), &per_tick()).expect("records");
     let per_tick = |r: &Report| r.overhead.nvml_calls as f64 / r.overhead.ticks.max(1) as f64;
     assert!(
         per_tick(&r) > per_tick(&fields_first),
@@ -100,7 +110,7 @@ fn a_gpu_that_refuses_one_field_reads_only_that_metric_by_its_own_call() {
         "devices": [{"unsupported": ["nvmlDeviceGetPowerUsage"], "metrics": {"util_gpu": {"constant": 90}}}],
         "demo": {"duration_s": 3}
     });
-    let r = record(&base.to_string(), &Run::default()).expect("records");
+    let r = record(&base.to_string(), &per_tick()).expect("records");
     let cap = &r.devices[0].capabilities["power"];
     assert!(!cap.available, "{cap:?}");
     assert!(
@@ -124,7 +134,7 @@ fn clock_event_reasons_come_from_the_policy_counters_with_the_mask_held_between_
         }}],
         "demo": {"duration_s": 4}
     });
-    let r = record(&base.to_string(), &Run::default()).expect("records");
+    let r = record(&base.to_string(), &per_tick()).expect("records");
     assert_eq!(
         via(&r, "clock_reasons").as_deref(),
         Some("nvmlDeviceGetFieldValues")

@@ -5,6 +5,7 @@ mod devices;
 mod driver_quirks;
 mod evidence_windows;
 mod faults;
+mod faults_buffered;
 mod field_batch;
 mod job_gpus;
 mod loader;

@@ -73,11 +73,15 @@ fn the_demo_trainers_phases_line_up_with_what_the_simulated_gpu_plays() {
             .map(|i| util[i])
             .collect()
     };
+    // A row lags the GPU by up to one utilization sample period: NVML's utilization
+    // describes the period just past, and the simulator answers its newest sample, one every
+    // 1/6 s (docs/nvml-facts.md, "Sampling periods and call cost").
+    let lag = 1.0 / 6.0;
     let mut checked = 0;
     for (t, d) in st.t.iter().zip(data) {
         let f = t + f64::from(*d);
-        let idle = at(t + 0.08, f - 0.08);
-        let busy = at(f + 0.08, f + 0.45);
+        let idle = at(t + 0.08 + lag, f - 0.08);
+        let busy = at(f + 0.08 + lag, f + 0.45);
         assert!(
             idle.iter().all(|u| *u <= 10.0),
             "data phase at {t}: {idle:?}"
@@ -85,5 +89,6 @@ fn the_demo_trainers_phases_line_up_with_what_the_simulated_gpu_plays() {
         assert!(busy.iter().all(|u| *u >= 90.0), "compute at {f}: {busy:?}");
         checked += idle.len() + busy.len();
     }
-    assert!(checked >= 50, "only {checked} samples compared");
+    // The windows hold about 1.2 idle and 2 busy rows a step after the lag (~45 in all).
+    assert!(checked >= 35, "only {checked} samples compared");
 }

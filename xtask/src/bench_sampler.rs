@@ -212,12 +212,13 @@ fn pynvml(py: &Path, sim_dir: &Path, side: &mut Side) -> Result<()> {
     Ok(())
 }
 
-/// "3.2× cheaper" or "1.2× dearer": a ratio below one is not a saving.
+/// "3.21× cheaper" or "1.20× dearer": a ratio below one is not a saving. Two decimals, so a
+/// ratio just either side of a goal does not print as the goal itself.
 fn cheaper(theirs: f64, ours: f64) -> String {
     if ours <= theirs {
-        format!("{:.1}× cheaper", theirs / ours)
+        format!("{:.2}× cheaper", theirs / ours)
     } else {
-        format!("{:.1}× dearer", ours / theirs)
+        format!("{:.2}× dearer", ours / theirs)
     }
 }
 
@@ -236,6 +237,7 @@ pub fn sampler() -> Result<()> {
     let sim = install_sim(&text, false)?;
     let py = python_with_pynvml()?;
     let exe = sampler_run()?;
+    let load_before = load_average();
     std::env::set_var(ENV_CALL_US, SIM_CALL_US);
     let mut sides: [Side; 3] = Default::default();
     let mut theirs = Side::default();
@@ -255,6 +257,11 @@ pub fn sampler() -> Result<()> {
     println!(
         "sampler: {gpus} GPUs, interval {} ms, {ROUNDS} rounds of {DURATION_S} s per side (buffered {BUFFERED_S} s; sides alternate; gpuwhy in a release build, as users run it; its figures less a {SHORT_S} s run's, so opening the GPUs is left out as pynvml's init is), same simulated libnvidia-ml.so.1, {SIM_CALL_US} µs per NVML call (a real driver's cost)",
         INTERVAL_S * 1e3,
+    );
+    // The figures move with what else the machine runs: say how busy it was.
+    println!(
+        "  load average (1 min): {load_before} before, {} after",
+        load_average()
     );
     print_calls(buffered.0, batched.0, single.0, their.0);
     print_cpu([buffered, batched, single], their);
@@ -304,6 +311,14 @@ fn print_cpu(ours: [(f64, f64, f64); 3], their: (f64, f64, f64)) {
     println!(
         "    note: pynvml reads utilization and the SM clock with a call every tick; buffered mode reads the driver's own samples of them once a second (each row: the latest sample at or before its time, the driver sampling every 1/6 s to 1 s), so its rows are up to ~1 s late and no finer than the driver samples"
     );
+}
+
+/// The machine's one-minute load average, as `/proc/loadavg` gives it, or "unknown".
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// CPU seconds of this thread spent on `n` samples of `s`.

@@ -12,7 +12,8 @@
 //! is repeated in each row, and the slow metrics stand in the read tick's row only, as in
 //! per-tick mode. So a GPU's rows reach the recording up to a second late. A sample type the
 //! GPU refuses for good sends that GPU back to per-tick reading for the rest of the run.
-//! Off unless `RecorderConfig::nvml_samples` (`GPUWHY_NVML_SAMPLES=1`).
+//! On by default; `RecorderConfig::nvml_samples = false` or `GPUWHY_NVML_SAMPLES=0` reads
+//! every metric every tick instead.
 
 use crate::metric::GpuMetric as M;
 use crate::nvml::{Nvml, NvmlError, Sample, SamplingType, SAMPLES_PER_CALL};
@@ -23,7 +24,7 @@ use super::gpu::{Gpu, Outcome};
 mod cadence;
 pub use cadence::{RECHECK_EVERY, STEADY_RATIO, TICK_TRAFFIC_MBS};
 
-/// The environment variable that turns buffered mode on when set to `1` (the default of
+/// The environment variable that turns buffered mode off when set to `0` (the default of
 /// `RecorderConfig::nvml_samples`).
 pub const ENV_SAMPLES: &str = "GPUWHY_NVML_SAMPLES";
 
@@ -58,15 +59,15 @@ const KINDS: [(SamplingType, M, f64, f64); N] = [
 /// Where power stands in [`KINDS`].
 const POWER: usize = 3;
 
-/// Whether `GPUWHY_NVML_SAMPLES` asks for buffered mode: `1` (anything else, or unset, is
-/// per-tick reading).
+/// Whether buffered mode is on: unless `GPUWHY_NVML_SAMPLES` is `0`, which asks for per-tick
+/// reading.
 pub(super) fn samples_enabled() -> bool {
     asks(std::env::var_os(ENV_SAMPLES).as_deref())
 }
 
-/// Whether a value of [`ENV_SAMPLES`] turns buffered mode on.
+/// Whether a value of [`ENV_SAMPLES`] leaves buffered mode on (anything but `0`).
 fn asks(value: Option<&std::ffi::OsStr>) -> bool {
-    value.and_then(|v| v.to_str()).map(str::trim) == Some("1")
+    value.and_then(|v| v.to_str()).map(str::trim) != Some("0")
 }
 
 /// One GPU's buffered state.
@@ -337,11 +338,11 @@ mod tests {
     }
 
     #[test]
-    fn only_one_turns_buffered_mode_on() {
+    fn only_zero_turns_buffered_mode_off() {
         use std::ffi::OsStr;
-        assert!(!asks(None));
+        assert!(asks(None));
         assert!(asks(Some(OsStr::new(" 1 "))));
         assert!(!asks(Some(OsStr::new("0"))));
-        assert!(!asks(Some(OsStr::new("yes"))));
+        assert!(!asks(Some(OsStr::new(" 0"))));
     }
 }

@@ -34,6 +34,16 @@ pub(super) fn update_live(
 ) {
     let opt = |v: f32| (!v.is_nan()).then_some(v);
     let mut l = lock(live_slot);
+    let unchanged = rows.is_empty()
+        && l.len() == gpus.len()
+        && gpus
+            .iter()
+            .zip(l.iter())
+            .all(|(g, p)| p.index == g.index && p.lost == g.lost);
+    if unchanged {
+        // No row and no GPU lost (buffered mode between reads): what it shows stands.
+        return;
+    }
     let prev = std::mem::take(&mut *l);
     *l = gpus
         .iter()

@@ -92,7 +92,7 @@ pub struct RecorderConfig {
     pub job: JobConfig,
     /// Buffered mode: utilization and the SM clock read once a second from the driver's
     /// sample buffers, one call per GPU per tick between (`docs/nvml-loading.md`, "Buffered
-    /// mode"). Default: off, unless `GPUWHY_NVML_SAMPLES=1`.
+    /// mode"). Default: on, unless `GPUWHY_NVML_SAMPLES=0`.
     pub nvml_samples: bool,
 }
 

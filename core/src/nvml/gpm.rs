@@ -162,17 +162,20 @@ impl Nvml {
         ids: &[u32],
     ) -> Result<Vec<Result<f64, NvmlError>>, NvmlError> {
         let (s1, s2) = (self.own_sample(earlier)?, self.own_sample(later)?);
+        SCRATCH.with_borrow_mut(|slot| {
+            let buf = slot.get_or_insert_with(MetricsGetBuffer::boxed);
+            buf.reset(s1, s2);
+            self.gpm_metrics_in(buf, ids)
+        })
+    }
+
+    /// [`Nvml::gpm_metrics`] into `buf`, reset, with its samples set.
+    fn gpm_metrics_in(
+        &self,
+        buf: &mut MetricsGetBuffer,
+        ids: &[u32],
+    ) -> Result<Vec<Result<f64, NvmlError>>, NvmlError> {
         let mut results = Vec::with_capacity(ids.len());
-        let mut buf = Box::new(MetricsGetBuffer {
-            get: sys::nvmlGpmMetricsGet_t {
-                version: sys::NVML_GPM_METRICS_GET_VERSION,
-                numMetrics: 0,
-                sample1: s1,
-                sample2: s2,
-                metrics: [sys::nvmlGpmMetric_t::EMPTY; sys::NVML_GPM_METRIC_MAX],
-            },
-            guard: [GUARD; GUARD_WORDS],
-        });
         for chunk in ids.chunks(GPM_METRICS_PER_CALL) {
             buf.get.version = sys::NVML_GPM_METRICS_GET_VERSION;
             // A chunk has at most 98 entries, so this cannot truncate.
@@ -198,6 +201,41 @@ impl Nvml {
             results.extend(buf.get.metrics[..chunk.len()].iter().map(metric_result));
         }
         Ok(results)
+    }
+}
+
+thread_local! {
+    /// The `nvmlGpmMetricsGet_t` buffer of this thread (19,168 bytes with its guard), reused
+    /// by every [`Nvml::gpm_metrics`] call on it: allocated afresh each call, it made the
+    /// allocator grow and shrink the sampler thread's heap (page faults, `mprotect`) once per
+    /// GPU per second, a few per cent of the thread's CPU.
+    static SCRATCH: std::cell::RefCell<Option<Box<MetricsGetBuffer>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl MetricsGetBuffer {
+    /// A buffer as [`MetricsGetBuffer::reset`] leaves it, on the heap.
+    fn boxed() -> Box<Self> {
+        Box::new(MetricsGetBuffer {
+            get: sys::nvmlGpmMetricsGet_t {
+                version: sys::NVML_GPM_METRICS_GET_VERSION,
+                numMetrics: 0,
+                sample1: std::ptr::null_mut(),
+                sample2: std::ptr::null_mut(),
+                metrics: [sys::nvmlGpmMetric_t::EMPTY; sys::NVML_GPM_METRIC_MAX],
+            },
+            guard: [GUARD; GUARD_WORDS],
+        })
+    }
+
+    /// Back to a fresh buffer for samples `s1` and `s2`: every slot empty, the guard whole.
+    fn reset(&mut self, s1: sys::nvmlGpmSample_t, s2: sys::nvmlGpmSample_t) {
+        self.get.version = sys::NVML_GPM_METRICS_GET_VERSION;
+        self.get.numMetrics = 0;
+        self.get.sample1 = s1;
+        self.get.sample2 = s2;
+        self.get.metrics.fill(sys::nvmlGpmMetric_t::EMPTY);
+        self.guard = [GUARD; GUARD_WORDS];
     }
 }
 

@@ -182,13 +182,16 @@ fn activity(
         u >= DIP_UTIL && p.is_finite() && compute_power.is_some_and(|c| p < WAIT_POWER_FRACTION * c)
     };
     let (mut total, mut sum, mut idle, mut spin, mut loaded) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    // Rows' time below the busy level and at low power, apart: see `spin` below.
+    let (mut row_slack, mut row_power) = (0.0, 0.0);
     let mut flags = Vec::with_capacity(data.t.len());
     for (i, (u, p)) in util.iter().zip(&power).enumerate() {
         if !u.is_finite() {
             continue;
         }
         let low = *u < DIP_UTIL;
-        let spun = !low && (spinning(*u, *p) || slack(*u));
+        let (slacked, powered) = (!low && slack(*u), !low && spinning(*u, *p));
+        let spun = slacked || powered;
         total += w[i];
         sum += u * w[i];
         // A bucket counts the share of its values below the dip and under load exactly, and
@@ -206,13 +209,25 @@ fn activity(
                     });
                     slack_frac.max(power_frac).min(1.0 - idle_frac)
                 }
-                None => f64::from(u8::from(spun)),
+                None => {
+                    row_slack += w[i] * f64::from(u8::from(slacked));
+                    row_power += w[i] * f64::from(u8::from(powered));
+                    0.0
+                }
             };
         loaded += w[i] * spans[i].at_least(LOAD_UTIL);
         if let Some(t) = data.t.get(i) {
             flags.push(((t / tick).round() as u64, low || spun, low));
         }
     }
+    // The rows spin for the longer of their time below the busy level and their time at low
+    // power, as a bucket estimates it, not for the time with either: utilization describes
+    // the driver's last sample period (1/6 s to 1 s, docs/nvml-facts.md) and power another
+    // instant, so at each edge between computing and waiting some rows show one without the
+    // other, and counting either would add those edges to the wait. A wait shows in both
+    // where both are known; a rank spinning in a collective at full utilization shows at
+    // low power alone, one whose utilization drops in either.
+    spin += row_slack.max(row_power);
     let total_s = total.max(f64::EPSILON);
     let spin_share = (compute_power.is_some() || busy_level.is_some()).then(|| spin / total_s);
     let a = GpuActivity {

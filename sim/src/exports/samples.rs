@@ -60,6 +60,17 @@ pub fn period_us(kind: c_uint) -> Option<u64> {
     }
 }
 
+/// The simulated time of the newest sample of `kind` at simulated time `t`: what a single
+/// call answering "the last completed sample period" reports on (nvml.h, `nvmlUtilization_t`:
+/// "percent of time over the past sample period"; docs/nvml-facts.md, "Sampling periods and
+/// call cost"). `t` itself for a type the simulated GPUs do not sample.
+pub fn last_sample_at(kind: c_uint, t: f64) -> f64 {
+    match period_us(kind) {
+        Some(p) => ((t.max(0.0) * 1e6) as u64 / p * p) as f64 / 1e6,
+        None => t,
+    }
+}
+
 /// The single call that answers the same metric, whose `unsupported` entry refuses this type
 /// too (a GPU without the sensor lacks both).
 fn single_call(kind: c_uint) -> &'static str {

@@ -10,7 +10,10 @@ use crate::state::Call;
 
 const MIB: u64 = 1 << 20;
 
-/// `nvmlDeviceGetUtilizationRates`: `util_gpu` and `util_mem`, percent.
+/// `nvmlDeviceGetUtilizationRates`: `util_gpu` and `util_mem`, percent, as of the last
+/// completed sample period: the value of the newest utilization sample
+/// (`samples::last_sample_at`), as a driver's figure describes the period just past, so a
+/// row read by this call lags the model as much as a row filled from the sample buffers.
 ///
 /// # Safety
 /// `utilization` must be NULL or valid for writing one `nvmlUtilization_t`.
@@ -26,9 +29,11 @@ pub unsafe extern "C" fn nvmlDeviceGetUtilizationRates(
             device,
             utilization,
             |c, d| {
+                let t =
+                    super::samples::last_sample_at(super::samples::GPU_UTILIZATION_SAMPLES, c.t);
                 Ok(NvmlUtilization {
-                    gpu: d.value_u32(Metric::UtilGpu, c.t),
-                    memory: d.value_u32(Metric::UtilMem, c.t),
+                    gpu: d.value_u32(Metric::UtilGpu, t),
+                    memory: d.value_u32(Metric::UtilMem, t),
                 })
             },
         )

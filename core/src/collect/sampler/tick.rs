@@ -12,7 +12,8 @@ use crate::nvml::{EventSet, Nvml};
 use crate::os::thread_cpu_ns;
 use crate::report::Event;
 
-/// Most events drained from NVML's event set per tick.
+/// Most events drained from NVML's event set per tick it covers: a drain once a second
+/// (buffered mode) takes up to this many for each tick since the last.
 const MAX_EVENTS_PER_TICK: usize = 16;
 
 /// A row of every GPU metric.
@@ -52,6 +53,23 @@ impl Cadence {
     fn slow(&self, gi: usize) -> bool {
         self.tick == 0 || (self.tick + gi as u64) % self.slow_every == 0
     }
+
+    /// Ticks between two drains of the event set: one while any live GPU is read every
+    /// tick; a slow period when every live GPU is buffered, whose rows reach the recording
+    /// once a second anyway (docs/nvml-loading.md, "Buffered mode": an XID is then dated
+    /// by the drain that found it, up to a second after the driver queued it).
+    fn drain_period(&self, gpus: &[Gpu]) -> u64 {
+        if gpus.iter().any(|g| !g.lost && !g.is_buffered()) {
+            1
+        } else {
+            self.slow_every
+        }
+    }
+
+    /// Whether this tick drains the event set: every tick of its period, and the last.
+    fn drains_events(&self, gpus: &[Gpu]) -> bool {
+        self.last || self.tick % self.drain_period(gpus) == 0
+    }
 }
 
 /// Reads everything due at tick `c` at report time `t`.
@@ -65,7 +83,10 @@ pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
         watch_processes(src.nvml, &src.gpus, &mut src.procs, &mut src.stats, t);
     }
     let events = match (src.events.as_mut(), src.nvml) {
-        (Some(set), Some(_)) => drain_events(set, &src.gpus, t),
+        (Some(set), Some(_)) if c.drains_events(&src.gpus) => {
+            let most = MAX_EVENTS_PER_TICK * c.drain_period(&src.gpus) as usize;
+            drain_events(set, &src.gpus, t, most)
+        }
         _ => Vec::new(),
     };
     let host = if c.tick % c.host_every == 0 {
@@ -87,7 +108,9 @@ type GpuReads = (Vec<(usize, f64, Row)>, Vec<(usize, u32, Vec<Outcome>)>);
 
 /// Samples every GPU still on the bus; a buffered GPU only on its slow tick and the last.
 fn read_gpus(src: &mut Sources<'_>, c: Cadence, t: f64) -> GpuReads {
-    let mut rows = Vec::with_capacity(src.gpus.len());
+    // Both grow only when a GPU gives something: a tick between buffered reads allocates
+    // nothing.
+    let mut rows = Vec::new();
     let mut outcomes = Vec::new();
     let Some(n) = src.nvml else {
         return (rows, outcomes);
@@ -99,7 +122,9 @@ fn read_gpus(src: &mut Sources<'_>, c: Cadence, t: f64) -> GpuReads {
         let slow = c.slow(gi);
         if g.is_buffered() && !slow && !c.last {
             let out = g.sample_between(n, t, &mut src.stats);
-            outcomes.push((g.pos, g.index, out));
+            if !out.is_empty() {
+                outcomes.push((g.pos, g.index, out));
+            }
             continue;
         }
         let mut row = [f32::NAN; GpuMetric::COUNT];
@@ -147,10 +172,10 @@ fn read_gpm(
     }
 }
 
-/// XID events the driver queued since the last tick, at most [`MAX_EVENTS_PER_TICK`].
-fn drain_events(set: &mut EventSet<'_>, gpus: &[Gpu], t: f64) -> Vec<Event> {
+/// XID events the driver queued since the last drain, at most `most`.
+fn drain_events(set: &mut EventSet<'_>, gpus: &[Gpu], t: f64, most: usize) -> Vec<Event> {
     let mut events = Vec::new();
-    for _ in 0..MAX_EVENTS_PER_TICK {
+    for _ in 0..most {
         match set.wait(0) {
             Ok(Some(ev)) => {
                 let dev = gpus
