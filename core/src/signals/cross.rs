@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use super::device::{column, DeviceSignals, DIP_UTIL, LOAD_UTIL};
 use super::stats::{dist, percentile_sorted};
-use super::timeshare::{indexed, typical_gap};
+use super::timeshare::{indexed, typical_gap, Span};
 use super::CrossSignals;
 use crate::metric::GpuMetric;
 use crate::report::{Report, SeriesData};
@@ -153,7 +153,34 @@ fn levels(util: &[f64], power: &[f64]) -> (Option<f64>, Option<f64>) {
     (compute_power, busy_level)
 }
 
+/// The share of bucket `k` (`span` its weight and bands) spent spinning, estimated as the
+/// larger of its share below the busy level and its share at low power, less its idle share
+/// (`levels`: compute power and busy level).
+fn bucket_spin(
+    data: &SeriesData,
+    k: usize,
+    span: &Span,
+    (compute_power, busy_level): (Option<f64>, Option<f64>),
+    idle_frac: f64,
+) -> f64 {
+    let slack_frac = busy_level.map_or(0.0, |b| {
+        (span.below(b - SLACK_UTIL_POINTS) - idle_frac).max(0.0)
+    });
+    let power_frac = compute_power.map_or(0.0, |c| {
+        (low_power_share(data, k, WAIT_POWER_FRACTION * c) - idle_frac).max(0.0)
+    });
+    slack_frac.max(power_frac).min(1.0 - idle_frac)
+}
+
 /// One GPU's activity and, per full-resolution sample time, whether it waited.
+///
+/// The rows spin for the longer of their time below the busy level and their time at low
+/// power, as a bucket estimates it ([`bucket_spin`]), not for the time with either:
+/// utilization describes the driver's last sample period (1/6 s to 1 s, docs/nvml-facts.md)
+/// and power another instant, so at each edge between computing and waiting some rows show
+/// one without the other, and counting either would add those edges to the wait. A wait
+/// shows in both where both are known; a rank spinning in a collective at full utilization
+/// shows at low power alone, one whose utilization drops in either.
 fn activity(
     d: &DeviceSignals,
     data: &SeriesData,
@@ -182,7 +209,7 @@ fn activity(
         u >= DIP_UTIL && p.is_finite() && compute_power.is_some_and(|c| p < WAIT_POWER_FRACTION * c)
     };
     let (mut total, mut sum, mut idle, mut spin, mut loaded) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    // Rows' time below the busy level and at low power, apart: see `spin` below.
+    // Rows' time below the busy level and at low power, apart (see above).
     let (mut row_slack, mut row_power) = (0.0, 0.0);
     let mut flags = Vec::with_capacity(data.t.len());
     for (i, (u, p)) in util.iter().zip(&power).enumerate() {
@@ -198,35 +225,21 @@ fn activity(
         // estimates its share spinning (see `bucket_spin`).
         let idle_frac = spans[i].below(DIP_UTIL);
         idle += w[i] * idle_frac;
-        spin += w[i]
-            * match i.checked_sub(data.t.len()) {
-                Some(k) => {
-                    let slack_frac = busy_level.map_or(0.0, |b| {
-                        (spans[i].below(b - SLACK_UTIL_POINTS) - idle_frac).max(0.0)
-                    });
-                    let power_frac = compute_power.map_or(0.0, |c| {
-                        (low_power_share(data, k, WAIT_POWER_FRACTION * c) - idle_frac).max(0.0)
-                    });
-                    slack_frac.max(power_frac).min(1.0 - idle_frac)
-                }
-                None => {
-                    row_slack += w[i] * f64::from(u8::from(slacked));
-                    row_power += w[i] * f64::from(u8::from(powered));
-                    0.0
-                }
-            };
+        match i.checked_sub(data.t.len()) {
+            Some(k) => {
+                let levels = (compute_power, busy_level);
+                spin += w[i] * bucket_spin(data, k, &spans[i], levels, idle_frac);
+            }
+            None => {
+                row_slack += w[i] * f64::from(u8::from(slacked));
+                row_power += w[i] * f64::from(u8::from(powered));
+            }
+        }
         loaded += w[i] * spans[i].at_least(LOAD_UTIL);
         if let Some(t) = data.t.get(i) {
             flags.push(((t / tick).round() as u64, low || spun, low));
         }
     }
-    // The rows spin for the longer of their time below the busy level and their time at low
-    // power, as a bucket estimates it, not for the time with either: utilization describes
-    // the driver's last sample period (1/6 s to 1 s, docs/nvml-facts.md) and power another
-    // instant, so at each edge between computing and waiting some rows show one without the
-    // other, and counting either would add those edges to the wait. A wait shows in both
-    // where both are known; a rank spinning in a collective at full utilization shows at
-    // low power alone, one whose utilization drops in either.
     spin += row_slack.max(row_power);
     let total_s = total.max(f64::EPSILON);
     let spin_share = (compute_power.is_some() || busy_level.is_some()).then(|| spin / total_s);
