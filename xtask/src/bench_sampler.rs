@@ -1,10 +1,10 @@
 //! `cargo xtask bench sampler`: what watching GPUs and the host costs, against baselines
 //! measured in the same run.
 //!
-//! - NVML calls per GPU per tick in buffered mode (`GPUWHY_NVML_SAMPLES=1`: utilization and
+//! - NVML calls per GPU per tick in buffered mode (the default: utilization and
 //!   the SM clock from the driver's sample buffers once a second, the field batch every tick
 //!   only where the adaptive cadence asks; the bench's GPUs carry steady NVLink traffic, so
-//!   a second in eleven), in the default per-tick mode with the field batch, and without the batch
+//!   a second in eleven), in per-tick mode with the field batch (`GPUWHY_NVML_SAMPLES=0`), and without the batch
 //!   (`GPUWHY_NVML_FIELDS=0`), goal ≤ 3 where fields are supported. The
 //!   baseline without the batch reads less (temperature and PCIe once a second, no NVLink),
 //!   and the output says so: it is what a single-call sampler can afford, not the same data
@@ -78,9 +78,9 @@ fn python_with_pynvml() -> Result<PathBuf> {
 #[derive(Clone, Copy)]
 enum Mode {
     /// Utilization and SM clock from the sample buffers once a second, the field batch every
-    /// tick or once a second by the adaptive cadence (`GPUWHY_NVML_SAMPLES=1`).
+    /// tick or once a second by the adaptive cadence (the default).
     Buffered,
-    /// Every tick, the field batch and three single calls (the default).
+    /// Every tick, the field batch and three single calls (`GPUWHY_NVML_SAMPLES=0`).
     Batched,
     /// Every tick, every metric by its own call (`GPUWHY_NVML_FIELDS=0` as well).
     Single,
@@ -274,11 +274,11 @@ fn print_calls(buffered: f64, batched: f64, single: f64, theirs: f64) {
     // a user pays.
     println!("  NVML calls per GPU per tick (goal ≤ 3 where fields are supported):");
     println!(
-        "    buffered            : {buffered:6.2}  goal {}  ({ENV_SAMPLES}=1; the field call every tick only in seconds with link bursts, slowdowns or a recheck of steady traffic, here every {RECHECK_EVERY}th; once a second 3 or 4 sample-buffer reads, memory, the field call and the slow reads)",
+        "    buffered (default)  : {buffered:6.2}  goal {}  (the field call every tick only in seconds with link bursts, slowdowns or a recheck of steady traffic, here every {RECHECK_EVERY}th; once a second 3 or 4 sample-buffer reads, memory, the field call and the slow reads)",
         met(buffered <= 3.0)
     );
     println!(
-        "    field batch (default): {batched:6.2}  goal {}  (every tick: utilization, memory, SM clock, which have no field id, and the field call; the rest once a second)",
+        "    field batch         : {batched:6.2}  goal {}  ({ENV_SAMPLES}=0; every tick: utilization, memory, SM clock, which have no field id, and the field call; the rest once a second)",
         met(batched <= 3.0)
     );
     println!(
