@@ -209,3 +209,25 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
 
 #[cfg(test)]
 mod window_tests;
+
+/// A recording of one GPU with small capacities (1,300 full rows, 64 buckets) and a journal
+/// for it at `path` that is rewritten past `checkpoint_min` appended bytes: the tests' setup.
+#[cfg(test)]
+fn one_gpu_journal(path: &Path, checkpoint_min: u64) -> (Recording, JournalWriter) {
+    use crate::report::journal::JOURNAL_SCHEMA;
+    use crate::report::{DeviceInfo, RunInfo};
+    let mut rec = Recording::with_capacity(RunInfo::default(), 1_300, 64);
+    rec.add_device(DeviceInfo::default());
+    let header = JournalHeader {
+        schema: JOURNAL_SCHEMA.into(),
+        run: RunInfo::default(),
+        nvml: None,
+        gpu_absent_reason: None,
+        devices: vec![DeviceInfo::default()],
+        host: None,
+    };
+    let w = JournalWriter::create(path, &header)
+        .expect("creates")
+        .with_checkpoint_min(checkpoint_min);
+    (rec, w)
+}

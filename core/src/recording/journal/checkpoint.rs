@@ -162,8 +162,7 @@ mod tests {
     use super::*;
     use crate::recording::journal::replay;
     use crate::recording::SeriesBuf;
-    use crate::report::journal::{JournalHeader, JOURNAL_SCHEMA};
-    use crate::report::{Column, DeviceInfo, Event, RunInfo};
+    use crate::report::{Column, Event};
 
     /// A week at 1 s of one GPU with small capacities, flushed every 20 s as the sampler
     /// does, with an eval every hour: the journal stays bounded and, cut anywhere, replays.
@@ -171,19 +170,7 @@ mod tests {
     fn a_week_long_journal_stays_bounded_and_replays_after_a_kill() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("run.json.partial");
-        let mut rec = Recording::with_capacity(RunInfo::default(), 1_300, 64);
-        rec.add_device(DeviceInfo::default());
-        let header = JournalHeader {
-            schema: JOURNAL_SCHEMA.into(),
-            run: RunInfo::default(),
-            nvml: None,
-            gpu_absent_reason: None,
-            devices: vec![DeviceInfo::default()],
-            host: None,
-        };
-        let mut w = JournalWriter::create(&path, &header)
-            .expect("creates")
-            .with_checkpoint_min(64 << 10);
+        let (mut rec, mut w) = super::super::one_gpu_journal(&path, 64 << 10);
         let (mut peak, mut rewrites, mut last_base) = (0u64, 0, 0u64);
         let mut row = [f32::NAN; GpuMetric::COUNT];
         let (mut ts, mut rows) = (Vec::new(), Vec::new());

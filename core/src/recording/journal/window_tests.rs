@@ -4,7 +4,6 @@
 
 use super::*;
 use crate::recording::{PRIO_FINDING, PRIO_TRANSIENT};
-use crate::report::journal::{JournalHeader, JOURNAL_SCHEMA};
 use crate::report::{Column, DeviceInfo, Event, KeptWindow, RunInfo};
 
 /// Three hours at 1 s of one GPU with a ring of about 20 minutes, flushed every 20 s as the
@@ -14,19 +13,7 @@ use crate::report::{Column, DeviceInfo, Event, KeptWindow, RunInfo};
 fn three_hours(checkpoint_min: u64) -> (Recording, Recording, usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("run.json.partial");
-    let mut rec = Recording::with_capacity(RunInfo::default(), 1_300, 64);
-    rec.add_device(DeviceInfo::default());
-    let header = JournalHeader {
-        schema: JOURNAL_SCHEMA.into(),
-        run: RunInfo::default(),
-        nvml: None,
-        gpu_absent_reason: None,
-        devices: vec![DeviceInfo::default()],
-        host: None,
-    };
-    let mut w = JournalWriter::create(&path, &header)
-        .expect("creates")
-        .with_checkpoint_min(checkpoint_min);
+    let (mut rec, mut w) = one_gpu_journal(&path, checkpoint_min);
     let mut rewrites = 0;
     let mut row = [f32::NAN; GpuMetric::COUNT];
     let (mut ts, mut rows, mut lines) = (Vec::new(), Vec::new(), Vec::new());
