@@ -12,9 +12,41 @@ use crate::report::journal::JournalLine;
 /// Journal lines and rows buffered between flushes.
 pub(super) struct Journal {
     pub(super) writer: Option<JournalWriter>,
+    /// A journal was asked for and the first tick has not tried to create it yet.
+    pub(super) opening: bool,
     pub(super) pending: Vec<JournalLine>,
     pub(super) gpu_rows: Vec<(Vec<f64>, Vec<crate::report::Column>)>,
     pub(super) host_rows: (Vec<f64>, Vec<crate::report::Column>),
+}
+
+impl Journal {
+    /// An empty buffer for `gpus` GPUs; `wanted` says whether a journal file was asked for.
+    pub(super) fn new(gpus: usize, wanted: bool) -> Self {
+        Journal {
+            writer: None,
+            opening: wanted,
+            pending: Vec::new(),
+            gpu_rows: vec![(Vec::new(), Vec::new()); gpus],
+            host_rows: (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// Whether what a tick read is buffered for a flush: only while a journal is open or
+    /// about to be. Without one nothing ever flushes, so buffering would grow the heap by
+    /// every row of the run, outside the recording's memory bound.
+    pub(super) fn keeps(&self) -> bool {
+        self.writer.is_some() || self.opening
+    }
+
+    /// Drops everything buffered, once no journal will take it.
+    pub(super) fn discard(&mut self) {
+        self.pending = Vec::new();
+        for (t, rows) in &mut self.gpu_rows {
+            *t = Vec::new();
+            *rows = Vec::new();
+        }
+        self.host_rows = (Vec::new(), Vec::new());
+    }
 }
 
 /// Appends everything buffered since the last flush to the journal; a write error is
@@ -68,6 +100,7 @@ pub(super) fn flush(
             *lock(error) = Some(e.to_string());
             // Stop journaling; the in-memory recording and the final report are unaffected.
             j.writer = None;
+            j.discard();
         }
     }
 }

@@ -30,6 +30,7 @@ pub(super) fn commit(
     counts: TickCounts,
 ) {
     let t = r.t;
+    let keep = journal.keeps();
     let mut rec = lock(&shared.rec);
     for (pos, index, outs) in r.outcomes {
         for o in outs {
@@ -37,23 +38,27 @@ pub(super) fn commit(
         }
     }
     for ev in r.events {
-        rec.push_event(ev.clone());
-        journal.pending.push(JournalLine::Event(ev));
+        if keep {
+            journal.pending.push(JournalLine::Event(ev.clone()));
+        }
+        rec.push_event(ev);
     }
     for w in r.windows {
         rec.mark_window_because(w, crate::recording::PRIO_EVENT, "slow_step");
     }
     for (pos, row_t, row) in &r.rows {
         rec.push_gpu(*pos, *row_t, row);
-        if let Some(j) = journal.gpu_rows.get_mut(*pos) {
+        if let Some(j) = journal.gpu_rows.get_mut(*pos).filter(|_| keep) {
             j.0.push(*row_t);
             j.1.push(Column(row.to_vec()));
         }
     }
     if let (Some(h), Some(row)) = (rec.host.as_mut(), r.host) {
         h.series.push(t, &row);
-        journal.host_rows.0.push(t);
-        journal.host_rows.1.push(Column(row));
+        if keep {
+            journal.host_rows.0.push(t);
+            journal.host_rows.1.push(Column(row));
+        }
     }
     rec.run.duration_s = t;
     rec.overhead.ticks = counts.tick + 1;
@@ -70,6 +75,10 @@ pub(super) fn commit(
                 Ok(w) => journal.writer = Some(w),
                 Err(e) => *lock(&shared.journal_error) = Some(e.to_string()),
             }
+        }
+        journal.opening = false;
+        if !journal.keeps() {
+            journal.discard();
         }
     }
 }
@@ -127,5 +136,90 @@ fn header(rec: &Recording) -> JournalHeader {
             .host
             .as_ref()
             .map(|h| (h.facts.clone(), h.columns.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::collect::clock::Stopper;
+    use crate::metric::GpuMetric;
+    use crate::report::{DeviceInfo, RunInfo};
+
+    fn shared() -> Shared {
+        let mut rec = Recording::new(RunInfo::default());
+        rec.add_device(DeviceInfo::default());
+        Shared {
+            stop: Stopper::default(),
+            rec: Mutex::new(rec),
+            live: Mutex::new(Vec::new()),
+            journal_error: Mutex::new(None),
+            probed: Default::default(),
+            load: Default::default(),
+        }
+    }
+
+    /// Commits `ticks` ticks of one GPU row and one event each; returns the rows buffered
+    /// for the journal and the rows the recording holds.
+    fn run(cfg: &RecorderConfig, ticks: u64) -> (usize, usize, usize) {
+        let shared = shared();
+        let mut journal = Journal::new(1, cfg.journal.is_some());
+        for tick in 0..ticks {
+            let t = tick as f64 * 0.1;
+            let reading = Reading {
+                t,
+                rows: vec![(0, t, [1.0_f32; GpuMetric::COUNT])],
+                outcomes: Vec::new(),
+                events: vec![Event {
+                    t_s: t,
+                    device: Some(0),
+                    kind: "xid".into(),
+                    code: Some(79),
+                    detail: String::new(),
+                }],
+                windows: Vec::new(),
+                host: None,
+            };
+            let counts = TickCounts {
+                tick,
+                ..TickCounts::default()
+            };
+            commit(&shared, cfg, &mut journal, &[], reading, counts);
+        }
+        let held = lock(&shared.rec).devices[0].series.total_rows() as usize;
+        (journal.gpu_rows[0].0.len(), journal.pending.len(), held)
+    }
+
+    #[test]
+    fn without_a_journal_nothing_is_buffered_for_one() {
+        let (rows, lines, held) = run(&RecorderConfig::default(), 50);
+        assert_eq!(
+            (rows, lines),
+            (0, 0),
+            "buffered for a journal that never flushes"
+        );
+        assert_eq!(held, 50);
+    }
+
+    #[test]
+    fn with_a_journal_every_row_waits_for_the_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = RecorderConfig {
+            journal: Some(dir.path().join("run.journal")),
+            ..RecorderConfig::default()
+        };
+        assert_eq!(run(&cfg, 50), (50, 50, 50));
+    }
+
+    #[test]
+    fn a_journal_that_cannot_be_created_buffers_nothing() {
+        let cfg = RecorderConfig {
+            journal: Some("/nonexistent-dir/gpuwhy/run.journal".into()),
+            ..RecorderConfig::default()
+        };
+        let (rows, lines, held) = run(&cfg, 20);
+        assert_eq!((rows, lines, held), (0, 0, 20));
     }
 }

@@ -81,12 +81,7 @@ pub(super) fn run_sampler(
     }
     let cpu0 = thread_cpu_seconds();
     let mut src = Sources::open(shared, cfg, &clock, nvml.as_ref());
-    let mut journal = Journal {
-        writer: None,
-        pending: Vec::new(),
-        gpu_rows: vec![(Vec::new(), Vec::new()); src.gpus.len()],
-        host_rows: (Vec::new(), Vec::new()),
-    };
+    let mut journal = Journal::new(src.gpus.len(), cfg.journal.is_some());
     let mut pace = Pace::new(cfg.interval_s);
     pace.flushed_at = clock.elapsed().as_secs_f64();
     loop {
