@@ -4,8 +4,8 @@
 //!
 //! Usage: `sampler_run LIBNVML MODE SECONDS INTERVAL_S`, MODE one of `buffered` (the sample
 //! buffers and the adaptive cadence), `batched` (the field batch every tick, the default) or
-//! `single` (every metric by its own call). Prints one JSON line: ticks, devices, NVML calls,
-//! the sampler thread's CPU seconds and its polling work per GPU per tick.
+//! `single` (every metric by its own call). Prints one JSON line: ticks, the sampler thread's
+//! wake-ups, devices, NVML calls, its CPU seconds and its polling work per GPU per tick.
 
 use std::time::Duration;
 
@@ -40,6 +40,7 @@ fn main() {
     let o = &r.overhead;
     let line = serde_json::json!({
         "ticks": o.ticks,
+        "wakeups": o.wakeups,
         "devices": r.devices.len(),
         "nvml_calls": o.nvml_calls,
         "sampler_cpu_s": o.sampler_cpu_s,

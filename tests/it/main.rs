@@ -22,3 +22,4 @@ mod schema_merge;
 mod slow_init;
 mod slow_steps;
 mod steps;
+mod wakeups;

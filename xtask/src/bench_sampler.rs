@@ -89,6 +89,7 @@ enum Mode {
 /// What one recording cost.
 struct Run {
     ticks: f64,
+    wakeups: f64,
     devices: f64,
     nvml_calls: f64,
     sampler_cpu_s: f64,
@@ -136,6 +137,7 @@ fn record(exe: &Path, lib: &Path, mode: Mode, seconds: f64) -> Result<Run> {
     let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     Ok(Run {
         ticks: num("ticks"),
+        wakeups: num("wakeups"),
         devices: num("devices"),
         nvml_calls: num("nvml_calls"),
         sampler_cpu_s: num("sampler_cpu_s"),
@@ -143,10 +145,12 @@ fn record(exe: &Path, lib: &Path, mode: Mode, seconds: f64) -> Result<Run> {
     })
 }
 
-/// Totals over the rounds of one side: GPU-ticks, NVML calls, whole-thread CPU seconds and
-/// polling-work CPU seconds.
+/// Totals over the rounds of one side: ticks, wake-ups, GPU-ticks, NVML calls, whole-thread
+/// CPU seconds and polling-work CPU seconds.
 #[derive(Default)]
 struct Side {
+    ticks: f64,
+    wakeups: f64,
     gpu_ticks: f64,
     calls: f64,
     cpu_s: f64,
@@ -157,6 +161,8 @@ impl Side {
     /// Adds one recording, or takes it away (`sign` -1: a short run's fixed costs).
     fn add_report(&mut self, r: &Run, sign: f64) {
         let per = r.ticks * r.devices;
+        self.ticks += sign * r.ticks;
+        self.wakeups += sign * r.wakeups;
         self.gpu_ticks += sign * per;
         self.calls += sign * r.nvml_calls;
         self.cpu_s += sign * r.sampler_cpu_s;
@@ -252,7 +258,7 @@ pub fn sampler() -> Result<()> {
         pynvml(&py, sim.dir(), &mut theirs)?;
     }
     std::env::remove_var(ENV_CALL_US);
-    let [buffered, batched, single] = sides.map(|s| s.per_gpu_tick());
+    let [buffered, batched, single] = [0, 1, 2].map(|i| sides[i].per_gpu_tick());
     let their = theirs.per_gpu_tick();
     println!(
         "sampler: {gpus} GPUs, interval {} ms, {ROUNDS} rounds of {DURATION_S} s per side (buffered {BUFFERED_S} s; sides alternate; gpuwhy in a release build, as users run it; its figures less a {SHORT_S} s run's, so opening the GPUs is left out as pynvml's init is), same simulated libnvidia-ml.so.1, {SIM_CALL_US} µs per NVML call (a real driver's cost)",
@@ -265,6 +271,12 @@ pub fn sampler() -> Result<()> {
     );
     print_calls(buffered.0, batched.0, single.0, their.0);
     print_cpu([buffered, batched, single], their);
+    println!(
+        "    wake-ups of the sampler thread per tick: buffered {:.2}, field batch {:.2}, batch off {:.2}; pynvml's loop 1 (ticks with nothing to read are slept through, docs/nvml-loading.md)",
+        sides[0].wakeups / sides[0].ticks.max(1.0),
+        sides[1].wakeups / sides[1].ticks.max(1.0),
+        sides[2].wakeups / sides[2].ticks.max(1.0),
+    );
     host()
 }
 

@@ -126,6 +126,21 @@ impl Gpu {
         out
     }
 
+    /// Whether the ticks between this GPU's reads need no call: it is buffered and the
+    /// second being read is read once (a lost GPU needs none either).
+    pub(super) fn quiet_between(&self) -> bool {
+        self.lost || self.buffered.as_ref().is_some_and(|b| b.cadence.once)
+    }
+
+    /// A tick at report time `t` that the sampler slept through because no GPU needed a
+    /// call ([`Gpu::quiet_between`]): its row waits, empty, for the next read to fill it,
+    /// as [`Gpu::sample_between`] leaves it on a quiet second.
+    pub(super) fn slept_through(&mut self, t: f64) {
+        if let Some(b) = self.buffered.as_mut().filter(|b| b.cadence.once) {
+            b.pending.push((t, [f32::NAN; M::COUNT]));
+        }
+    }
+
     /// Reads the sample buffers, then everything else once (`Gpu::sample_rest`), into `row`
     /// (the read tick's). Returns what went wrong and whether the GPU stays buffered.
     pub(super) fn sample_buffered(

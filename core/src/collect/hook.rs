@@ -18,4 +18,10 @@ pub trait SamplerHook: Send + Sync {
     /// Once per tick, after [`SamplerHook::tick`]: append times around which the recording
     /// should keep every stream's samples at full resolution (slow steps); none by default.
     fn windows(&self, _times: &mut Vec<f64>) {}
+    /// Whether the last [`SamplerHook::tick`] had nothing to do, so the sampler may sleep
+    /// through ticks on which nothing else is due, up to a second of them, before the next
+    /// call. False by default: called every tick.
+    fn quiet(&self) -> bool {
+        false
+    }
 }

@@ -274,6 +274,10 @@ pub struct Overhead {
     pub late_ticks: u64,
     /// Ticks skipped to catch up after falling behind.
     pub skipped_ticks: u64,
+    /// Times the sampler thread woke to sample: fewer than `ticks` where ticks with nothing
+    /// to read were slept through (`null` in reports from before it was counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wakeups: Option<u64>,
     /// CPU time of the sampler thread, seconds (`null` where the OS does not say).
     pub sampler_cpu_s: Option<f64>,
     /// Sampler CPU time per tick, µs.

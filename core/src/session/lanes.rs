@@ -77,6 +77,8 @@ pub struct Markers {
     /// Phase names in id order.
     pub names: Mutex<Vec<String>>,
     kinds: Mutex<Vec<String>>,
+    /// The sampler's last fold found no record ([`SamplerHook::quiet`]).
+    quiet: AtomicBool,
 }
 
 impl std::fmt::Debug for Markers {
@@ -111,6 +113,7 @@ impl Markers {
             fold: Mutex::new(folder),
             names: Mutex::new(names),
             kinds: Mutex::new(Vec::new()),
+            quiet: AtomicBool::new(false),
         }
     }
 
@@ -282,17 +285,17 @@ impl Markers {
         self.push(t, code(EVENT, k));
     }
 
-    fn drain_lane(&self, f: &mut Folder, lane: usize) {
-        if let Some(ring) = self.lanes[lane].ring.get() {
-            ring.drain(|a, b| f.record(lane, a, b, |k| self.kind_name(k)));
-        }
+    fn drain_lane(&self, f: &mut Folder, lane: usize) -> u64 {
+        self.lanes[lane].ring.get().map_or(0, |ring| {
+            ring.drain(|a, b| f.record(lane, a, b, |k| self.kind_name(k)))
+        })
     }
 
-    /// Folds every published record (the caller holds the fold lock).
-    pub fn drain_all(&self, f: &mut Folder) {
-        for lane in 0..self.lanes.len() {
-            self.drain_lane(f, lane);
-        }
+    /// Folds every published record (the caller holds the fold lock); returns how many.
+    pub fn drain_all(&self, f: &mut Folder) -> u64 {
+        (0..self.lanes.len())
+            .map(|lane| self.drain_lane(f, lane))
+            .sum()
     }
 
     /// Heap bytes of the rings allocated so far.
@@ -365,8 +368,13 @@ fn truncate(s: &str, max: usize) -> &str {
 impl SamplerHook for Markers {
     fn tick(&self, events: &mut Vec<Event>) {
         let mut f = lock(&self.fold);
-        self.drain_all(&mut f);
+        let folded = self.drain_all(&mut f);
+        self.quiet.store(folded == 0, Ordering::Relaxed);
         f.take_events(events);
+    }
+
+    fn quiet(&self) -> bool {
+        self.quiet.load(Ordering::Relaxed)
     }
 
     fn windows(&self, times: &mut Vec<f64>) {

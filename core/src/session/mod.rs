@@ -382,6 +382,11 @@ impl SamplerHook for LateHook {
             m.windows(times);
         }
     }
+
+    fn quiet(&self) -> bool {
+        // No markers yet: nothing to fold.
+        self.0.get().is_none_or(|m| m.quiet())
+    }
 }
 
 #[cfg(test)]

@@ -71,8 +71,9 @@ impl Ring {
         true
     }
 
-    /// Hands every published record to `f`, oldest first, and frees their slots.
-    pub fn drain(&self, mut f: impl FnMut(u64, u64)) {
+    /// Hands every published record to `f`, oldest first, and frees their slots; returns
+    /// how many there were.
+    pub fn drain(&self, mut f: impl FnMut(u64, u64)) -> u64 {
         let tail = self.tail.0.load(Ordering::Relaxed);
         let head = self.head.0.load(Ordering::Acquire);
         for i in tail..head {
@@ -83,6 +84,7 @@ impl Ring {
             );
         }
         self.tail.0.store(head, Ordering::Release);
+        head - tail
     }
 }
 

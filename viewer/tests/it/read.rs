@@ -112,6 +112,7 @@ pub(crate) fn rich() -> Report {
         ticks: 100,
         late_ticks: 2,
         skipped_ticks: 1,
+        wakeups: Some(31),
         sampler_cpu_s: Some(0.25),
         cpu_per_tick_us: Some(41.5),
         cpu_per_gpu_tick_us: None,

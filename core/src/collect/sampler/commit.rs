@@ -18,6 +18,8 @@ pub(super) struct TickCounts {
     pub tick: u64,
     pub late: u64,
     pub skipped: u64,
+    /// Ticks the thread woke for (the others were slept through).
+    pub wakeups: u64,
 }
 
 /// Stores `r` into the recording and the journal's buffer.
@@ -64,6 +66,7 @@ pub(super) fn commit(
     rec.overhead.ticks = counts.tick + 1;
     rec.overhead.late_ticks = counts.late;
     rec.overhead.skipped_ticks = counts.skipped;
+    rec.overhead.wakeups = Some(counts.wakeups);
     if counts.tick == 0 {
         for g in gpus {
             if let Some(d) = rec.devices.get_mut(g.pos) {

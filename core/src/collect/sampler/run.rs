@@ -5,7 +5,7 @@
 
 use super::commit::{commit, TickCounts};
 use super::open::Sources;
-use super::tick::{read, Cadence};
+use super::tick::{due, read, slept_through, Cadence};
 use super::{lock, Shared};
 use crate::collect::clock::Clock;
 use crate::collect::cost::thread_cpu_seconds;
@@ -53,6 +53,14 @@ impl Pace {
         }
     }
 
+    /// Moves to the next tick without waking for this one (nothing was due on it) and
+    /// returns when the next is due.
+    fn sleep_through(&mut self) -> f64 {
+        self.counts.tick += 1;
+        self.next += self.interval;
+        self.next
+    }
+
     /// Moves to the next tick, skipping the ones already missed at report time `now`, and
     /// returns when it is due.
     fn advance(&mut self, now: f64) -> f64 {
@@ -84,11 +92,20 @@ pub(super) fn run_sampler(
     let mut journal = Journal::new(src.gpus.len(), cfg.journal.is_some());
     let mut pace = Pace::new(cfg.interval_s);
     pace.flushed_at = clock.elapsed().as_secs_f64();
+    // Report times of the ticks slept through since the last wake-up.
+    let mut slept: Vec<f64> = Vec::new();
     loop {
-        let t = (clock.now() * 1e4).round() / 1e4;
+        let t = round_t(clock.now());
         // Decided before the read, so the last tick reads every buffered GPU and leaves no
         // row pending; a stop that comes during the read gets one more tick.
         let stopping = shared.stop.is_stopped();
+        pace.counts.wakeups += 1;
+        // A stop that came while sleeping: the ticks not reached never happened.
+        let never = slept.iter().filter(|s| **s >= t).count() as u64;
+        pace.counts.tick -= never;
+        for s in slept.drain(..).filter(|s| *s < t) {
+            slept_through(&mut src, s);
+        }
         let mut reading = read(&mut src, pace.cadence(stopping), t);
         if let Some(h) = hook {
             h.tick(&mut reading.events);
@@ -111,13 +128,28 @@ pub(super) fn run_sampler(
         if stopping {
             break;
         }
-        let next = pace.advance(clock.now());
+        let mut next = pace.advance(clock.now());
+        // Ticks with nothing to read are slept through, up to a second of them. Step markers
+        // (a hook) are folded every tick while they come, so the rings of a fast loop need
+        // not hold more than a tick of them; a ring that fills is folded by its writer.
+        let quiet = hook.is_none_or(|h| h.quiet());
+        let mut run = 1;
+        while quiet && run < pace.slow_every && !due(&src, pace.cadence(false)) {
+            slept.push(round_t(next));
+            next = pace.sleep_through();
+            run += 1;
+        }
         // A stop wakes the wait: one last tick so the report ends at the stop (every
         // buffered GPU read), then flush and leave.
         let _ = clock.wait_until(&shared.stop, next);
     }
     settle(shared, cfg, src, cpu0);
     drop(nvml);
+}
+
+/// A report time, rounded to the 0.1 ms the report keeps.
+fn round_t(t: f64) -> f64 {
+    (t * 1e4).round() / 1e4
 }
 
 /// The last step: the job's GPUs, every device's final capabilities, the host's missing

@@ -54,6 +54,12 @@ impl Cadence {
         self.tick == 0 || (self.tick + gi as u64) % self.slow_every == 0
     }
 
+    /// Whether this is a buffered GPU's read tick: the same tick for every GPU, so the
+    /// ticks between need no wake-up at all ([`due`]).
+    fn read_tick(&self) -> bool {
+        self.tick % self.slow_every == 0
+    }
+
     /// Ticks between two drains of the event set: one while any live GPU is read every
     /// tick; a slow period when every live GPU is buffered, whose rows reach the recording
     /// once a second anyway (docs/nvml-loading.md, "Buffered mode": an XID is then dated
@@ -104,6 +110,28 @@ pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
     }
 }
 
+/// Whether tick `c` has anything to read: a GPU read every tick (per-tick mode, or a
+/// buffered second with traffic or slowdowns), the buffered GPUs' common read tick (with the
+/// process lists and the event drain), the host, or a MIG slice's GPM. A tick with none is
+/// slept through ([`slept_through`]): without it, the sampler would wake ten times a second
+/// to do nothing, and a wake-up costs more CPU than a GPU's read.
+pub(super) fn due(src: &Sources<'_>, c: Cadence) -> bool {
+    c.last
+        || c.read_tick()
+        || c.drains_events(&src.gpus)
+        || (src.host.is_some() && c.tick % c.host_every == 0)
+        || (c.tick % c.mig_gpm_every == 0 && src.gpm_routes.iter().any(Option::is_some))
+        || src.gpus.iter().any(|g| !g.quiet_between())
+}
+
+/// A tick at report time `t` that [`due`] found nothing to read on: each buffered GPU's
+/// row of it waits for the next read, without a call.
+pub(super) fn slept_through(src: &mut Sources<'_>, t: f64) {
+    for g in src.gpus.iter_mut().filter(|g| !g.lost) {
+        g.slept_through(t);
+    }
+}
+
 type GpuReads = (Vec<(usize, f64, Row)>, Vec<(usize, u32, Vec<Outcome>)>);
 
 /// Samples every GPU still on the bus; a buffered GPU only on its slow tick and the last.
@@ -119,7 +147,11 @@ fn read_gpus(src: &mut Sources<'_>, c: Cadence, t: f64) -> GpuReads {
         if g.lost {
             continue;
         }
-        let slow = c.slow(gi);
+        let slow = if g.is_buffered() {
+            c.read_tick()
+        } else {
+            c.slow(gi)
+        };
         if g.is_buffered() && !slow && !c.last {
             let out = g.sample_between(n, t, &mut src.stats);
             if !out.is_empty() {
