@@ -116,7 +116,10 @@ impl JournalWriter {
 
 /// An empty recording with the journal header's run, NVML facts, devices and host columns.
 fn from_header(header: JournalHeader) -> Recording {
-    let mut rec = Recording::new(header.run);
+    let mut rec = match header.capacity {
+        Some((full, buckets)) => Recording::with_capacity(header.run, full, buckets),
+        None => Recording::new(header.run),
+    };
     rec.nvml = header.nvml;
     rec.gpu_absent_reason = header.gpu_absent_reason;
     for d in header.devices {
@@ -225,6 +228,7 @@ fn one_gpu_journal(path: &Path, checkpoint_min: u64) -> (Recording, JournalWrite
         gpu_absent_reason: None,
         devices: vec![DeviceInfo::default()],
         host: None,
+        capacity: Some((rec.full_rows, rec.coarse_buckets)),
     };
     let w = JournalWriter::create(path, &header)
         .expect("creates")

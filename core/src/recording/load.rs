@@ -59,6 +59,7 @@ mod tests {
             gpu_absent_reason: None,
             devices: vec![DeviceInfo::default()],
             host: None,
+            capacity: None,
         };
         let mut row = vec![f32::NAN; GpuMetric::COUNT];
         row[GpuMetric::UtilGpu.index()] = 42.0;

@@ -44,6 +44,11 @@ pub struct JournalHeader {
     /// Host facts and column names, when the host is sampled.
     #[serde(default)]
     pub host: Option<(HostFacts, Vec<String>)>,
+    /// The recording's capacities (full-resolution rows, coarse buckets), so that a replay
+    /// without a checkpoint keeps what the recorder kept; absent in journals written before
+    /// it (the defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<(usize, usize)>,
 }
 
 /// One appended line.

@@ -149,6 +149,7 @@ fn a_crash_journal_is_replayed_and_diagnosed() {
             ..DeviceInfo::default()
         }],
         host: None,
+        capacity: None,
     };
     let rows = (0..100)
         .map(|i| {

@@ -139,6 +139,7 @@ fn header(rec: &Recording) -> JournalHeader {
             .host
             .as_ref()
             .map(|h| (h.facts.clone(), h.columns.clone())),
+        capacity: Some((rec.full_rows, rec.coarse_buckets)),
     }
 }
 

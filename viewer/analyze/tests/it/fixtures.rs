@@ -57,6 +57,7 @@ pub fn journal(samples: usize) -> String {
             ..DeviceInfo::default()
         }],
         host: None,
+        capacity: None,
     };
     let rows = (0..samples)
         .map(|i| {
