@@ -12,30 +12,28 @@ use crate::report::journal::JournalLine;
 /// Journal lines and rows buffered between flushes.
 pub(super) struct Journal {
     pub(super) writer: Option<JournalWriter>,
-    /// A journal was asked for and the first tick has not tried to create it yet.
-    pub(super) opening: bool,
     pub(super) pending: Vec<JournalLine>,
     pub(super) gpu_rows: Vec<(Vec<f64>, Vec<crate::report::Column>)>,
     pub(super) host_rows: (Vec<f64>, Vec<crate::report::Column>),
 }
 
 impl Journal {
-    /// An empty buffer for `gpus` GPUs; `wanted` says whether a journal file was asked for.
-    pub(super) fn new(gpus: usize, wanted: bool) -> Self {
+    /// An empty buffer for `gpus` GPUs.
+    pub(super) fn new(gpus: usize) -> Self {
         Journal {
             writer: None,
-            opening: wanted,
             pending: Vec::new(),
             gpu_rows: vec![(Vec::new(), Vec::new()); gpus],
             host_rows: (Vec::new(), Vec::new()),
         }
     }
 
-    /// Whether what a tick read is buffered for a flush: only while a journal is open or
-    /// about to be. Without one nothing ever flushes, so buffering would grow the heap by
-    /// every row of the run, outside the recording's memory bound.
-    pub(super) fn keeps(&self) -> bool {
-        self.writer.is_some() || self.opening
+    /// Whether what a tick read is buffered for a flush: only while a journal is open, or
+    /// on the first tick (`first`), which creates the one asked for (`wanted`). Without one
+    /// nothing ever flushes, so buffering would grow the heap by every row of the run,
+    /// outside the recording's memory bound.
+    pub(super) fn keeps(&self, first: bool, wanted: bool) -> bool {
+        self.writer.is_some() || (first && wanted)
     }
 
     /// Drops everything buffered, once no journal will take it.

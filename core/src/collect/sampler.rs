@@ -34,6 +34,20 @@ struct Shared {
     load: super::init::Load,
 }
 
+impl Shared {
+    /// The state shared with a sampler that will record into `rec`.
+    fn new(rec: Recording) -> Self {
+        Shared {
+            stop: Stopper::default(),
+            rec: Mutex::new(rec),
+            live: Mutex::new(Vec::new()),
+            journal_error: Mutex::new(None),
+            probed: Default::default(),
+            load: Default::default(),
+        }
+    }
+}
+
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding the lock leaves plain data behind; keep using it.
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -126,14 +140,7 @@ impl Recorder {
                 facts.logical_cpus.max(crate::host::cpu_count_logical()),
             ));
         }
-        let shared = Arc::new(Shared {
-            stop: Stopper::default(),
-            rec: Mutex::new(rec),
-            live: Mutex::new(Vec::new()),
-            journal_error: Mutex::new(None),
-            probed: Default::default(),
-            load: Default::default(),
-        });
+        let shared = Arc::new(Shared::new(rec));
         let s2 = Arc::clone(&shared);
         // The time axis of the report: sample times and step markers both count from here.
         let time = clock.unwrap_or_else(|| Clock::real(cfg.time_scale));

@@ -32,11 +32,18 @@ pub(super) fn commit(
     counts: TickCounts,
 ) {
     let t = r.t;
-    let keep = journal.keeps();
+    let keep = journal.keeps(counts.tick == 0, cfg.journal.is_some());
     let mut rec = lock(&shared.rec);
     for (pos, index, outs) in r.outcomes {
         for o in outs {
-            store_outcome(&mut rec, journal, pos, index, o, t);
+            store_outcome(
+                &mut rec,
+                keep.then_some(&mut journal.pending),
+                pos,
+                index,
+                o,
+                t,
+            );
         }
     }
     for ev in r.events {
@@ -79,18 +86,17 @@ pub(super) fn commit(
                 Err(e) => *lock(&shared.journal_error) = Some(e.to_string()),
             }
         }
-        journal.opening = false;
-        if !journal.keeps() {
+        if journal.writer.is_none() {
             journal.discard();
         }
     }
 }
 
 /// What a GPU's read said beyond its row: a metric gone for good, a transient fault, or
-/// the GPU lost.
+/// the GPU lost; the lines for the journal go to `lines` while it is kept.
 fn store_outcome(
     rec: &mut Recording,
-    journal: &mut Journal,
+    lines: Option<&mut Vec<JournalLine>>,
     pos: usize,
     index: u32,
     o: Outcome,
@@ -99,11 +105,13 @@ fn store_outcome(
     match o {
         Outcome::Unavailable(m, why) => {
             rec.mark_unavailable(pos, m, why.clone());
-            journal.pending.push(JournalLine::Unavailable {
-                dev: pos,
-                metric: m.name().into(),
-                reason: why,
-            });
+            if let Some(l) = lines {
+                l.push(JournalLine::Unavailable {
+                    dev: pos,
+                    metric: m.name().into(),
+                    reason: why,
+                });
+            }
         }
         Outcome::Transient(e) => rec.count_fault(Some(index), e.function, e.code, e.code_name(), t),
         Outcome::Lost(e) => {
@@ -120,9 +128,11 @@ fn store_outcome(
             if let Some(d) = rec.devices.get_mut(pos) {
                 d.info.lost_at_s = Some(t);
             }
-            rec.push_event(ev.clone());
-            journal.pending.push(JournalLine::Lost { dev: pos, t });
-            journal.pending.push(JournalLine::Event(ev));
+            if let Some(l) = lines {
+                l.push(JournalLine::Lost { dev: pos, t });
+                l.push(JournalLine::Event(ev.clone()));
+            }
+            rec.push_event(ev);
         }
     }
 }
@@ -145,31 +155,21 @@ fn header(rec: &Recording) -> JournalHeader {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
-    use crate::collect::clock::Stopper;
     use crate::metric::GpuMetric;
     use crate::report::{DeviceInfo, RunInfo};
 
     fn shared() -> Shared {
         let mut rec = Recording::new(RunInfo::default());
         rec.add_device(DeviceInfo::default());
-        Shared {
-            stop: Stopper::default(),
-            rec: Mutex::new(rec),
-            live: Mutex::new(Vec::new()),
-            journal_error: Mutex::new(None),
-            probed: Default::default(),
-            load: Default::default(),
-        }
+        Shared::new(rec)
     }
 
     /// Commits `ticks` ticks of one GPU row and one event each; returns the rows buffered
     /// for the journal and the rows the recording holds.
     fn run(cfg: &RecorderConfig, ticks: u64) -> (usize, usize, usize) {
         let shared = shared();
-        let mut journal = Journal::new(1, cfg.journal.is_some());
+        let mut journal = Journal::new(1);
         for tick in 0..ticks {
             let t = tick as f64 * 0.1;
             let reading = Reading {

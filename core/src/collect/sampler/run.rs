@@ -89,7 +89,7 @@ pub(super) fn run_sampler(
     }
     let cpu0 = thread_cpu_seconds();
     let mut src = Sources::open(shared, cfg, &clock, nvml.as_ref());
-    let mut journal = Journal::new(src.gpus.len(), cfg.journal.is_some());
+    let mut journal = Journal::new(src.gpus.len());
     let mut pace = Pace::new(cfg.interval_s);
     pace.flushed_at = clock.elapsed().as_secs_f64();
     // Report times of the ticks slept through since the last wake-up.
