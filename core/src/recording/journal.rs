@@ -217,18 +217,12 @@ mod window_tests;
 /// for it at `path` that is rewritten past `checkpoint_min` appended bytes: the tests' setup.
 #[cfg(test)]
 fn one_gpu_journal(path: &Path, checkpoint_min: u64) -> (Recording, JournalWriter) {
-    use crate::report::journal::JOURNAL_SCHEMA;
     use crate::report::{DeviceInfo, RunInfo};
     let mut rec = Recording::with_capacity(RunInfo::default(), 1_300, 64);
     rec.add_device(DeviceInfo::default());
     let header = JournalHeader {
-        schema: JOURNAL_SCHEMA.into(),
-        run: RunInfo::default(),
-        nvml: None,
-        gpu_absent_reason: None,
-        devices: vec![DeviceInfo::default()],
-        host: None,
         capacity: Some((rec.full_rows, rec.coarse_buckets)),
+        ..JournalHeader::bare(RunInfo::default(), vec![DeviceInfo::default()])
     };
     let w = JournalWriter::create(path, &header)
         .expect("creates")

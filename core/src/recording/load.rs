@@ -41,7 +41,7 @@ mod tests {
 
     use super::*;
     use crate::metric::GpuMetric;
-    use crate::report::journal::{JournalHeader, JournalLine, JOURNAL_SCHEMA};
+    use crate::report::journal::{JournalHeader, JournalLine};
     use crate::report::{Column, DeviceInfo, RunInfo};
 
     fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -52,15 +52,7 @@ mod tests {
 
     /// A journal's header and two lines of GPU rows, as a recorder killed after them leaves it.
     fn journal() -> Vec<u8> {
-        let header = JournalHeader {
-            schema: JOURNAL_SCHEMA.into(),
-            run: RunInfo::default(),
-            nvml: None,
-            gpu_absent_reason: None,
-            devices: vec![DeviceInfo::default()],
-            host: None,
-            capacity: None,
-        };
+        let header = JournalHeader::bare(RunInfo::default(), vec![DeviceInfo::default()]);
         let mut row = vec![f32::NAN; GpuMetric::COUNT];
         row[GpuMetric::UtilGpu.index()] = 42.0;
         let line = |t: Vec<f64>| JournalLine::Gpu {

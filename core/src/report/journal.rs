@@ -51,6 +51,22 @@ pub struct JournalHeader {
     pub capacity: Option<(usize, usize)>,
 }
 
+/// A header of `run` and `devices` with nothing else known: the tests' journals.
+#[cfg(test)]
+impl JournalHeader {
+    pub(crate) fn bare(run: RunInfo, devices: Vec<DeviceInfo>) -> Self {
+        JournalHeader {
+            schema: JOURNAL_SCHEMA.into(),
+            run,
+            nvml: None,
+            gpu_absent_reason: None,
+            devices,
+            host: None,
+            capacity: None,
+        }
+    }
+}
+
 /// One appended line.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "k", rename_all = "snake_case")]

@@ -131,26 +131,20 @@ fn a_report_is_rediagnosed_the_same_from_bytes_or_parsed() {
 #[test]
 fn a_crash_journal_is_replayed_and_diagnosed() {
     use crate::metric::GpuMetric;
-    use crate::report::journal::{JournalHeader, JournalLine, JOURNAL_SCHEMA};
+    use crate::report::journal::{JournalHeader, JournalLine};
     use crate::report::{Column, DeviceInfo, RunInfo};
 
-    let header = JournalHeader {
-        schema: JOURNAL_SCHEMA.into(),
-        run: RunInfo {
-            source: "nvml".into(),
-            interval_s: 1.0,
-            ..RunInfo::default()
-        },
-        nvml: None,
-        gpu_absent_reason: None,
-        devices: vec![DeviceInfo {
-            index: 0,
-            name: Some("NVIDIA A100-SXM4-80GB".into()),
-            ..DeviceInfo::default()
-        }],
-        host: None,
-        capacity: None,
+    let run = RunInfo {
+        source: "nvml".into(),
+        interval_s: 1.0,
+        ..RunInfo::default()
     };
+    let device = DeviceInfo {
+        index: 0,
+        name: Some("NVIDIA A100-SXM4-80GB".into()),
+        ..DeviceInfo::default()
+    };
+    let header = JournalHeader::bare(run, vec![device]);
     let rows = (0..100)
         .map(|i| {
             let mut row = vec![f32::NAN; GpuMetric::COUNT];
