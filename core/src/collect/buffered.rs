@@ -114,12 +114,13 @@ impl Gpu {
         stats: &mut CallStats,
     ) -> Vec<Outcome> {
         let mut out = Vec::new();
-        let mut row = [f32::NAN; M::COUNT];
-        if self.buffered.as_ref().is_some_and(|b| b.cadence.once) {
+        if self.quiet_between() {
             // A quiet second: no call, the read tick completes the row.
-        } else {
-            self.sample_fields(nvml, false, &mut row, stats, &mut out);
+            self.slept_through(t);
+            return out;
         }
+        let mut row = [f32::NAN; M::COUNT];
+        self.sample_fields(nvml, false, &mut row, stats, &mut out);
         if let Some(b) = self.buffered.as_mut() {
             b.pending.push((t, row));
         }
@@ -132,9 +133,9 @@ impl Gpu {
         self.lost || self.buffered.as_ref().is_some_and(|b| b.cadence.once)
     }
 
-    /// A tick at report time `t` that the sampler slept through because no GPU needed a
-    /// call ([`Gpu::quiet_between`]): its row waits, empty, for the next read to fill it,
-    /// as [`Gpu::sample_between`] leaves it on a quiet second.
+    /// A tick at report time `t` between reads in a second read once (the sampler slept
+    /// through it, or [`Gpu::sample_between`] found it quiet): its row waits, empty, for the
+    /// next read to fill it.
     pub(super) fn slept_through(&mut self, t: f64) {
         if let Some(b) = self.buffered.as_mut().filter(|b| b.cadence.once) {
             b.pending.push((t, [f32::NAN; M::COUNT]));
