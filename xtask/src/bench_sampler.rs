@@ -258,7 +258,7 @@ pub fn sampler() -> Result<()> {
         pynvml(&py, sim.dir(), &mut theirs)?;
     }
     std::env::remove_var(ENV_CALL_US);
-    let [buffered, batched, single] = [0, 1, 2].map(|i| sides[i].per_gpu_tick());
+    let [buffered, batched, single] = sides.each_ref().map(Side::per_gpu_tick);
     let their = theirs.per_gpu_tick();
     println!(
         "sampler: {gpus} GPUs, interval {} ms, {ROUNDS} rounds of {DURATION_S} s per side (buffered {BUFFERED_S} s; sides alternate; gpuwhy in a release build, as users run it; its figures less a {SHORT_S} s run's, so opening the GPUs is left out as pynvml's init is), same simulated libnvidia-ml.so.1, {SIM_CALL_US} µs per NVML call (a real driver's cost)",
