@@ -302,12 +302,20 @@ fn wait_shares(r: &Report) -> Vec<(f64, f64, f64)> {
 /// below the busy level as per-tick mode (this test), and a bucket, which keeps each
 /// metric's distribution but not which power went with which utilization, estimates the
 /// waiting share as the larger of the two: 0.60 in both modes. At full resolution a row
-/// waits when either holds, and in buffered mode a row's utilization is a sample up to
-/// 1/6 s older than its power (the driver samples them on different grids), so at each
-/// phase edge of the ~2 s step some rows show one without the other: the union is 0.66–0.68,
-/// against 0.61 in per-tick mode, where the simulator answers both at one instant. A real
-/// driver's utilization describes its last sample period in per-tick mode too
+/// waits when either holds, and a row's utilization is a sample up to 1/6 s older than its
+/// power (the driver samples them on different grids, and the simulator's single call
+/// answers its newest sample as a driver does), so at each phase edge of the ~2 s step some
+/// rows show one without the other: the union is 0.66–0.68 buffered, 0.69–0.70 per tick
 /// (docs/nvml-loading.md, "Buffered mode").
+///
+/// Each share comes from ~1,900 rows of one recording, sampling the phases of a step the
+/// simulator plays with jitter, and the two modes are two recordings, so the shares differ
+/// between runs of one mode too; the claim is about the mode, so it is checked on the mean
+/// over the GPUs. At 600× (a tick every 0.8 ms of wall time) a loaded machine skipped up to
+/// 2/3 of the ticks and moved every share by 0.04, so the test plays at 150× (3 ms a tick).
+/// Measured there (2026-12-02, 3 runs each): the modes' means differed by at most 0.007
+/// (one GPU 0.019) on an idle machine, 0.018 (one GPU 0.040) with four busy loops on its two
+/// cores; the bounds are 0.03 and 0.06.
 #[test]
 fn buffered_rows_spend_as_long_at_low_power_and_below_the_busy_level_as_per_tick_rows() {
     let mut v: Value =
@@ -320,20 +328,27 @@ fn buffered_rows_spend_as_long_at_low_power_and_below_the_busy_level_as_per_tick
     v["demo"]["interval_ms"] = Value::from(470);
     let text = v.to_string();
     let long = |r: Run| Run {
-        duration_s: Some(1_800.0),
-        speed: 600.0,
+        duration_s: Some(900.0),
+        speed: 150.0,
         ..r
     };
     let tick = wait_shares(&record(&text, &long(per_tick())).expect("records"));
     let buf = wait_shares(&record(&text, &long(buffered())).expect("records"));
-    for (dev, (a, b)) in tick.iter().zip(&buf).enumerate() {
-        let what =
-            format!("GPU {dev}: per tick {a:.3?}, buffered {b:.3?} (low power, slack, either)");
-        assert!((a.0 - b.0).abs() <= 0.02, "low-power share: {what}");
-        assert!((a.1 - b.1).abs() <= 0.02, "below-busy share: {what}");
-        assert!(
-            (a.0.max(a.1) - b.0.max(b.1)).abs() <= 0.02,
-            "what a bucket sees: {what}"
-        );
+    let what = format!("per tick {tick:.3?}, buffered {buf:.3?} (low power, slack, either)");
+    let bucket = |s: &(f64, f64, f64)| s.0.max(s.1);
+    let mean = |v: &[(f64, f64, f64)], f: &dyn Fn(&(f64, f64, f64)) -> f64| {
+        v.iter().map(f).sum::<f64>() / v.len().max(1) as f64
+    };
+    let shares: [(&str, &dyn Fn(&(f64, f64, f64)) -> f64); 3] = [
+        ("low-power share", &|s| s.0),
+        ("below-busy share", &|s| s.1),
+        ("what a bucket sees", &bucket),
+    ];
+    for (name, f) in shares {
+        let gap = (mean(&tick, f) - mean(&buf, f)).abs();
+        assert!(gap <= 0.03, "{name}: means differ by {gap:.3}: {what}");
+        for (a, b) in tick.iter().zip(&buf) {
+            assert!((f(a) - f(b)).abs() <= 0.06, "{name} on one GPU: {what}");
+        }
     }
 }
