@@ -335,15 +335,16 @@ fn buffered_rows_spend_as_long_at_low_power_and_below_the_busy_level_as_per_tick
     let tick = wait_shares(&record(&text, &long(per_tick())).expect("records"));
     let buf = wait_shares(&record(&text, &long(buffered())).expect("records"));
     let what = format!("per tick {tick:.3?}, buffered {buf:.3?} (low power, slack, either)");
-    let bucket = |s: &(f64, f64, f64)| s.0.max(s.1);
-    let mean = |v: &[(f64, f64, f64)], f: &dyn Fn(&(f64, f64, f64)) -> f64| {
+    // One share of a GPU's (low power, slack, either).
+    type Pick<'a> = (&'a str, fn(&(f64, f64, f64)) -> f64);
+    let shares: [Pick; 3] = [
+        ("low-power share", |s| s.0),
+        ("below-busy share", |s| s.1),
+        ("what a bucket sees", |s| s.0.max(s.1)),
+    ];
+    let mean = |v: &[(f64, f64, f64)], f: fn(&(f64, f64, f64)) -> f64| {
         v.iter().map(f).sum::<f64>() / v.len().max(1) as f64
     };
-    let shares: [(&str, &dyn Fn(&(f64, f64, f64)) -> f64); 3] = [
-        ("low-power share", &|s| s.0),
-        ("below-busy share", &|s| s.1),
-        ("what a bucket sees", &bucket),
-    ];
     for (name, f) in shares {
         let gap = (mean(&tick, f) - mean(&buf, f)).abs();
         assert!(gap <= 0.03, "{name}: means differ by {gap:.3}: {what}");
