@@ -1,8 +1,12 @@
 //! The fault matrix: NVML functions failing with each plausible error at scattered times,
 //! and slow calls. The recording goes on, the other GPU is untouched, faults are listed.
 
-use gpuwhy_tests::{record, scenario, Run};
+use gpuwhy_tests::{record, Run};
 use serde_json::{json, Value};
+
+use crate::fault_matrix::{
+    assert_complete, assert_each_lost, error_windows, healthy_gpus, lost_faults, CODES,
+};
 
 /// Per-device functions gpuwhy's sampler calls every tick or every second on a GPU that
 /// answers field values (power and PCIe throughput come through `nvmlDeviceGetFieldValues`
@@ -18,9 +22,6 @@ const FUNCTIONS: [&str; 8] = [
     "nvmlDeviceGetFieldValues",
 ];
 
-/// NOT_SUPPORTED, NO_PERMISSION, TIMEOUT, UNKNOWN, DEPRECATED, FUNCTION_NOT_FOUND.
-const CODES: [u32; 6] = [3, 4, 10, 999, 26, 13];
-
 /// Per-tick reading (`RecorderConfig::nvml_samples` off): these tests inject faults into, or
 /// count, the calls made every tick, which buffered mode does not make. Buffered mode's own
 /// faults (`nvmlDeviceGetSamples` failing, a GPU lost between reads) are tested in
@@ -32,27 +33,12 @@ fn per_tick() -> Run {
     }
 }
 
-/// The bundled `healthy` scenario with `n` copies of its GPU and these `faults`.
-fn healthy_gpus(n: usize, faults: Vec<Value>) -> String {
-    let mut v: Value = serde_json::from_str(scenario("healthy").expect("bundled")).expect("json");
-    let dev = v["devices"][0].clone();
-    v["devices"] = Value::Array(vec![dev; n]);
-    v["faults"] = Value::Array(faults);
-    v.to_string()
-}
-
+/// Every function above failing with every error in windows of 0.4 s on one GPU: each
+/// failed call is a gap in a row every tick, and the other GPU is untouched.
 #[test]
 fn every_function_failing_with_every_error_leaves_a_complete_report() {
-    let mut faults = Vec::new();
-    for (i, f) in FUNCTIONS.iter().enumerate() {
-        for (j, code) in CODES.iter().enumerate() {
-            // Scattered, deterministic windows from 1 s on, after every metric was read once.
-            let from = 1.0 + ((i * 7 + j * 5) % 16) as f64 * 0.5;
-            faults.push(json!({"kind": "error", "device": 0, "function": f, "code": code, "from_s": from, "until_s": from + 0.4}));
-        }
-    }
     let r = record(
-        &healthy_gpus(2, faults),
+        &healthy_gpus(2, error_windows(&FUNCTIONS, 0.4)),
         &Run {
             duration_s: Some(12.0),
             speed: 4.0,
@@ -60,44 +46,12 @@ fn every_function_failing_with_every_error_leaves_a_complete_report() {
         },
     )
     .expect("records");
-    assert_eq!(r.devices.len(), 2);
-    let n0 = r.series[0].data.t.len();
-    let n1 = r.series[1].data.t.len();
-    assert!(n1 >= 100, "the healthy GPU kept its cadence: {n1} samples");
-    assert_eq!(
-        n0, n1,
-        "the faulty GPU has a row every tick, with gaps where calls failed"
-    );
-    let on_dev0: Vec<&str> = r
-        .faults
-        .iter()
-        .filter(|f| f.device == Some(0))
-        .map(|f| f.function.as_str())
-        .collect();
-    assert!(on_dev0.len() >= 6, "faults are listed: {on_dev0:?}");
-    assert!(
-        r.faults.iter().all(|f| f.device != Some(1)),
-        "GPU 1 had no faults: {:?}",
-        r.faults
-    );
-    // Metrics that worked before the faults stay on: a mid-run NOT_SUPPORTED is a gap.
-    for m in ["util_gpu", "power", "sm_clock", "temp"] {
-        assert!(
-            r.devices[0].capabilities[m].available,
-            "{m}: {:?}",
-            r.devices[0].capabilities[m]
-        );
-    }
+    assert_complete(&r, 6);
     let util = &r.series[0].data.metrics["util_gpu"].0;
-    assert!(
-        util[util.len() - 10..].iter().all(|v| !v.is_nan()),
-        "util_gpu recorded after the last fault window"
-    );
     assert!(
         util.iter().any(|v| v.is_nan()),
         "failed calls are gaps, not zeros"
     );
-    assert!(!util.contains(&0.0), "never a zero for a failed read");
 }
 
 #[test]
@@ -140,17 +94,8 @@ fn slow_calls_are_survived_and_the_missed_cadence_is_recorded() {
 /// (and a GPU with no fault) keep recording to the end.
 #[test]
 fn gpu_is_lost_from_any_function_stops_only_that_gpu() {
-    let n = FUNCTIONS.len();
-    let faults = FUNCTIONS
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let from = 1.5 + i as f64 * 0.25;
-            json!({"kind": "error", "device": i, "function": f, "code": 15, "from_s": from})
-        })
-        .collect();
     let r = record(
-        &healthy_gpus(n + 1, faults),
+        &healthy_gpus(FUNCTIONS.len() + 1, lost_faults(&FUNCTIONS, 1.5)),
         &Run {
             duration_s: Some(8.0),
             speed: 4.0,
@@ -158,28 +103,7 @@ fn gpu_is_lost_from_any_function_stops_only_that_gpu() {
         },
     )
     .expect("records");
-    assert_eq!(r.devices.len(), n + 1);
-    let end = r.run.duration_s;
-    for (i, f) in FUNCTIONS.iter().enumerate() {
-        let lost = r.devices[i]
-            .lost_at_s
-            .unwrap_or_else(|| panic!("GPU {i} ({f} answering GPU_IS_LOST) is marked lost"));
-        assert!(lost >= 1.5 && lost < end, "GPU {i} lost at {lost} s");
-        let ev = r
-            .events
-            .iter()
-            .find(|e| e.kind == "gpu_lost" && e.device == Some(i as u32))
-            .unwrap_or_else(|| panic!("a gpu_lost event for GPU {i}"));
-        assert!(ev.detail.contains(f), "the event names {f}: {}", ev.detail);
-        let last = r.series[i].data.t.last().copied().unwrap_or(0.0);
-        assert!(last <= lost, "GPU {i}: no sample after it was lost");
-    }
-    let healthy = &r.series[n].data.t;
-    assert!(
-        healthy.last().copied().unwrap_or(0.0) > end - 0.5,
-        "the GPU without faults recorded to the end"
-    );
-    assert!(r.devices[n].lost_at_s.is_none());
+    assert_each_lost(&r, &FUNCTIONS, 1.5);
 }
 
 /// A GPU removed mid-run (the device count drops from 3 to 2, and the GPU after it moves

@@ -4,6 +4,7 @@ mod corpus;
 mod devices;
 mod driver_quirks;
 mod evidence_windows;
+mod fault_matrix;
 mod faults;
 mod faults_buffered;
 mod field_batch;
