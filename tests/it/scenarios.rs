@@ -37,10 +37,23 @@ fn every_bundled_scenario_yields_its_expected_findings() {
                     outcome.describe(&expected)
                 );
                 if !outcome.ok() {
+                    // What a rare miss needs to be understood from the CI log alone: every
+                    // finding with its confidence and lost share, and how late the sampler was.
+                    let findings: Vec<String> = r
+                        .findings
+                        .iter()
+                        .map(|f| format!("{} {:.2} lost {:?}", f.id, f.confidence, f.lost_share))
+                        .collect();
+                    let o = &r.overhead;
                     wrong.push(format!(
-                        "{name}: {} ({})",
+                        "{name}: {} ({})\n  findings: {}\n  ticks {}, late {}, skipped {}, calls {}",
                         outcome.describe(&expected),
-                        r.verdict.summary
+                        r.verdict.summary,
+                        findings.join("; "),
+                        o.ticks,
+                        o.late_ticks,
+                        o.skipped_ticks,
+                        o.nvml_calls
                     ));
                 }
             }
