@@ -58,6 +58,13 @@ pub struct GpuActivity {
     pub spin_share: Option<f64>,
     /// Idle plus spinning: the share of time this GPU waited.
     pub wait_share: f64,
+    /// The wait share counted one way at a time: idle plus the time below the busy level
+    /// (`.0`), idle plus the time at low power (`.1`). [`Self::wait_share`] takes the larger
+    /// way per GPU, which compares GPUs by different ways when their waits show differently:
+    /// a straggler whose only waits are short phases that a utilization sample happened to
+    /// catch, against ranks whose long waits inside a collective show at low power alone.
+    /// Compared way by way, the two do not mix.
+    pub wait_by: (f64, f64),
     /// Share of time with utilization at or above [`LOAD_UTIL`].
     pub loaded_share: f64,
     /// Median utilization under load, %.
@@ -153,23 +160,24 @@ fn levels(util: &[f64], power: &[f64]) -> (Option<f64>, Option<f64>) {
     (compute_power, busy_level)
 }
 
-/// The share of bucket `k` (`span` its weight and bands) spent spinning, estimated as the
-/// larger of its share below the busy level and its share at low power, less its idle share
-/// (`levels`: compute power and busy level).
+/// The share of bucket `k` (`span` its weight and bands) spent spinning, each way: its share
+/// below the busy level and its share at low power, less its idle share (`levels`: compute
+/// power and busy level). The bucket spins for the larger of the two.
 fn bucket_spin(
     data: &SeriesData,
     k: usize,
     span: &Span,
     (compute_power, busy_level): (Option<f64>, Option<f64>),
     idle_frac: f64,
-) -> f64 {
+) -> (f64, f64) {
     let slack_frac = busy_level.map_or(0.0, |b| {
         (span.below(b - SLACK_UTIL_POINTS) - idle_frac).max(0.0)
     });
     let power_frac = compute_power.map_or(0.0, |c| {
         (low_power_share(data, k, WAIT_POWER_FRACTION * c) - idle_frac).max(0.0)
     });
-    slack_frac.max(power_frac).min(1.0 - idle_frac)
+    let most = 1.0 - idle_frac;
+    (slack_frac.min(most), power_frac.min(most))
 }
 
 /// One GPU's activity and, per full-resolution sample time, whether it waited.
@@ -209,8 +217,9 @@ fn activity(
         u >= DIP_UTIL && p.is_finite() && compute_power.is_some_and(|c| p < WAIT_POWER_FRACTION * c)
     };
     let (mut total, mut sum, mut idle, mut spin, mut loaded) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    // Rows' time below the busy level and at low power, apart (see above).
+    // Rows' time below the busy level and at low power, apart (see above), and buckets'.
     let (mut row_slack, mut row_power) = (0.0, 0.0);
+    let (mut bucket_slack, mut bucket_power) = (0.0, 0.0);
     let mut flags = Vec::with_capacity(data.t.len());
     for (i, (u, p)) in util.iter().zip(&power).enumerate() {
         if !u.is_finite() {
@@ -228,7 +237,10 @@ fn activity(
         match i.checked_sub(data.t.len()) {
             Some(k) => {
                 let levels = (compute_power, busy_level);
-                spin += w[i] * bucket_spin(data, k, &spans[i], levels, idle_frac);
+                let (slacked, powered) = bucket_spin(data, k, &spans[i], levels, idle_frac);
+                spin += w[i] * slacked.max(powered);
+                bucket_slack += w[i] * slacked;
+                bucket_power += w[i] * powered;
             }
             None => {
                 row_slack += w[i] * f64::from(u8::from(slacked));
@@ -251,6 +263,10 @@ fn activity(
         idle_share: idle / total_s,
         spin_share,
         wait_share: (idle + spin) / total_s,
+        wait_by: (
+            (idle + bucket_slack + row_slack) / total_s,
+            (idle + bucket_power + row_power) / total_s,
+        ),
         loaded_share: loaded / total_s,
         util_loaded: loaded_median(&util, &util),
         clock_loaded: loaded_median(&col(clock), &util),

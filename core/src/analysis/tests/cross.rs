@@ -16,6 +16,19 @@ pub(super) fn noise(seed: &mut u64) -> f32 {
 /// the whole step; the others finish early and wait `cost` of every step showing `wait`
 /// (utilization %, power W): a collective spinning, idle, or a partial drop.
 fn lockstep(straggler: Option<u32>, cost: f64, wait: (f32, f32)) -> Report {
+    lockstep_with_blips(straggler, cost, wait, 0)
+}
+
+/// [`lockstep`], and on every GPU the first `blips` rows of each step show utilization at
+/// 30 % and compute power: a short phase (a data load) that a utilization sample caught,
+/// described by the sample for up to its whole period while power is already back at
+/// compute.
+fn lockstep_with_blips(
+    straggler: Option<u32>,
+    cost: f64,
+    wait: (f32, f32),
+    blips: usize,
+) -> Report {
     let period = 20usize;
     let wait_n = (cost * period as f64).round() as usize;
     let mut seed = 7u64;
@@ -24,7 +37,13 @@ fn lockstep(straggler: Option<u32>, cost: f64, wait: (f32, f32)) -> Report {
             let (mut util, mut power) = (Vec::with_capacity(N), Vec::with_capacity(N));
             for i in 0..N {
                 let waiting = Some(g) != straggler && i % period >= period - wait_n;
-                let (u, p) = if waiting { wait } else { (97.0, 600.0) };
+                let (u, p) = if waiting {
+                    wait
+                } else if i % period < blips {
+                    (30.0, 600.0)
+                } else {
+                    (97.0, 600.0)
+                };
                 util.push((u + 2.0 * noise(&mut seed)).clamp(0.0, 100.0));
                 power.push(p + 15.0 * noise(&mut seed));
             }
@@ -65,6 +84,27 @@ fn a_straggler_is_caught_at_each_severity_with_its_lost_share() {
             );
         }
     }
+}
+
+/// The accuracy corpus's `straggler_mild_10pct` in per-tick mode: the others wait 10 % of
+/// each step at full utilization and low power, and every GPU shows a one-row utilization
+/// blip a step. Counted the larger way per GPU, the straggler waits 5 % (its blips) and the
+/// others 10 % (their low power): a gap of 5 %, under the bar. Compared way by way, the gap
+/// at low power is the whole 10 %.
+#[test]
+fn a_straggler_whose_only_dips_are_utilization_blips_is_compared_like_with_like() {
+    let r = diagnosed(lockstep_with_blips(Some(3), 0.1, (96.0, 180.0), 1));
+    let f = find(&r, "rank_imbalance").unwrap_or_else(|| panic!("{:?}", r.verdict));
+    assert_eq!(f.devices, vec![3], "{}", f.summary);
+    let lost = f.lost_share.expect("lost share");
+    assert!((lost - 0.1).abs() < 0.03, "lost {lost}");
+    // The blips alone, on every GPU alike, are no straggler.
+    let even = diagnosed(lockstep_with_blips(None, 0.0, (96.0, 180.0), 1));
+    assert!(
+        find(&even, "rank_imbalance").is_none(),
+        "{:?}",
+        even.findings
+    );
 }
 
 #[test]
