@@ -198,13 +198,7 @@ fn activity(
     // Weights and exact band shares per value of `column(data, ..)` (rows, then buckets).
     let spans = indexed(data, interval_s);
     let w: Vec<f64> = spans.iter().map(|s| s.w).collect();
-    // Sample times are lined up across GPUs to the nearest tick: CSV logs stamp each GPU's
-    // row separately, a few milliseconds apart.
-    let tick = if interval_s > 0.0 {
-        interval_s
-    } else {
-        typical_gap(&data.t, interval_s)
-    };
+    let tick = lineup_tick(&data.t, interval_s);
     let col = |m: GpuMetric| {
         let mut v = column(data, m);
         v.resize(w.len(), f64::NAN);
@@ -217,9 +211,8 @@ fn activity(
         u >= DIP_UTIL && p.is_finite() && compute_power.is_some_and(|c| p < WAIT_POWER_FRACTION * c)
     };
     let (mut total, mut sum, mut idle, mut spin, mut loaded) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    // Rows' time below the busy level and at low power, apart (see above), and buckets'.
-    let (mut row_slack, mut row_power) = (0.0, 0.0);
-    let (mut bucket_slack, mut bucket_power) = (0.0, 0.0);
+    // Time below the busy level and at low power, apart (see above): rows', then buckets'.
+    let (mut row, mut bucket) = ([0.0; 2], [0.0; 2]);
     let mut flags = Vec::with_capacity(data.t.len());
     for (i, (u, p)) in util.iter().zip(&power).enumerate() {
         if !u.is_finite() {
@@ -239,12 +232,12 @@ fn activity(
                 let levels = (compute_power, busy_level);
                 let (slacked, powered) = bucket_spin(data, k, &spans[i], levels, idle_frac);
                 spin += w[i] * slacked.max(powered);
-                bucket_slack += w[i] * slacked;
-                bucket_power += w[i] * powered;
+                bucket[0] += w[i] * slacked;
+                bucket[1] += w[i] * powered;
             }
             None => {
-                row_slack += w[i] * f64::from(u8::from(slacked));
-                row_power += w[i] * f64::from(u8::from(powered));
+                row[0] += w[i] * f64::from(u8::from(slacked));
+                row[1] += w[i] * f64::from(u8::from(powered));
             }
         }
         loaded += w[i] * spans[i].at_least(LOAD_UTIL);
@@ -252,8 +245,9 @@ fn activity(
             flags.push(((t / tick).round() as u64, low || spun, low));
         }
     }
-    spin += row_slack.max(row_power);
+    spin += row[0].max(row[1]);
     let total_s = total.max(f64::EPSILON);
+    let wait_by = |k: usize| (idle + bucket[k] + row[k]) / total_s;
     let spin_share = (compute_power.is_some() || busy_level.is_some()).then(|| spin / total_s);
     let a = GpuActivity {
         index: d.index,
@@ -263,10 +257,7 @@ fn activity(
         idle_share: idle / total_s,
         spin_share,
         wait_share: (idle + spin) / total_s,
-        wait_by: (
-            (idle + bucket_slack + row_slack) / total_s,
-            (idle + bucket_power + row_power) / total_s,
-        ),
+        wait_by: (wait_by(0), wait_by(1)),
         loaded_share: loaded / total_s,
         util_loaded: loaded_median(&util, &util),
         clock_loaded: loaded_median(&col(clock), &util),
@@ -275,6 +266,16 @@ fn activity(
         util_mem_loaded: loaded_median(&col(GpuMetric::UtilMem), &util),
     };
     (a, flags)
+}
+
+/// The tick sample times are lined up to across GPUs: the interval, else the typical gap
+/// between rows (CSV logs stamp each GPU's row separately, a few milliseconds apart).
+fn lineup_tick(t: &[f64], interval_s: f64) -> f64 {
+    if interval_s > 0.0 {
+        interval_s
+    } else {
+        typical_gap(t, interval_s)
+    }
 }
 
 /// The clock the job's GPUs are compared on: the SM clock where any GPU recorded one, else
