@@ -33,7 +33,7 @@ pub const CLOCK_GAP: f64 = 0.10;
 
 /// How much more of the time (0–1) the other GPUs must wait than the straggler. A straggler
 /// costing 10 % of each step must be caught, but 100 ms samples see only part of waits
-/// shorter than a sample (a 10 % wait in a 0.7 s step measured 7–11 %, compared way by way
+/// shorter than a sample (a 10 % wait in a 0.7 s step measured 7–10 %, compared way by way
 /// in both reading modes, `ways::wait_gap`); identical
 /// ranks' wait shares agree within a few points (the simulator's 2–3 % phase jitter), so 6 %
 /// is clear of noise and of sampling loss.

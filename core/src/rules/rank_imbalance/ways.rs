@@ -20,7 +20,7 @@ const WAYS: [fn(&GpuActivity) -> f64; 3] = [|a| a.wait_share, |a| a.wait_by.0, |
 /// among `devs`). Each way compares like with like; the larger-per-GPU way alone can set a
 /// straggler's short phases caught by utilization samples against the others' waits at low
 /// power, and hide a straggler costing 10 % of each step (the accuracy corpus's
-/// `straggler_mild_10pct`: 0.045 that way, 0.072 at low power alone).
+/// `straggler_mild_10pct` per tick: 0.045 that way, 0.07 to 0.09 at low power alone).
 fn wait_gap(acts: &[GpuActivity], devs: &[u32]) -> Option<(f64, f64, f64)> {
     WAYS.iter()
         .filter_map(|way| {
