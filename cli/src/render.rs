@@ -271,6 +271,7 @@ mod tests {
             experiment: Default::default(),
             unseen: Vec::new(),
             source: None,
+            caused_by: None,
         };
         f.evidence.push(ev(5, 0.3));
         r.findings.push(f);

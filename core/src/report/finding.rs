@@ -236,6 +236,12 @@ pub struct Finding {
         deserialize_with = "source_or_none"
     )]
     pub source: Option<FindingSource>,
+    /// The id of the finding whose mechanism produces this one on the same GPUs (a GPU held
+    /// at a lower clock makes the others wait for it: `rank_imbalance` is caused by
+    /// `throttling`). Such a finding is listed right after its cause, which carries its
+    /// measured lost share; absent for a cause of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<String>,
 }
 
 /// What a finding was concluded from: the input whose evidence decided it.

@@ -10,6 +10,7 @@ mod comparison;
 mod finding;
 mod group;
 mod gz;
+mod health;
 mod io;
 mod job;
 pub mod journal;
@@ -34,6 +35,9 @@ pub use finding::{
 };
 pub use group::{device_ranges, device_set, group_by_device};
 pub use gz::gunzip_head;
+pub use health::{
+    DeviceHealth, EccCounts, HealthReading, NvlinkErrors, RemappedRows, RetiredPages,
+};
 pub use io::write_atomic;
 pub(crate) use io::{parse_json, read_capped, unpack};
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod, MigDevice};

@@ -181,6 +181,16 @@ pub struct DeviceInfo {
     pub pcie_max_width: Option<u32>,
     /// Temperature at which the GPU slows down, °C.
     pub temp_slowdown_c: Option<f64>,
+    /// Temperature at which the GPU shuts down, °C.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_shutdown_c: Option<f64>,
+    /// Maximum PCIe generation of the GPU alone (`pcie_max_gen` is that of GPU and slot
+    /// together, the lower of the two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_device_max_gen: Option<u32>,
+    /// Maximum PCIe width of the GPU alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_device_max_width: Option<u32>,
     /// Number of NVLinks.
     pub nvlink_links: Option<u32>,
     /// Whether GPM metrics were collected.
@@ -192,6 +202,9 @@ pub struct DeviceInfo {
     /// For a MIG device: the GPU it is a slice of and its instance (absent for a GPU).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mig: Option<super::job::MigDevice>,
+    /// Health counters (ECC, remapped rows, retired pages, NVLink errors), when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<super::health::DeviceHealth>,
 }
 
 /// Static facts about the host.

@@ -304,6 +304,7 @@ fn finding(s: &Signals, g: Gathered, data_share: Option<f64>, lost: f64, basis: 
         } else {
             FindingSource::Samples
         }),
+        caused_by: None,
     }
 }
 

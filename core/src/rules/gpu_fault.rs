@@ -94,6 +94,7 @@ impl Rule for GpuFault {
             },
             unseen: Vec::new(),
             source: Some(FindingSource::Samples),
+            caused_by: None,
         })
     }
 }

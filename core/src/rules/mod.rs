@@ -103,6 +103,7 @@ impl RuleMeta {
             experiment: crate::report::Experiment::default(),
             unseen: Vec::new(),
             source: Some(FindingSource::Samples),
+            caused_by: None,
         }
     }
 }

@@ -96,6 +96,7 @@ impl Rule for PcieDegraded {
             },
             unseen: vec!["How much of the step time PCIe transfers take is not measured from samples; a profiler trace shows memcpy time.".into()],
             source: Some(FindingSource::Samples),
+            caused_by: None,
         })
     }
 }

@@ -274,6 +274,7 @@ mod tests {
             experiment: Experiment::default(),
             unseen: Vec::new(),
             source: None,
+            caused_by: None,
         }
     }
 

@@ -150,11 +150,15 @@ fn recording() -> Recording {
         pcie_max_gen: Some(4),
         pcie_max_width: Some(16),
         temp_slowdown_c: Some(87.0),
+        temp_shutdown_c: Some(92.0),
+        pcie_device_max_gen: Some(4),
+        pcie_device_max_width: Some(16),
         nvlink_links: Some(0),
         gpm: false,
         capabilities: capabilities(&off),
         lost_at_s: None,
         mig: None,
+        health: Some(health()),
     });
     let mut off1 = off.clone();
     off1.push((M::PcieRx, "NOT_SUPPORTED from nvmlDeviceGetPcieThroughput"));
@@ -245,4 +249,56 @@ pub(crate) fn report() -> &'static (Report, Value) {
         let doc = serde_json::from_str(&report.to_json()).expect("the report is JSON");
         (report, doc)
     })
+}
+
+/// Health counters with every field set: a remap pending and corrected DRAM errors rising
+/// between the two readings.
+fn health() -> gpuwhy::report::DeviceHealth {
+    use gpuwhy::report::{
+        DeviceHealth, EccCounts, HealthReading, NvlinkErrors, RemappedRows, RetiredPages,
+    };
+    let ecc = |corrected| EccCounts {
+        volatile_corrected: Some(corrected),
+        volatile_uncorrected: Some(0),
+        aggregate_corrected: Some(corrected + 40),
+        aggregate_uncorrected: Some(0),
+    };
+    let reading = |t_s, corrected| HealthReading {
+        t_s,
+        ecc: ecc(corrected),
+        ecc_locations: [
+            ("dram".to_string(), ecc(corrected)),
+            ("sram".to_string(), ecc(0)),
+        ]
+        .into_iter()
+        .collect(),
+        remapped_rows: Some(RemappedRows {
+            correctable: Some(1),
+            uncorrectable: Some(0),
+            pending: Some(true),
+            failure: Some(false),
+        }),
+        retired_pages: Some(RetiredPages {
+            single_bit: Some(0),
+            double_bit: Some(0),
+            pending: Some(false),
+        }),
+        nvlink_errors: Some(NvlinkErrors {
+            crc_flit: Some(0),
+            crc_data: Some(0),
+            replay: Some(0),
+            recovery: Some(0),
+        }),
+    };
+    DeviceHealth {
+        ecc_enabled: Some(true),
+        ecc_pending_enabled: Some(true),
+        readings: vec![reading(0.0, 3), reading(25.0, 9)],
+        unavailable: [(
+            "nvlink_errors".to_string(),
+            "no NVLink on this GPU".to_string(),
+        )]
+        .into_iter()
+        .collect(),
+    }
 }

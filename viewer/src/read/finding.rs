@@ -149,6 +149,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut exp = Experiment::default();
     let mut source = None;
+    let mut caused_by = None;
     let required = [
         "id",
         "title",
@@ -178,6 +179,7 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
                     .as_deref()
                     .and_then(FindingSource::from_name)
             }
+            "caused_by" => caused_by = s.opt_string()?,
             _ => s.skip()?,
         }
         Ok(())
@@ -197,5 +199,6 @@ pub fn finding(s: &mut Scan) -> R<Finding> {
         experiment: exp,
         unseen,
         source,
+        caused_by,
     })
 }

@@ -163,6 +163,9 @@ pub fn device(s: &mut Scan) -> R<DeviceInfo> {
             "pcie_max_gen" => d.pcie_max_gen = s.opt_int()?,
             "pcie_max_width" => d.pcie_max_width = s.opt_int()?,
             "temp_slowdown_c" => d.temp_slowdown_c = s.opt_f64()?,
+            "temp_shutdown_c" => d.temp_shutdown_c = s.opt_f64()?,
+            "pcie_device_max_gen" => d.pcie_device_max_gen = s.opt_int()?,
+            "pcie_device_max_width" => d.pcie_device_max_width = s.opt_int()?,
             "nvlink_links" => d.nvlink_links = s.opt_int()?,
             "gpm" => d.gpm = s.bool()?,
             "capabilities" => d.capabilities = s.map(&mut capability)?,
@@ -188,12 +191,17 @@ pub fn device(s: &mut Scan) -> R<DeviceInfo> {
         pcie_max_gen: _,
         pcie_max_width: _,
         temp_slowdown_c: _,
+        temp_shutdown_c: _,
+        pcie_device_max_gen: _,
+        pcie_device_max_width: _,
         nvlink_links: _,
         gpm: _,
         capabilities: _,
         lost_at_s: _,
         // A MIG device's GPU and instance: its name already says "MIG <profile>".
         mig: _skipped_mig,
+        // Health counters are not read by the page yet.
+        health: _skipped_health,
     } = &d;
     Ok(d)
 }

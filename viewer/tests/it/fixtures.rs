@@ -98,6 +98,7 @@ pub fn every_text(s: &str) -> Report {
             weight: None,
         }],
         source: Some(FindingSource::Trace),
+        caused_by: None,
         actions: vec![Action {
             text: s.into(),
             cost: Cost::Low,

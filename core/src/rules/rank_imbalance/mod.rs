@@ -198,6 +198,7 @@ impl Rule for RankImbalance {
                 "Per-rank step times were not recorded; merge per-rank reports (or add step markers) to see which phase the straggler spends longer in.".into()
             }],
             source: Some(FindingSource::Samples),
+            caused_by: None,
         })
     }
 }

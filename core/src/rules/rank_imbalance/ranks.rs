@@ -77,6 +77,7 @@ pub(super) fn straggler_finding(r: &RanksData) -> Option<Finding> {
         },
         unseen: Vec::new(),
         source: Some(FindingSource::Ranks),
+        caused_by: None,
     })
 }
 
