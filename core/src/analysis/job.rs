@@ -161,8 +161,8 @@ fn judge(r: &RanksData) -> (Vec<Finding>, Verdict) {
     // judging anything else); otherwise a rank's own finding counts for the share of ranks
     // that have it, so the job's straggler outranks the local cause that makes it one.
     weighted.sort_by(|(a, wa), (b, wb)| {
-        super::precedence(&a.id)
-            .cmp(&super::precedence(&b.id))
+        super::precedence(a)
+            .cmp(&super::precedence(b))
             .then_with(|| (b.score() * wb).total_cmp(&(a.score() * wa)))
             .then_with(|| a.id.cmp(&b.id))
     });

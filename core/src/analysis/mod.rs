@@ -2,10 +2,13 @@
 //! orders findings and writes a verdict, for a recorded report, a merged job's
 //! ([`job`]), an imported log's and one read with a profiler trace.
 
+mod causes;
+mod claims;
 mod job;
 mod sources;
 mod stand_in;
 
+pub use claims::{settle_severity, severity_for, HIGH_CONFIDENCE, MEDIUM_CONFIDENCE};
 pub use job::rank_list;
 pub use sources::{diagnose_any, diagnose_log, diagnose_traced, temper, Diagnosed, FEW_SAMPLES};
 pub use stand_in::SM_ACTIVITY_FOR_UTIL;
@@ -29,9 +32,11 @@ pub fn diagnose(report: &mut Report) {
 /// Like [`diagnose`], on signals already derived from `report` and extended (a profiler
 /// trace attached to [`Signals::trace`]).
 ///
-/// `unexplained_idle` is kept only for the idle time the other findings leave unexplained;
-/// a short log caps every confidence; findings are then ordered by what they cost
-/// ([`order`]).
+/// Findings the samples cannot carry are left out (a pattern over time from a snapshot,
+/// [`claims`]); when no GPU worked, only that is said; `unexplained_idle` is kept only for
+/// the idle time the other findings leave unexplained; a short log caps every confidence;
+/// findings are then ordered by what they cost ([`order`]), each consequence right after
+/// its cause, which carries its cost ([`causes`]); severity follows confidence.
 pub fn diagnose_with(report: &mut Report, signals: &Signals) {
     let mut findings: Vec<Finding> = Vec::new();
     let mut idle = None;
@@ -42,14 +47,24 @@ pub fn diagnose_with(report: &mut Report, signals: &Signals) {
             None => {}
         }
     }
+    let dropped = claims::within_evidence(&mut findings, signals);
+    claims::no_work_alone(&mut findings, signals);
     if let Some(f) = idle.and_then(|f| unexplained_idle::settle(f, &findings, signals)) {
         findings.push(f);
+        claims::within_evidence(&mut findings, signals);
     }
     short_log::temper(&mut findings, signals);
     stand_in::name_stand_ins(&mut findings, signals);
     order(&mut findings);
+    causes::link(&mut findings);
+    order(&mut findings);
+    let mut findings = causes::group(findings);
+    claims::settle_severity(&mut findings);
     hardware_first(&mut findings);
     report.verdict = verdict(&findings, signals);
+    if let Some(thin) = claims::thin(signals, dropped) {
+        report.verdict.summary = format!("{} {thin}", report.verdict.summary);
+    }
     report.findings = findings;
 }
 
@@ -61,8 +76,8 @@ pub fn diagnose_with(report: &mut Report, signals: &Signals) {
 /// power and cooling first.
 pub fn order(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        precedence(&a.id)
-            .cmp(&precedence(&b.id))
+        precedence(a)
+            .cmp(&precedence(b))
             .then_with(|| cost(b).total_cmp(&cost(a)))
             .then_with(|| b.score().total_cmp(&a.score()))
             .then_with(|| a.id.cmp(&b.id))
@@ -95,10 +110,12 @@ fn cost(f: &Finding) -> f64 {
 }
 
 /// Findings that must be fixed before the others can be judged come first, whatever their
-/// cost: a failing GPU. Everything else is ordered by cost.
-pub(crate) fn precedence(id: &str) -> u8 {
-    match id {
-        "gpu_fault" => 0,
+/// cost: a failing GPU (an XID, a lost GPU, uncorrected errors, a pending or failed remap —
+/// `gpu_fault` at `high` or above). Health counters that only need watching are ordered by
+/// cost like everything else.
+pub(crate) fn precedence(f: &Finding) -> u8 {
+    match f.id.as_str() {
+        "gpu_fault" if f.severity >= crate::report::Severity::High => 0,
         _ => 1,
     }
 }

@@ -120,20 +120,27 @@ pub fn temper(report: &mut Report) {
         "dmon" => "dmon log",
         _ => "csv log",
     };
-    let why = format!(
-        "Only {n} samples per GPU ({:.0} s) were in the {what}: confidence is lowered; a log of at least {FEW_SAMPLES} samples would settle it.",
-        report.run.duration_s,
-    );
+    let why = if n <= 1 {
+        format!("Only 1 sample per GPU was in the {what}: confidence is lowered; a log of at least {FEW_SAMPLES} samples would settle it.")
+    } else {
+        format!(
+            "Only {n} samples per GPU ({:.0} s) were in the {what}: confidence is lowered; a log of at least {FEW_SAMPLES} samples would settle it.",
+            report.run.duration_s,
+        )
+    };
     // Findings measured from a profiler trace read beside the log keep their confidence.
     for f in report.findings.iter_mut().filter(|f| !from_trace(f)) {
         f.confidence = round(f.confidence * factor);
         f.unseen.push(why.clone());
     }
+    crate::analysis::settle_severity(&mut report.findings);
     let top_from_trace = report.findings.first().is_some_and(from_trace);
     if let Some(top) = report.findings.first() {
         report.verdict.confidence = top.confidence;
     }
-    if !top_from_trace {
+    // Below the samples a pattern needs, the verdict already says what would settle it
+    // (`claims::thin`).
+    if !top_from_trace && n >= crate::rules::MIN_SERIES_SAMPLES {
         report.verdict.summary = format!("{} ({why})", report.verdict.summary);
     }
 }

@@ -13,7 +13,7 @@ static META: RuleMeta = RuleMeta {
     doc: RuleDoc {
         detects: "The current PCIe generation or width under load is below the maximum the GPU and slot support.",
         why: "A degraded link (a Gen1 x4 link where Gen4 x16 is possible) cuts host↔GPU bandwidth many times over and stalls input and offload traffic.",
-        evidence: "Median current link generation and width while the GPU is loaded, against the maximum of device and slot. Idle GPUs legitimately drop link speed to save power, so only loaded samples count.",
+        evidence: "Median current link generation while the GPU is loaded, and width (under load where there is load, else over every sample: width does not drop to save power), against the maximum of device and slot. Idle GPUs legitimately drop link generation to save power, so a lower generation counts only under load.",
         first: "Reseat the card or move it to another slot; check BIOS PCIe settings and risers.",
     },
 };
@@ -24,6 +24,19 @@ pub struct PcieDegraded;
 impl Rule for PcieDegraded {
     fn meta(&self) -> &'static RuleMeta {
         &META
+    }
+
+    fn needs(&self) -> super::Needs {
+        // The link's current generation and width against its maximum are state.
+        super::Needs::State
+    }
+
+    fn produces(&self) -> &'static [super::Produces] {
+        &[super::Produces {
+            id: "host_transfer",
+            on: super::Relation::SameGpus,
+            how: "its host↔device copies take longer on the slower link, which then reads as heavy traffic",
+        }]
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
@@ -48,15 +61,14 @@ impl Rule for PcieDegraded {
                 ratio *= 2f64.powf(cur - f64::from(max)).min(1.0);
                 ev.push(e);
             }
-            if let (Some(cur), Some(max)) = (d.pcie_width_loaded, d.pcie_max_width) {
-                let e = evidence(
-                    "pcie_width p50 under load",
-                    cur,
-                    Comparator::Below,
-                    f64::from(max),
-                    "lanes",
-                    dev,
-                );
+            // Width does not drop to save power, so without loaded samples (an idle
+            // snapshot) every sample counts; generation only under load.
+            let (width, under) = match d.pcie_width_loaded {
+                Some(w) => (Some(w), "pcie_width p50 under load"),
+                None => (d.pcie_width_p50, "pcie_width p50"),
+            };
+            if let (Some(cur), Some(max)) = (width, d.pcie_max_width) {
+                let e = evidence(under, cur, Comparator::Below, f64::from(max), "lanes", dev);
                 hit |= e.agrees;
                 ratio *= (cur / f64::from(max).max(1.0)).min(1.0);
                 ev.push(e);
@@ -77,7 +89,7 @@ impl Rule for PcieDegraded {
             severity: META.severity,
             confidence: 0.9,
             summary: format!(
-                "{}: link at {:.0}% of the possible PCIe bandwidth under load: host↔GPU copies are slower than the hardware allows.",
+                "{}: link at {:.0}% of the possible PCIe bandwidth: host↔GPU copies are slower than the hardware allows.",
                 gpus(&devices),
                 worst * 100.0
             ),

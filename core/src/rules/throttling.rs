@@ -279,6 +279,19 @@ impl Rule for Throttling {
         &META
     }
 
+    fn needs(&self) -> super::Needs {
+        // The driver's clock-event reasons and a clock against its maximum are state.
+        super::Needs::State
+    }
+
+    fn produces(&self) -> &'static [super::Produces] {
+        &[super::Produces {
+            id: "rank_imbalance",
+            on: super::Relation::OthersWaitFor,
+            how: "the other GPUs wait for the slowed one at every synchronisation",
+        }]
+    }
+
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         let mut devices = Vec::new();
         let mut ev = Vec::new();
@@ -326,11 +339,16 @@ impl Rule for Throttling {
             // Peers show that a clock is held down, not by what: less sure than the driver's word.
             confidence(&ev, &[]) * if peers_only { 0.85 } else { 1.0 },
             format!(
-                "{} {} below {} clock under load ({why}); about {:.0}% of the run is lost (estimated as the share of time under load × the clock shortfall, for the slowest GPU; exact for compute-bound work, an upper bound otherwise).",
+                "{} {} below {} clock under load ({why}){}",
                 gpus(&devices),
                 if devices.len() == 1 { "runs" } else { "run" },
                 if devices.len() == 1 { "its" } else { "their" },
-                lost_share * 100.0
+                // A snapshot shows the state, not how long it lasts.
+                if s.samples_per_gpu() <= 1 {
+                    " in this snapshot.".to_string()
+                } else {
+                    format!("; about {:.0}% of the run is lost (estimated as the share of time under load × the clock shortfall, for the slowest GPU; exact for compute-bound work, an upper bound otherwise).", lost_share * 100.0)
+                }
             ),
             ev,
         );

@@ -206,6 +206,12 @@ impl Rule for UnexplainedIdle {
         &META
     }
 
+    fn needs(&self) -> super::Needs {
+        // How much of the time the GPUs read idle is a reading even in a snapshot; what
+        // it costs is not (a snapshot's lost share is taken away: `analysis::claims`).
+        super::Needs::State
+    }
+
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         let mut ev = Vec::new();
         let (share, mut devices, basis) = idle(s, &mut ev)?;
@@ -232,8 +238,14 @@ impl Rule for UnexplainedIdle {
         let mut f = META.finding(
             conf,
             format!(
-                "{where_} idle ~{:.0}% of the time and no rule explains it; {reading}.",
-                share * 100.0
+                "{where_} idle ~{:.0}% {} and no rule explains it; {reading}.",
+                share * 100.0,
+                // One sample is a reading at one instant, not a share of time.
+                if s.samples_per_gpu() <= 1 {
+                    "in this snapshot"
+                } else {
+                    "of the time"
+                }
             ),
             ev,
         );

@@ -14,6 +14,13 @@ pub const NEAR_ZERO_UTIL: f64 = 10.0;
 /// Utilization (%) at or above which a sample counts as "busy".
 pub const BUSY_UTIL: f64 = 80.0;
 
+/// Utilization (%) that a GPU with no work stays below in every sample. The driver's
+/// utilization is the share of its sample period in which any kernel ran (nvml.h,
+/// `nvmlUtilization_t`), so a job that launches work at all reads well above it in some
+/// sample, while a display server or a monitoring probe reads a few percent at most
+/// (docs/rules.md, "No work is not waiting").
+pub const NO_WORK_UTIL: f64 = 5.0;
+
 /// Utilization (%) below which a sample counts as a dip when comparing GPUs: waiting on a
 /// collective shows as a drop, not always all the way to zero.
 pub const DIP_UTIL: f64 = 20.0;
@@ -76,6 +83,9 @@ pub struct DeviceSignals {
     pub pcie_gen_loaded: Option<f64>,
     /// Median current PCIe width under load.
     pub pcie_width_loaded: Option<f64>,
+    /// Median current PCIe width over every sample: a link's width does not drop to save
+    /// power as its generation does, so a narrow link shows in an idle snapshot too.
+    pub pcie_width_p50: Option<f64>,
     /// Maximum PCIe generation.
     pub pcie_max_gen: Option<u32>,
     /// Maximum PCIe width.
@@ -126,6 +136,17 @@ pub struct DeviceSignals {
     pub job: bool,
     /// Time-weighted busy and idle shares over the span the GPU was in use.
     pub busy: Option<super::busy::BusyShares>,
+    /// Highest utilization sample, %.
+    pub util_max: Option<f64>,
+    /// Most memory used in any sample, MiB.
+    pub mem_used_max_mib: Option<f64>,
+    /// The GPU's health counters (ECC, remapped rows, retired pages, NVLink errors), as
+    /// read at the start, about once a minute and at the stop, or once from a dump.
+    pub health: Option<crate::report::DeviceHealth>,
+    /// The GPU did no work in the whole recording: utilization below [`NO_WORK_UTIL`] in
+    /// every sample. Such a GPU is unused, not waiting: it is left out of every comparison
+    /// between GPUs and judged by no performance rule (`idle_gpu` names it).
+    pub no_work: bool,
 }
 
 /// One metric of a series as numbers: the full-resolution samples, then the coarse buckets'
@@ -178,6 +199,16 @@ impl DeviceSignals {
         s.util_from_gpm = from_gpm.is_some();
         let data = from_gpm.as_ref().unwrap_or(data);
         let util = column(data, GpuMetric::UtilGpu);
+        s.util_max = util
+            .iter()
+            .copied()
+            .filter(|u| u.is_finite())
+            .reduce(f64::max);
+        s.no_work = s.util_max.is_some_and(|m| m < NO_WORK_UTIL);
+        s.mem_used_max_mib = column(data, GpuMetric::MemUsed)
+            .into_iter()
+            .filter(|m| m.is_finite())
+            .reduce(f64::max);
         s.utilization(data, &util, interval_s);
         let loaded: Vec<bool> = util
             .iter()
@@ -216,6 +247,7 @@ impl DeviceSignals {
             pcie_max_width: info.pcie_max_width,
             lost_at_s: info.lost_at_s,
             power_limit_w: info.power_limit_w,
+            health: info.health.clone(),
             job: true,
             unavailable: info
                 .capabilities
@@ -311,6 +343,7 @@ impl DeviceSignals {
         self.pcie_tx = dist(column(data, GpuMetric::PcieTx));
         let gen = dist(column(data, GpuMetric::PcieGen)).map(|d| d.p50);
         let width = dist(column(data, GpuMetric::PcieWidth)).map(|d| d.p50);
+        self.pcie_width_p50 = width;
         if let (Some(g), Some(w)) = (gen, width) {
             self.pcie_capacity_mbs = pcie_lane_mbs(g).map(|lane| lane * w);
         }

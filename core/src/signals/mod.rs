@@ -16,7 +16,9 @@ pub mod stats;
 pub mod steps;
 pub mod timeshare;
 
-pub use device::{pcie_lane_mbs, DeviceSignals, BUSY_UTIL, DIP_UTIL, LOAD_UTIL, NEAR_ZERO_UTIL};
+pub use device::{
+    pcie_lane_mbs, DeviceSignals, BUSY_UTIL, DIP_UTIL, LOAD_UTIL, NEAR_ZERO_UTIL, NO_WORK_UTIL,
+};
 
 use crate::report::{Event, Report};
 use stats::{dist, Dist};
@@ -196,7 +198,12 @@ impl Signals {
                 d
             })
             .collect();
-        let job: Vec<DeviceSignals> = devices.iter().filter(|d| d.job).cloned().collect();
+        // A GPU with no work is unused, not waiting: it is compared with no other.
+        let job: Vec<DeviceSignals> = devices
+            .iter()
+            .filter(|d| d.job && !d.no_work)
+            .cloned()
+            .collect();
         let mut cross = cross_signals(&job);
         cross::extend(report, &job, &mut cross);
         let host_col = |name: &str| {
@@ -235,9 +242,30 @@ impl Signals {
         self.job_devices()
     }
 
-    /// Sampled devices the job uses (`job` true): the only ones rules judge or compare.
+    /// Sampled devices the job uses (`job` true) and that did some work: the only ones the
+    /// performance rules judge or compare. A GPU with no work in the whole recording
+    /// ([`DeviceSignals::no_work`]) is unused, not waiting; `idle_gpu` names it.
     pub fn job_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
-        self.devices.iter().filter(|d| d.util.is_some() && d.job)
+        self.devices
+            .iter()
+            .filter(|d| d.util.is_some() && d.job && !d.no_work)
+    }
+
+    /// The job's sampled devices that did no work in the whole recording.
+    pub fn unused_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
+        self.devices
+            .iter()
+            .filter(|d| d.util.is_some() && d.job && d.no_work)
+    }
+
+    /// Utilization samples of the GPU with the most: 1 for a snapshot (`nvidia-smi -q`),
+    /// a handful for a short log.
+    pub fn samples_per_gpu(&self) -> usize {
+        self.devices
+            .iter()
+            .filter_map(|d| d.util.map(|u| u.n))
+            .max()
+            .unwrap_or(0)
     }
 }
 

@@ -64,16 +64,31 @@ fn four_gpus_at_20_percent_one_sample_each_get_an_answer() {
     assert_eq!(r.verdict.id, "unexplained_idle", "{:#?}", r.findings);
     let f = find(&r, "unexplained_idle").expect("finding");
     assert_eq!(f.devices, vec![0, 1, 2, 3]);
-    assert!((f.lost_share.expect("share") - 0.8).abs() < 0.01);
+    // One sample shows the GPUs' state, not how long it lasts: no lost share.
+    assert_eq!(f.lost_share, None);
+    assert!(f
+        .lost_share_basis
+        .as_deref()
+        .is_some_and(|b| b.starts_with("not estimated: a snapshot")));
+    assert!(
+        f.severity <= crate::report::Severity::Low,
+        "{:?}",
+        f.severity
+    );
     assert!(
         f.confidence <= crate::rules::short_log::cap(1),
         "{}",
         f.confidence
     );
     assert!(
-        f.unseen.iter().any(|u| u.contains("Only 1 samples")),
+        f.unseen.iter().any(|u| u.contains("Only 1 sample per GPU")),
         "{:?}",
         f.unseen
+    );
+    assert!(
+        r.verdict.summary.contains("snapshot"),
+        "{}",
+        r.verdict.summary
     );
     // The next rung of the ladder, with its command.
     assert!(
@@ -285,25 +300,27 @@ fn spare_gpus_that_never_worked_are_named_not_counted_as_the_jobs_idle_time() {
         .collect();
     devs.extend((2..4).map(|i| (h100(i), vec![(GpuMetric::UtilGpu, constant(0.0, N))])));
     // The rule itself (rank_imbalance, which reads the same spread, is another's call).
+    let r = report(devs);
     let f = crate::rules::UnexplainedIdle
-        .evaluate(&Signals::from_report(&report(devs)))
+        .evaluate(&Signals::from_report(&r))
         .expect("the working GPUs idle half the time");
     assert_eq!(f.devices, vec![0, 1]);
     assert!((f.lost_share.expect("share") - 0.5).abs() < 0.01);
-    assert!(
-        f.unseen
-            .iter()
-            .any(|u| u.starts_with("GPUs 2, 3 never worked")),
-        "{:?}",
-        f.unseen
+    // The GPUs that never worked are unused, not waiting: named by idle_gpu, compared
+    // with nothing.
+    let r = diagnosed(r);
+    assert_eq!(
+        find(&r, "idle_gpu").map(|f| f.devices.clone()),
+        Some(vec![2, 3])
     );
-    // A lone GPU that never works is idle all the time.
+    assert!(find(&r, "rank_imbalance").is_none(), "{:#?}", r.findings);
+    // A lone GPU that never works has no work, and nothing else is said.
     let idle = diagnosed(report(vec![(
         h100(0),
         vec![(GpuMetric::UtilGpu, constant(0.0, N))],
     )]));
-    assert_eq!(
-        find(&idle, "unexplained_idle").and_then(|f| f.lost_share),
-        Some(1.0)
-    );
+    assert_eq!(idle.verdict.id, "idle_gpu");
+    let ids: Vec<&str> = idle.findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["idle_gpu"]);
+    assert_eq!(idle.findings[0].severity, crate::report::Severity::Low);
 }

@@ -75,9 +75,19 @@ fn a_power_capped_snapshot_under_load_is_diagnosed_as_throttling() {
         "{:?}",
         d.report.findings.iter().map(|f| &f.id).collect::<Vec<_>>()
     );
+    let t = d.report.findings.iter().find(|f| f.id == "throttling");
+    let t = t.expect("throttling");
     assert!(
-        d.report.verdict.summary.contains("Only 1 samples"),
-        "a snapshot's confidence is lowered: {}",
+        t.unseen.iter().any(|u| u.contains("Only 1 sample per GPU")),
+        "a snapshot's confidence is lowered: {:?}",
+        t.unseen
+    );
+    // A snapshot shows the clock-event reason, not how long it lasts.
+    assert_eq!(t.lost_share, None);
+    assert!(!t.summary.contains("% of the run"), "{}", t.summary);
+    assert!(
+        d.report.verdict.summary.contains("snapshot"),
+        "{}",
         d.report.verdict.summary
     );
 }

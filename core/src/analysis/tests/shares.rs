@@ -111,8 +111,29 @@ fn the_costlier_of_two_causes_is_the_verdict_and_throttling_keeps_its_advice() {
         .text
         .starts_with("Fix power and cooling first"));
     // A failing GPU still goes first whatever it costs.
-    assert_eq!(crate::analysis::precedence("gpu_fault"), 0);
-    assert_eq!(crate::analysis::precedence("throttling"), 1);
+    let with = |id: &str, severity| crate::report::Finding {
+        id: id.into(),
+        severity,
+        ..hw.clone()
+    };
+    use crate::report::Severity;
+    assert_eq!(
+        crate::analysis::precedence(&with("gpu_fault", Severity::Critical)),
+        0
+    );
+    assert_eq!(
+        crate::analysis::precedence(&with("gpu_fault", Severity::High)),
+        0
+    );
+    // Health counters that only need watching are ordered by cost.
+    assert_eq!(
+        crate::analysis::precedence(&with("gpu_fault", Severity::Low)),
+        1
+    );
+    assert_eq!(
+        crate::analysis::precedence(&with("throttling", Severity::High)),
+        1
+    );
 }
 
 #[test]

@@ -40,13 +40,60 @@ median step never sees them. Each finding's `lost_share` is such a share and its
 
 ### Ordering by cost
 
-A failing GPU (`gpu_fault`) comes first: nothing else can be judged on it. Every other
+A failing GPU (`gpu_fault` at `high` or above: an XID, a lost GPU, uncorrected ECC errors, a
+pending or failed row remap, pages pending retirement) comes first: nothing else can be
+judged on it; health counters that only need watching (corrected errors rising) are ordered
+by cost like everything else. Every other
 finding is ordered by its expected lost share — the estimate times the finding's confidence,
 so a cost that is less certain counts for less — largest first (to the percent; findings
 without an estimate after those with one), then by severity × confidence. When two causes hold — a
 data-starved job on a power-capped GPU — both are reported with their shares and the one
 that costs more is the verdict; `throttling` has no precedence, and its advice still says
 to fix power and cooling before touching code.
+
+### Causes and consequences
+
+Findings do not compete as if they were independent. A rule declares the findings its
+mechanism can produce and on which GPUs (the table below, from each rule's `produces`).
+When a cause and its consequence hold on those GPUs, the consequence gets `caused_by` (the
+cause's id) and is listed right after its cause; the cause carries the consequence's
+measured lost share when it is larger than its own (the time the other GPUs wait for a
+slowed one, the time the slow copies take), with `lost_share_basis` saying so, and its
+summary says what it causes. Independent causes are still ordered by cost: a data wait that
+costs more than a lower clock on another GPU is still the verdict.
+
+Relations: *others wait for* — the consequence's first-named GPU (the straggler) is one of
+the cause's GPUs; *same GPUs* — the two name a GPU in common; *job* — over the whole job.
+
+{CAUSES}
+### The evidence each claim needs
+
+A pattern over time needs samples over time, and a loss needs something measured to lose
+against. Each rule says what its finding needs when it is decided from the GPU samples
+(step markers, a profiler trace and a merged job's ranks are series of their own):
+
+- *state* — a reading of the GPU's state is enough (clock-event reasons, link generation and
+  width, errors, memory, processes, how idle the GPUs read), so a one-sample snapshot
+  (`nvidia-smi -q`) supports it;
+- *series* — a pattern over time: at least `MIN_SERIES_SAMPLES` (10) samples per GPU.
+
+Below what a rule needs, its finding is left out, and the verdict says what the samples do
+show and the exact recording that would settle it. From a one-sample snapshot no finding
+has a lost share: its `lost_share_basis` says "not estimated" and what it needs.
+
+{NEEDS}
+Severity follows confidence: no finding is `high` below a confidence of 0.6
+(`HIGH_CONFIDENCE`), nor `medium` below 0.35 (`MEDIUM_CONFIDENCE`), whatever its rule's
+default; a failing GPU stays `critical`.
+
+### No work is not waiting
+
+A GPU whose utilization stays below 5 % (`NO_WORK_UTIL`) in every sample did no work: it is
+not the job's, the job was given more GPUs than it uses, or a framework allocated on every
+visible GPU. `idle_gpu` names it with what it holds (memory, processes) and what to change;
+it is left out of every comparison between GPUs (stragglers, dips together, wait shares)
+and judged by no performance rule. A recording where no GPU works gets `idle_gpu` alone
+(and `gpu_fault`, when a GPU's health is failing).
 
 ### Always an answer
 
@@ -73,9 +120,11 @@ ratio between 0.5 and 0.7 itself, at half its confidence.
 
 ### Short logs
 
-With 1 to 10 GPU samples and neither step markers nor a profiler trace, every finding but
-`gpu_fault` keeps its reading, its confidence is capped at 0.3 + 0.04 × samples (0.34 from one
-sample, 0.7 from ten), and its `unseen` says to record at least 120 s to settle it.
+With 1 to 10 GPU samples and neither step markers nor a profiler trace, the findings the
+samples can carry (above: state findings, and series findings from ten samples) keep their
+reading but not `gpu_fault`'s certainty: their confidence is capped at 0.3 + 0.04 × samples
+(0.34 from one sample, 0.7 from ten), so their severity falls with it, and their `unseen`
+says to record at least 120 s to settle it.
 "#;
 
 /// The rule catalogue as Markdown (the content of `docs/rules.md`).
@@ -86,7 +135,11 @@ pub fn catalogue_markdown() -> String {
          A test fails when this file is stale; regenerate it with \
          `GPUWHY_BLESS=1 cargo test -p gpuwhy --lib rules::catalogue`.\n\n",
     );
-    out.push_str(REASONING);
+    out.push_str(
+        &REASONING
+            .replace("{CAUSES}", &causes_table())
+            .replace("{NEEDS}", &needs_table()),
+    );
     out.push_str("\n## The rules\n\n| id | title | default severity |\n|---|---|---|\n");
     for r in RULES {
         let m = r.meta();
@@ -114,6 +167,44 @@ pub fn catalogue_markdown() -> String {
     // Hand-written sections, each its own file next to the rules it explains.
     out.push_str(include_str!("../cross_gpu.md"));
     out
+}
+
+/// Every cause → consequence relation the rules declare.
+fn causes_table() -> String {
+    let mut out = String::from("| cause | consequence | on | how |\n|---|---|---|---|\n");
+    for r in RULES {
+        for p in r.produces() {
+            let on = match p.on {
+                super::Relation::SameGpus => "same GPUs",
+                super::Relation::OthersWaitFor => "others wait for",
+                super::Relation::Job => "job",
+            };
+            out.push_str(&format!(
+                "| `{}` | `{}` | {on} | {} |\n",
+                r.meta().id,
+                p.id,
+                p.how
+            ));
+        }
+    }
+    out
+}
+
+/// What each rule's finding needs of the samples.
+fn needs_table() -> String {
+    let (state, series): (Vec<_>, Vec<_>) =
+        RULES.iter().partition(|r| r.needs() == super::Needs::State);
+    let ids = |v: Vec<&&dyn super::Rule>| {
+        v.iter()
+            .map(|r| format!("`{}`", r.meta().id))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "| needs | rules |\n|---|---|\n| state | {} |\n| series | {} |\n",
+        ids(state),
+        ids(series)
+    )
 }
 
 /// A rule's inputs and thresholds, read from its source files.

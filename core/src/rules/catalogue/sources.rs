@@ -34,7 +34,11 @@ pub(super) fn files(id: &str) -> &'static [&'static str] {
         "pcie_degraded" => &[include_str!("../pcie_degraded.rs")],
         "periodic_stall" => &[include_str!("../periodic_stall.rs")],
         "dynamic_shapes" => &[include_str!("../dynamic_shapes.rs")],
-        "gpu_fault" => &[include_str!("../gpu_fault.rs")],
+        "gpu_fault" => &[
+            include_str!("../gpu_fault/mod.rs"),
+            include_str!("../gpu_fault/health.rs"),
+        ],
+        "idle_gpu" => &[include_str!("../idle_gpu.rs")],
         "allocator_stall" => &[include_str!("../allocator_stall.rs")],
         "cpu_optimizer" => &[include_str!("../cpu_optimizer.rs")],
         "shared_gpu" => &[include_str!("../shared_gpu.rs")],

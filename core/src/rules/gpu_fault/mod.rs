@@ -1,4 +1,8 @@
-//! `gpu_fault`: the GPU reported errors or fell off the bus.
+//! `gpu_fault`: the GPU reported errors, fell off the bus, or its health counters say its
+//! memory is failing (uncorrected ECC errors, a pending or failed row remap, pages pending
+//! retirement, corrected errors rising: [`health`]).
+
+mod health;
 
 use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
@@ -14,10 +18,10 @@ static META: RuleMeta = RuleMeta {
     title: "GPU reported errors or was lost",
     severity: Severity::Critical,
     doc: RuleDoc {
-        detects: "XID critical-error events, and GPUs that stopped answering (GPU_IS_LOST, fallen off the bus).",
-        why: "A faulting GPU kills or silently slows the job; no tuning helps until the hardware or driver is fixed.",
-        evidence: "XID events with their codes and times; the time a GPU was lost.",
-        first: "Read the kernel log (`dmesg | grep -i xid`) and the driver's bug report (`nvidia-bug-report.sh`); drain the node and have the GPU checked.",
+        detects: "XID critical-error events; GPUs that stopped answering (GPU_IS_LOST, fallen off the bus); health counters by level: uncorrected ECC errors, a row remap failure or pages pending retirement (drain), a remapped row pending (reset), corrected ECC or NVLink errors rising during the run (watch).",
+        why: "A faulting GPU kills or silently slows the job, and every other measurement on it is suspect; no tuning helps until the hardware or driver is fixed.",
+        evidence: "XID events with their codes and times; the time a GPU was lost; ECC error counts (volatile and aggregate), remapped rows (pending, failure), retired pages pending and NVLink error counters, at the start, about once a minute and at the stop, or from a dump.",
+        first: "Drain and replace at uncorrected errors or a remap failure; reset the GPU when the job ends at a pending remap; watch a rising corrected count. For XIDs, read `dmesg | grep -i xid` and `nvidia-bug-report.sh`.",
     },
 };
 
@@ -29,17 +33,31 @@ impl Rule for GpuFault {
         &META
     }
 
+    fn needs(&self) -> super::Needs {
+        super::Needs::State
+    }
+
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         let mut devices = Vec::new();
         let mut ev = Vec::new();
         let mut lost_any = false;
+        let mut xid_any = false;
         let mut lost_share: f64 = 0.0;
         let mut parts = Vec::new();
+        let mut worst: Option<health::Level> = None;
+        let mut health_actions = Vec::new();
         for d in s.devices.iter().filter(|d| d.job) {
             let dev = Some(d.index);
             let mut hit = false;
+            if let Some(h) = health::judge(d, &mut ev) {
+                hit = true;
+                worst = worst.max(Some(h.level));
+                parts.push(h.sentence);
+                health_actions.push((h.level, h.actions));
+            }
             if !d.xids.is_empty() {
                 hit = true;
+                xid_any = true;
                 parts.push(xids(d, &mut ev));
             }
             if let Some(t) = d.lost_at_s {
@@ -68,12 +86,32 @@ impl Rule for GpuFault {
         if devices.is_empty() {
             return None;
         }
+        // XIDs and a lost GPU are failures; health counters alone are as serious as their
+        // worst level.
+        let failed = lost_any || xid_any;
+        let severity = match worst {
+            _ if failed => Severity::Critical,
+            Some(health::Level::Drain) => Severity::Critical,
+            Some(health::Level::Reset) => Severity::High,
+            _ => Severity::Low,
+        };
+        let tail = if severity >= Severity::High {
+            format!(
+                "fix the hardware or driver before tuning {}",
+                gpus(&devices)
+            )
+        } else {
+            "correctable so far: watch the rate".to_string()
+        };
+        // The actions of the worst level first, then the XID ones.
+        health_actions.sort_by_key(|a| std::cmp::Reverse(a.0));
+        let mut actions: Vec<Action> = health_actions.into_iter().flat_map(|a| a.1).collect();
         Some(Finding {
             id: META.id.into(),
             title: META.title.into(),
-            severity: META.severity,
+            severity,
             confidence: if lost_any { 1.0 } else { 0.9 },
-            summary: format!("{}; fix the hardware or driver before tuning {}.", parts.join("; "), gpus(&devices)),
+            summary: format!("{}; {tail}.", parts.join("; ")),
             lost_share: (lost_share > 0.0).then_some(super::round(lost_share)),
             lost_share_basis: Some(if lost_share > 0.0 {
                 "time from the GPU's loss to the end of the run, over the run".into()
@@ -82,15 +120,20 @@ impl Rule for GpuFault {
             }),
             devices,
             evidence: ev,
-            actions: vec![
-                Action { text: "Read `dmesg | grep -i xid` and look the codes up in NVIDIA's XID catalogue".into(), cost: Cost::Low },
-                Action { text: "Collect `nvidia-bug-report.sh`; check for a driver update or known issue".into(), cost: Cost::Low },
-                Action { text: "Drain the node and have the GPU, its power and cooling inspected or replaced".into(), cost: Cost::High },
-            ],
+            actions: {
+                if failed {
+                    actions.extend([
+                        Action { text: "Read `dmesg | grep -i xid` and look the codes up in NVIDIA's XID catalogue".into(), cost: Cost::Low },
+                        Action { text: "Collect `nvidia-bug-report.sh`; check for a driver update or known issue".into(), cost: Cost::Low },
+                        Action { text: "Drain the node and have the GPU, its power and cooling inspected or replaced".into(), cost: Cost::High },
+                    ]);
+                }
+                actions
+            },
             experiment: Experiment {
                 change: "Run the same job on another GPU or node (one change)".into(),
-                expect: "No XID events and no lost GPU; the job completes".into(),
-                metric: "events of kind xid / gpu_lost".into(),
+                expect: "No XID events, no lost GPU and no new ECC, remap or NVLink errors; the job completes".into(),
+                metric: "events of kind xid / gpu_lost; devices[].health counters".into(),
             },
             unseen: Vec::new(),
             source: Some(FindingSource::Samples),
