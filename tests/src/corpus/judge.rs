@@ -30,7 +30,9 @@ pub struct Judgement {
 /// (one of `a|b`), its lost share within `expect.lost_share` when the case gives a range,
 /// with every `also` reported and no `absent` one; `none` means no finding at all;
 /// `unknown` (the source gives no cause) holds whenever gpuwhy is not silent on idle GPUs
-/// and reports nothing `absent` forbids. Silence on idle GPUs never holds.
+/// and reports nothing `absent` forbids. Whatever the verdict, the findings must keep within
+/// the case's limits (`max_severity`, `no_lost_share`, `nothing_else`). Silence on idle GPUs
+/// never holds.
 pub fn judge(case: &Case, got: &Got) -> Judgement {
     if let Some(e) = &got.error {
         return Judgement {
@@ -94,6 +96,7 @@ pub fn judge(case: &Case, got: &Got) -> Judgement {
     if !extra.is_empty() {
         wrong.push(format!("unexpected {}", extra.join(", ")));
     }
+    wrong.extend(beyond_limits(case, got));
     Judgement {
         matched: wrong.is_empty(),
         silent,
@@ -103,6 +106,53 @@ pub fn judge(case: &Case, got: &Got) -> Judgement {
             wrong.join("; ")
         },
     }
+}
+
+/// What the findings claim beyond the case's [`Limits`](super::Limits): a severity above
+/// `max_severity`, a lost share `no_lost_share` forbids, a finding `nothing_else` forbids.
+fn beyond_limits(case: &Case, got: &Got) -> Vec<String> {
+    let limits = &case.limits;
+    let mut wrong = Vec::new();
+    if let Some(max) = limits.max_severity {
+        let over: Vec<String> = got
+            .briefs
+            .iter()
+            .filter(|b| b.severity > max)
+            .map(|b| format!("{} {}", b.id, b.severity.as_str()))
+            .collect();
+        if !over.is_empty() {
+            wrong.push(format!(
+                "above {} severity: {}",
+                max.as_str(),
+                over.join(", ")
+            ));
+        }
+    }
+    let all = limits.no_lost_share.iter().any(|id| id == "*");
+    let lost: Vec<String> = got
+        .briefs
+        .iter()
+        .filter(|b| all || limits.no_lost_share.contains(&b.id))
+        .filter_map(|b| b.lost_share.map(|l| format!("{} ~{:.0}%", b.id, l * 100.0)))
+        .collect();
+    if !lost.is_empty() {
+        wrong.push(format!("lost share claimed: {}", lost.join(", ")));
+    }
+    if limits.nothing_else {
+        let allowed = |id: &str| {
+            case.expect.top.split('|').any(|t| t == id) || case.expect.also.iter().any(|a| a == id)
+        };
+        let others: Vec<&str> = got
+            .findings
+            .iter()
+            .map(String::as_str)
+            .filter(|id| !allowed(id))
+            .collect();
+        if !others.is_empty() {
+            wrong.push(format!("nothing else expected, got {}", others.join(", ")));
+        }
+    }
+    wrong
 }
 
 /// Whether silence on idle GPUs fails the run regardless of the baseline: once the rule

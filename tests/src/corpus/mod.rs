@@ -13,7 +13,9 @@ mod run;
 pub use judge::{
     judge, silent_fails, summarize, Baseline, Judgement, Summary, IDLE_SHARE_MUST_ANSWER,
 };
-pub use run::{run, run_named, Got};
+pub use run::{run, run_named, Brief, Got};
+
+use gpuwhy::report::Severity;
 
 use std::path::{Path, PathBuf};
 
@@ -54,8 +56,54 @@ pub struct Case {
     pub expect: Expected,
     /// The range the verdict's lost share must fall in (`expect.lost_share`), when given.
     pub lost_share: Option<(f64, f64)>,
+    /// What no finding may claim: a severity ceiling, lost shares, other findings.
+    pub limits: Limits,
     /// Files or scenario.
     pub origin: Origin,
+}
+
+/// What the findings may not claim, whatever the verdict (docs/accuracy.md): for evidence
+/// too thin to carry a pattern over time or a loss, and for healthy or idle controls.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// `max_severity`: no finding may be more severe than this (`"low"`: nothing above low).
+    pub max_severity: Option<Severity>,
+    /// `no_lost_share`: these findings must not give a lost share; `["*"]` (written `true`)
+    /// means none may.
+    pub no_lost_share: Vec<String>,
+    /// `nothing_else`: no finding but the expected one(s) and `also`.
+    pub nothing_else: bool,
+}
+
+impl Limits {
+    /// Reads the keys from an `expect` object (a sim case's) or a real case's entry.
+    ///
+    /// Errors: an unknown severity name, or a `no_lost_share` neither `true` nor a list.
+    pub(crate) fn from_json(v: &Value, name: &str) -> Result<Limits, String> {
+        let max_severity = match &v["max_severity"] {
+            Value::Null => None,
+            Value::String(s) => Some(
+                serde_json::from_value::<Severity>(Value::String(s.clone()))
+                    .map_err(|_| format!("{name}: max_severity {s:?} is not a severity (info, low, medium, high, critical)"))?,
+            ),
+            other => return Err(format!("{name}: max_severity {other} is not a string")),
+        };
+        let no_lost_share = match &v["no_lost_share"] {
+            Value::Null | Value::Bool(false) => Vec::new(),
+            Value::Bool(true) => vec!["*".to_string()],
+            Value::Array(_) => strings(&v["no_lost_share"]),
+            other => {
+                return Err(format!(
+                    "{name}: no_lost_share {other} is neither true nor a list of rule ids"
+                ))
+            }
+        };
+        Ok(Limits {
+            max_severity,
+            no_lost_share,
+            nothing_else: v["nothing_else"].as_bool().unwrap_or(false),
+        })
+    }
 }
 
 impl Case {
@@ -164,6 +212,7 @@ fn real_case(dir: &Path, c: &Value) -> Result<Case, String> {
             absent: strings(&c["absent"]),
         },
         lost_share: range(&c["lost_share"]),
+        limits: Limits::from_json(c, &name)?,
         origin: Origin::Real {
             files,
             format: text("format")?,
@@ -196,10 +245,12 @@ fn sim_cases(dir: &Path) -> Result<Vec<Case>, String> {
                 .unwrap_or_default();
             let v: Value = serde_json::from_str(&text)
                 .map_err(|e| format!("{} is not valid JSON: {e}", p.display()))?;
+            let limits = Limits::from_json(&v["expect"], &name)?;
             Ok(Case {
                 name,
                 expect,
                 lost_share: range(&v["expect"]["lost_share"]),
+                limits,
                 origin: Origin::Sim { text },
             })
         })

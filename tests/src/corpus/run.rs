@@ -5,7 +5,7 @@ use std::path::Path;
 
 use gpuwhy::analysis;
 use gpuwhy::import::{self, ImportOptions, Input};
-use gpuwhy::report::Report;
+use gpuwhy::report::{Report, Severity};
 use gpuwhy::trace::{self, Choices, ReadOptions, TraceSummary};
 
 use super::{Case, Origin};
@@ -22,12 +22,25 @@ pub struct Got {
     pub confidence: f64,
     /// Every finding's id, in the report's order.
     pub findings: Vec<String>,
+    /// Every finding's id, severity and lost share, in the report's order.
+    pub briefs: Vec<Brief>,
     /// Share of the time the GPUs were idle, as measured here from the data (1 − the
     /// time-weighted mean utilization over the job's samples, or 1 − the trace's busy
     /// share); `None` when the data has neither.
     pub idle_share: Option<f64>,
     /// Why the case could not be diagnosed (the reader's or the recorder's message).
     pub error: Option<String>,
+}
+
+/// What one finding claims: how severe, and how much of the run it says is lost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Brief {
+    /// The rule id.
+    pub id: String,
+    /// Its severity.
+    pub severity: Severity,
+    /// Its estimated lost share, when it gives one.
+    pub lost_share: Option<f64>,
 }
 
 impl Got {
@@ -37,6 +50,15 @@ impl Got {
             lost_share: report.verdict.lost_share,
             confidence: report.verdict.confidence,
             findings: report.findings.iter().map(|f| f.id.clone()).collect(),
+            briefs: report
+                .findings
+                .iter()
+                .map(|f| Brief {
+                    id: f.id.clone(),
+                    severity: f.severity,
+                    lost_share: f.lost_share,
+                })
+                .collect(),
             idle_share: idle_share(report, trace),
             error: None,
         }

@@ -1,6 +1,7 @@
 use super::*;
-use crate::corpus::Origin;
+use crate::corpus::{Brief, Limits, Origin};
 use crate::Expected;
+use gpuwhy::report::Severity;
 
 fn case(top: &str, also: &[&str], absent: &[&str]) -> Case {
     Case {
@@ -11,6 +12,7 @@ fn case(top: &str, also: &[&str], absent: &[&str]) -> Case {
             absent: absent.iter().map(|s| s.to_string()).collect(),
         },
         lost_share: None,
+        limits: Limits::default(),
         origin: Origin::Sim {
             text: String::new(),
         },
@@ -164,4 +166,71 @@ fn either_of_two_causes_may_come_first_and_the_lost_share_must_be_near() {
     assert_eq!(judge(&c, &g).why, "lost share 1% outside 15-25%");
     g.lost_share = None;
     assert_eq!(judge(&c, &g).why, "lost share unknown outside 15-25%");
+}
+
+fn brief(id: &str, severity: Severity, lost_share: Option<f64>) -> Brief {
+    Brief {
+        id: id.into(),
+        severity,
+        lost_share,
+    }
+}
+
+#[test]
+fn no_finding_may_be_more_severe_than_max_severity() {
+    let mut c = case("unknown", &[], &[]);
+    c.limits.max_severity = Some(Severity::Low);
+    let mut g = got("rank_imbalance", &["rank_imbalance"], Some(0.1));
+    g.briefs = vec![brief("rank_imbalance", Severity::Low, Some(0.25))];
+    assert!(judge(&c, &g).matched);
+    g.briefs = vec![brief("rank_imbalance", Severity::High, Some(0.25))];
+    assert_eq!(judge(&c, &g).why, "above low severity: rank_imbalance high");
+}
+
+#[test]
+fn no_lost_share_forbids_a_loss_on_the_named_findings_or_on_all() {
+    let mut c = case("unknown", &[], &[]);
+    c.limits.no_lost_share = vec!["unexplained_idle".into()];
+    let mut g = got("throttling", &["throttling", "unexplained_idle"], Some(0.9));
+    g.briefs = vec![
+        brief("throttling", Severity::Medium, Some(0.3)),
+        brief("unexplained_idle", Severity::Low, None),
+    ];
+    assert!(judge(&c, &g).matched);
+    g.briefs[1].lost_share = Some(1.0);
+    assert_eq!(
+        judge(&c, &g).why,
+        "lost share claimed: unexplained_idle ~100%"
+    );
+    c.limits.no_lost_share = vec!["*".into()];
+    g.briefs[1].lost_share = None;
+    assert_eq!(judge(&c, &g).why, "lost share claimed: throttling ~30%");
+}
+
+#[test]
+fn nothing_else_allows_only_the_expected_findings() {
+    let mut c = case("idle_gpu", &["memory_headroom"], &[]);
+    c.limits.nothing_else = true;
+    let g = got("idle_gpu", &["idle_gpu", "memory_headroom"], Some(1.0));
+    assert!(judge(&c, &g).matched);
+    let g = got(
+        "idle_gpu",
+        &["idle_gpu", "memory_headroom", "comm_sync"],
+        Some(1.0),
+    );
+    assert_eq!(judge(&c, &g).why, "nothing else expected, got comm_sync");
+}
+
+#[test]
+fn limits_are_read_from_an_expect_object() {
+    let v: serde_json::Value = serde_json::from_str(
+        r#"{"max_severity": "low", "no_lost_share": true, "nothing_else": true}"#,
+    )
+    .expect("json");
+    let l = Limits::from_json(&v, "c").expect("valid");
+    assert_eq!(l.max_severity, Some(Severity::Low));
+    assert_eq!(l.no_lost_share, vec!["*".to_string()]);
+    assert!(l.nothing_else);
+    let bad: serde_json::Value = serde_json::from_str(r#"{"max_severity": "huge"}"#).expect("json");
+    assert!(Limits::from_json(&bad, "c").is_err());
 }
