@@ -70,6 +70,15 @@ impl Rule for HostTransfer {
         &META
     }
 
+    fn produces(&self) -> &'static [super::Produces] {
+        &[super::Produces {
+            id: "host_sync",
+            on: super::Relation::SharedEvidence("pageable"),
+            how: "copies from pageable memory block the host until they finish, so the host waits at every one",
+            carries: true,
+        }]
+    }
+
     fn evaluate(&self, s: &Signals) -> Option<crate::report::Finding> {
         // A profiler trace measures this directly: trust it first.
         if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {

@@ -160,6 +160,9 @@ pub enum Relation {
     OthersWaitFor,
     /// Over the whole job, whatever GPUs each names (a CPU-side optimizer idles every GPU).
     Job,
+    /// Both carry an agreeing evidence item whose metric names this (`pageable`: the host
+    /// waits at the very copies from pageable memory that the transfer finding measures).
+    SharedEvidence(&'static str),
 }
 
 /// A finding this rule's mechanism can produce, and on which GPUs.
@@ -172,6 +175,10 @@ pub struct Produces {
     /// What the cause does to produce it, for the cause's summary ("the other GPUs wait
     /// for it").
     pub how: &'static str,
+    /// Whether the consequence's lost share is the cause's cost (the time the others wait
+    /// for a slowed GPU is what the slowdown costs), or holds other time too (the dips of a
+    /// collective include the collective itself), so the cause keeps its own.
+    pub carries: bool,
 }
 
 /// A diagnosis rule.

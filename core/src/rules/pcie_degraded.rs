@@ -4,7 +4,7 @@ use super::{evidence, gpus, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
 use crate::report::FindingSource;
 use crate::report::{Action, Cost, Experiment, Finding, Severity};
-use crate::signals::Signals;
+use crate::signals::{Signals, PCIE_BUSY_SHARE};
 
 static META: RuleMeta = RuleMeta {
     id: "pcie_degraded",
@@ -17,6 +17,18 @@ static META: RuleMeta = RuleMeta {
         first: "Reseat the card or move it to another slot; check BIOS PCIe settings and risers.",
     },
 };
+
+/// Names of a phase in which the loop copies between host and GPU, as loops mark it.
+pub const COPY_PHASES: &[&str] = &[
+    "h2d",
+    "d2h",
+    "copy",
+    "memcpy",
+    "transfer",
+    "to_device",
+    "to_gpu",
+    "upload",
+];
 
 /// See the module docs.
 pub struct PcieDegraded;
@@ -32,17 +44,27 @@ impl Rule for PcieDegraded {
     }
 
     fn produces(&self) -> &'static [super::Produces] {
-        &[super::Produces {
-            id: "host_transfer",
-            on: super::Relation::SameGpus,
-            how: "its host↔device copies take longer on the slower link, which then reads as heavy traffic",
-        }]
+        &[
+            super::Produces {
+                id: "host_transfer",
+                on: super::Relation::SameGpus,
+                how: "its host↔device copies take longer on the slower link, which then reads as heavy traffic",
+                carries: true,
+            },
+            super::Produces {
+                id: "comm_sync",
+                on: super::Relation::SameGpus,
+                how: "the collectives wait for its longer copies, so the GPUs dip together",
+                carries: false,
+            },
+        ]
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         let mut devices = Vec::new();
         let mut ev = Vec::new();
         let mut worst: f64 = 1.0;
+        let mut extra: f64 = 0.0;
         for d in s.sampled_devices() {
             let dev = Some(d.index);
             let mut hit = false;
@@ -76,12 +98,44 @@ impl Rule for PcieDegraded {
             if hit {
                 devices.push(d.index);
                 worst = worst.min(ratio);
+                // The copies on the narrow link take 1 / ratio as long as on the full one:
+                // of the time the link is busy, (1 − ratio) is extra.
+                if let Some(b) = d.pcie_busy_share {
+                    ev.push(evidence(
+                        &format!(
+                            "share of samples with the link busy copying (at {:.0}% of its capacity or more)",
+                            PCIE_BUSY_SHARE * 100.0
+                        ),
+                        b,
+                        Comparator::Above,
+                        0.0,
+                        "fraction",
+                        dev,
+                    ));
+                    extra = extra.max(b * (1.0 - ratio));
+                }
             } else {
                 ev.retain(|e| e.device != dev);
             }
         }
         if devices.is_empty() {
             return None;
+        }
+        // A copy phase the loop marks measures the copy time directly: on the full link it
+        // would take `worst` of it.
+        let phase = s.steps.as_ref().and_then(|st| st.phase_total(COPY_PHASES));
+        let mut basis = "the share of samples with the narrow link busy copying × (1 − its bandwidth / the full link's): the time its copies would not take on the full link, for the worst GPU; exact when the copies hold up the step, an upper bound when they overlap compute".to_string();
+        if let Some((name, share)) = phase.filter(|p| p.1 > 0.0) {
+            ev.push(evidence(
+                &format!("`{name}` phase time / total step time"),
+                share,
+                Comparator::Above,
+                0.0,
+                "fraction",
+                None,
+            ));
+            extra = share * (1.0 - worst);
+            basis = format!("time-weighted: the `{name}` phase's share of the step time × (1 − the narrow link's bandwidth / the full link's): the copy time the full link would save");
         }
         Some(Finding {
             id: META.id.into(),
@@ -93,8 +147,12 @@ impl Rule for PcieDegraded {
                 gpus(&devices),
                 worst * 100.0
             ),
-            lost_share: None,
-            lost_share_basis: Some("not estimated: a slower link costs only the time spent copying, which samples do not show; a profiler trace's memcpy time measures it".into()),
+            lost_share: (extra > 0.0).then(|| super::round(extra)),
+            lost_share_basis: Some(if extra > 0.0 {
+                basis
+            } else {
+                "not estimated: no PCIe traffic was recorded to measure the copies by; a profiler trace's memcpy time measures it".into()
+            }),
             devices,
             evidence: ev,
             actions: vec![

@@ -285,11 +285,20 @@ impl Rule for Throttling {
     }
 
     fn produces(&self) -> &'static [super::Produces] {
-        &[super::Produces {
-            id: "rank_imbalance",
-            on: super::Relation::OthersWaitFor,
-            how: "the other GPUs wait for the slowed one at every synchronisation",
-        }]
+        &[
+            super::Produces {
+                id: "rank_imbalance",
+                on: super::Relation::OthersWaitFor,
+                how: "the other GPUs wait for the slowed one at every synchronisation",
+                carries: true,
+            },
+            super::Produces {
+                id: "comm_sync",
+                on: super::Relation::SameGpus,
+                how: "the collectives wait for the slowed GPU, so the GPUs dip together",
+                carries: false,
+            },
+        ]
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {

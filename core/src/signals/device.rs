@@ -21,6 +21,12 @@ pub const BUSY_UTIL: f64 = 80.0;
 /// (docs/rules.md, "No work is not waiting").
 pub const NO_WORK_UTIL: f64 = 5.0;
 
+/// Share of the current link's capacity from which a sample counts as the link busy
+/// copying: a copy at full speed reaches 70–90 % of the nominal rate once protocol overhead
+/// is counted, and a sample half covered by one reads about half of that, so half the
+/// capacity counts a copy that fills most of its sample.
+pub const PCIE_BUSY_SHARE: f64 = 0.5;
+
 /// Utilization (%) below which a sample counts as a dip when comparing GPUs: waiting on a
 /// collective shows as a drop, not always all the way to zero.
 pub const DIP_UTIL: f64 = 20.0;
@@ -110,6 +116,10 @@ pub struct DeviceSignals {
     pub pcie_tx: Option<Dist>,
     /// Capacity of the current PCIe link (median gen × width), MB/s per direction.
     pub pcie_capacity_mbs: Option<f64>,
+    /// Share of the samples with PCIe traffic in which the busier direction carries at
+    /// least [`PCIE_BUSY_SHARE`] of the current link's capacity: how much of the time the
+    /// link is busy copying.
+    pub pcie_busy_share: Option<f64>,
     /// NVLink receive + transmit throughput, MB/s.
     pub nvlink: Option<Dist>,
     /// Mean NVLink + PCIe traffic (MB/s) in samples where utilization dips below
@@ -354,6 +364,21 @@ impl DeviceSignals {
                 .map(|(x, y)| x + y)
                 .collect()
         };
+        self.pcie_busy_share = self.pcie_capacity_mbs.and_then(|cap| {
+            let rx = column(data, GpuMetric::PcieRx);
+            let tx = column(data, GpuMetric::PcieTx);
+            let busier: Vec<f64> = rx
+                .iter()
+                .zip(&tx)
+                .map(|(r, t)| r.max(*t))
+                .filter(|x| x.is_finite())
+                .collect();
+            let busy = busier
+                .iter()
+                .filter(|x| **x >= PCIE_BUSY_SHARE * cap)
+                .count();
+            (!busier.is_empty()).then(|| busy as f64 / busier.len() as f64)
+        });
         let nvl = sum(GpuMetric::NvlinkRx, GpuMetric::NvlinkTx);
         self.nvlink = dist(nvl.iter().copied());
         let pcie = sum(GpuMetric::PcieRx, GpuMetric::PcieTx);

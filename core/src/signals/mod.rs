@@ -18,6 +18,7 @@ pub mod timeshare;
 
 pub use device::{
     pcie_lane_mbs, DeviceSignals, BUSY_UTIL, DIP_UTIL, LOAD_UTIL, NEAR_ZERO_UTIL, NO_WORK_UTIL,
+    PCIE_BUSY_SHARE,
 };
 
 use crate::report::{Event, Report};
@@ -96,6 +97,19 @@ pub struct StepView {
     /// Time the step-time outliers spent above the median cycle, over the total cycle time
     /// (0–1): what the stalls cost.
     pub stall_excess_share: f64,
+    /// Every marked phase by name with its total time over the total step time (0–1), for
+    /// rules that read a phase the loop names itself (a copy phase, an all-reduce).
+    pub phase_totals: Vec<(String, f64)>,
+}
+
+impl StepView {
+    /// The total share of the first marked phase whose name is one of `names`.
+    pub fn phase_total(&self, names: &[&str]) -> Option<(String, f64)> {
+        self.phase_totals
+            .iter()
+            .find(|(n, _)| names.contains(&n.to_ascii_lowercase().as_str()))
+            .cloned()
+    }
 }
 
 impl From<&steps::StepSignals> for StepView {
@@ -126,6 +140,12 @@ impl From<&steps::StepSignals> for StepView {
                 .map(|p| p.total)
                 .filter(|t| t.is_finite()),
             stall_excess_share: st.outliers.excess_share,
+            phase_totals: st
+                .phases
+                .iter()
+                .filter(|p| p.total.is_finite())
+                .map(|p| (p.name.clone(), p.total))
+                .collect(),
         }
     }
 }
@@ -251,11 +271,18 @@ impl Signals {
             .filter(|d| d.util.is_some() && d.job && !d.no_work)
     }
 
-    /// The job's sampled devices that did no work in the whole recording.
+    /// The sampled devices that did no work in the whole recording: the job's, and those
+    /// left out of the job only because no process of it ran there (a GPU the job was given
+    /// and left unused is its waste) — not those the user or `CUDA_VISIBLE_DEVICES` left
+    /// out.
     pub fn unused_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
+        let by_processes = self
+            .job_gpus
+            .as_ref()
+            .is_some_and(|j| j.method == crate::report::JobGpusMethod::Processes);
         self.devices
             .iter()
-            .filter(|d| d.util.is_some() && d.job && d.no_work)
+            .filter(move |d| d.util.is_some() && d.no_work && (d.job || by_processes))
     }
 
     /// Utilization samples of the GPU with the most: 1 for a snapshot (`nvidia-smi -q`),

@@ -28,6 +28,7 @@ fn view() -> StepView {
         fwd_bwd_share_total: None,
         optimizer_share_total: None,
         stall_excess_share: 0.0,
+        phase_totals: Vec::new(),
     }
 }
 

@@ -63,7 +63,9 @@ summary says what it causes. Independent causes are still ordered by cost: a dat
 costs more than a lower clock on another GPU is still the verdict.
 
 Relations: *others wait for* — the consequence's first-named GPU (the straggler) is one of
-the cause's GPUs; *same GPUs* — the two name a GPU in common; *job* — over the whole job.
+the cause's GPUs; *same GPUs* — the two name a GPU in common; *job* — over the whole job;
+*both measure* — both carry an agreeing evidence item of that kind (the host waits at the
+very copies from pageable memory that the transfer finding measures).
 
 {CAUSES}
 ### The evidence each claim needs
@@ -175,9 +177,10 @@ fn causes_table() -> String {
     for r in RULES {
         for p in r.produces() {
             let on = match p.on {
-                super::Relation::SameGpus => "same GPUs",
-                super::Relation::OthersWaitFor => "others wait for",
-                super::Relation::Job => "job",
+                super::Relation::SameGpus => "same GPUs".to_string(),
+                super::Relation::OthersWaitFor => "others wait for".to_string(),
+                super::Relation::Job => "job".to_string(),
+                super::Relation::SharedEvidence(w) => format!("both measure `{w}`"),
             };
             out.push_str(&format!(
                 "| `{}` | `{}` | {on} | {} |\n",
