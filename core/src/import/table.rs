@@ -116,6 +116,10 @@ impl Table {
         let mut rec = Recording::new(run);
         for (_, d) in self.devices {
             let mut info = d.info;
+            // Health readings were taken on the log's clock, like the rows.
+            for r in info.health.iter_mut().flat_map(|h| h.readings.iter_mut()) {
+                r.t_s -= t0;
+            }
             for m in GpuMetric::ALL {
                 let cap = if !self.columns[m.index()] {
                     Capability::unavailable(missing)
@@ -227,7 +231,10 @@ pub(crate) fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
         max_mem_clock_mhz,
         pcie_max_gen,
         pcie_max_width,
-        temp_slowdown_c
+        temp_slowdown_c,
+        temp_shutdown_c,
+        pcie_device_max_gen,
+        pcie_device_max_width
     );
 }
 
