@@ -205,7 +205,7 @@ impl Reader {
         }
         if self.elided > 0 {
             notes.push(format!(
-                "{} elided line{} (`[...]`, `...`) read past: what {} stood for is missing, not zero",
+                "{} elided line{} (`[...]` or `...`) read past: what {} stood for is missing, not zero",
                 self.elided,
                 if self.elided == 1 { " was" } else { "s were" },
                 if self.elided == 1 { "it" } else { "they" },
@@ -297,7 +297,8 @@ fn finish(block: Option<Block>, table: &mut Table, events: &mut Vec<Event>) {
                 kind: "ecc".into(),
                 code: Some(n),
                 detail: format!(
-                    "{n} uncorrectable ECC errors since the driver loaded (volatile count in nvidia-smi -q)"
+                    "{n} uncorrectable ECC error{} since the driver loaded (volatile count in nvidia-smi -q)",
+                    if n == 1 { "" } else { "s" }
                 ),
             });
         }

@@ -222,6 +222,7 @@ pub(crate) fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
     }
     first!(
         name,
+        architecture,
         uuid,
         pci_bus_id,
         memory_total_mib,

@@ -471,3 +471,67 @@ fn text_that_only_mentions_the_words_is_not_a_dump() {
         assert_ne!(detect(text.as_bytes()), Some(Kind::Smi), "{text}");
     }
 }
+
+fn corpus(name: &str) -> String {
+    let path = format!("{}/../tests/corpus/real/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).expect("corpus file")
+}
+
+/// The public dumps of the accuracy corpus (tests/corpus/cases.json says where each is from):
+/// the reader finds the unhealthy GPU and reads no zeros for what the dump does not show.
+#[test]
+fn the_public_dumps_in_the_corpus_read_their_health() {
+    // A whole `-a` dump of four A100s; the second has a pending remap and 353 corrected
+    // DRAM errors, the third a remap already applied.
+    let out = read(&corpus("a100x4_remap_pending_a.txt"));
+    assert_eq!(out.recording.devices.len(), 4);
+    let pending: Vec<Option<bool>> = (0..4)
+        .map(|d| {
+            health(&out, d).readings[0]
+                .remapped_rows
+                .and_then(|r| r.pending)
+        })
+        .collect();
+    assert_eq!(
+        pending,
+        vec![Some(false), Some(true), Some(false), Some(false)]
+    );
+    let r1 = &health(&out, 1).readings[0];
+    assert_eq!(r1.ecc.volatile_corrected, Some(353));
+    assert_eq!(r1.ecc.volatile_uncorrected, Some(0));
+    let info = &out.recording.devices[1].info;
+    assert_eq!(info.architecture.as_deref(), Some("Ampere"));
+    assert_eq!(
+        (info.temp_shutdown_c, info.pcie_device_max_gen),
+        (Some(92.0), Some(4))
+    );
+
+    // An excerpt cut with `[...]`: one A100, a pending remap.
+    let out = read(&corpus("mlengineering_a100_remap_pending_q.txt"));
+    let r = &health(&out, 0).readings[0];
+    assert_eq!(r.remapped_rows.and_then(|x| x.pending), Some(true));
+    assert_eq!(r.ecc_locations["dram"].aggregate_corrected, Some(177));
+    assert!(out.notes.iter().any(|n| n.starts_with("2 elided lines")));
+
+    // Only the ECC Errors section: one unnamed GPU with an uncorrected SRAM error.
+    let out = read(&corpus("mlengineering_sram_uncorrectable_ecc.txt"));
+    assert_eq!(
+        health(&out, 0).readings[0].ecc.volatile_uncorrected,
+        Some(1)
+    );
+
+    // Eight idle RTX 4090s without ECC: the `T.Limit` thresholds (`-7 C`) are not read as
+    // temperatures, and N/A counters stay unread.
+    let out = read(&corpus("gpud_rtx4090x8_idle_q.txt"));
+    assert_eq!(out.recording.devices.len(), 8);
+    let info = &out.recording.devices[0].info;
+    assert_eq!((info.temp_shutdown_c, info.temp_slowdown_c), (None, None));
+    let h = health(&out, 0);
+    assert_eq!(h.ecc_enabled, Some(false));
+    assert!(h.readings[0].ecc.is_empty());
+    assert!(h.unavailable["ecc"].contains("N/A"));
+    assert_eq!(
+        h.readings[0].remapped_rows.and_then(|r| r.pending),
+        Some(false)
+    );
+}

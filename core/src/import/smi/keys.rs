@@ -9,6 +9,7 @@ use crate::metric::GpuMetric;
 pub(super) enum Slot {
     Metric(GpuMetric),
     Name,
+    Architecture,
     Uuid,
     BusId,
     MemTotal,
@@ -35,6 +36,7 @@ pub(super) fn slot(section: &str, key: &str) -> Option<Slot> {
     Some(match (section, key) {
         ("" | "performance", "performance state") => Slot::Metric(M::Pstate),
         ("", "product name") => Slot::Name,
+        ("", "product architecture") => Slot::Architecture,
         ("", "gpu uuid") => Slot::Uuid,
         ("pci", "bus id") => Slot::BusId,
         ("pci", "tx throughput") => Slot::Metric(M::PcieTx),
@@ -90,6 +92,9 @@ pub(super) fn apply(slot: Slot, v: &str, b: &mut Block) -> bool {
     let i = &mut b.info;
     match slot {
         Slot::Name if !v.is_empty() => i.name = Some(v.to_string()),
+        Slot::Architecture if !v.is_empty() && !v.eq_ignore_ascii_case("n/a") => {
+            i.architecture = Some(v.to_string())
+        }
         Slot::Uuid if v.starts_with("GPU-") || v.starts_with("MIG-") => {
             i.uuid = Some(v.to_string())
         }
