@@ -112,10 +112,11 @@ fn keys_in_runs(boundary: &[bool], how: &'static str) -> Split {
     let mut keys = Vec::with_capacity(rows);
     let mut lens = Vec::new();
     let mut pos = 0u32;
-    for i in 0..rows {
+    // After the last row the run ends whatever follows.
+    for ends in boundary.iter().copied().chain([true]) {
         keys.push(pos);
         pos += 1;
-        if i + 1 == rows || boundary[i] {
+        if ends {
             lens.push(pos as usize);
             pos = 0;
         }

@@ -332,3 +332,7 @@ fn ecc_counts(mut by: BTreeMap<String, Counts>) -> (EccCounts, BTreeMap<String, 
 #[cfg(test)]
 #[path = "health_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "health_more_tests.rs"]
+mod more_tests;
