@@ -85,20 +85,7 @@ pub(super) fn parse_row(cells: &[&str], cols: &[Col], names: &[String]) -> Resul
                 out.identity.get_or_insert_with(|| cell.to_string());
             }
             Col::Metric(m) if !missing => out.row[m.index()] = num()?,
-            Col::Fact(f) if !missing => {
-                let v = f64::from(num()?);
-                let i = &mut out.info;
-                match f {
-                    Fact::MemTotal => i.memory_total_mib = Some(v),
-                    Fact::PowerLimit => i.power_limit_w = Some(v),
-                    Fact::MaxSm => i.max_sm_clock_mhz = Some(v),
-                    Fact::MaxGraphics => i.max_graphics_clock_mhz = Some(v),
-                    Fact::MaxMem => i.max_mem_clock_mhz = Some(v),
-                    Fact::PcieMaxGen => i.pcie_max_gen = Some(v as u32),
-                    Fact::PcieMaxWidth => i.pcie_max_width = Some(v as u32),
-                    Fact::PcieDeviceMaxGen => i.pcie_device_max_gen = Some(v as u32),
-                }
-            }
+            Col::Fact(f) if !missing => fact(&mut out.info, *f, f64::from(num()?)),
             Col::ReasonBit(bit) if !missing => {
                 let active = match cell.to_ascii_lowercase().as_str() {
                     "active" => true,
@@ -118,4 +105,18 @@ pub(super) fn parse_row(cells: &[&str], cols: &[Col], names: &[String]) -> Resul
         out.row[ci] = m as f32;
     }
     Ok(out)
+}
+
+/// Puts the value `v` of a static fact into the device's facts.
+fn fact(i: &mut DeviceInfo, f: Fact, v: f64) {
+    match f {
+        Fact::MemTotal => i.memory_total_mib = Some(v),
+        Fact::PowerLimit => i.power_limit_w = Some(v),
+        Fact::MaxSm => i.max_sm_clock_mhz = Some(v),
+        Fact::MaxGraphics => i.max_graphics_clock_mhz = Some(v),
+        Fact::MaxMem => i.max_mem_clock_mhz = Some(v),
+        Fact::PcieMaxGen => i.pcie_max_gen = Some(v as u32),
+        Fact::PcieMaxWidth => i.pcie_max_width = Some(v as u32),
+        Fact::PcieDeviceMaxGen => i.pcie_device_max_gen = Some(v as u32),
+    }
 }
