@@ -35,6 +35,9 @@ const REGULAR_SHARE: f64 = 0.8;
 const SAME_GPU: f64 = 0.35;
 const OTHER_GPU: f64 = 0.6;
 
+/// Rows the values are compared over (256 polls of 16 GPUs).
+const EVIDENCE_ROWS: usize = 4096;
+
 /// How the rows were assigned to GPUs.
 #[derive(Debug, PartialEq)]
 pub(super) enum Split {
@@ -155,9 +158,12 @@ fn mode(lens: &[usize]) -> usize {
 fn by_values(slots: &[usize], values: &[Vec<f32>]) -> Split {
     // Rows by slot, so a damaged line read past does not shift the GPUs after it.
     let len = slots.last().map_or(0, |s| s + 1);
-    let mut at: Vec<Option<&Vec<f32>>> = vec![None; len];
+    // The first rows are evidence enough, and bound the work on a log of days.
+    let mut at: Vec<Option<&Vec<f32>>> = vec![None; len.min(EVIDENCE_ROWS)];
     for (s, v) in slots.iter().zip(values) {
-        at[*s] = Some(v);
+        if let Some(a) = at.get_mut(*s) {
+            *a = Some(v);
+        }
     }
     let d = |k: usize| distance(&at, k);
     let Some(base) = d(1) else {

@@ -188,8 +188,10 @@ impl HealthBlock {
             _ => return None,
         };
         if let Value::Count(n) = v {
+            // The first printed is kept, as for the metrics: a section pasted twice into one
+            // fragment is not counted twice.
             let c = &mut self.ecc.entry(loc.to_string()).or_default()[period + usize::from(unc)];
-            *c = Some(c.unwrap_or(0) + n);
+            c.get_or_insert(*n);
         }
         Some("counts")
     }
