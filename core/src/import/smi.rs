@@ -12,6 +12,11 @@
 //! Draw` since; `Gpu` or `GPU` under `Utilization`); both are read. `docs/importing.md`
 //! lists what is read and from which section.
 //!
+//! The health sections (`ECC Mode`, `ECC Errors`, `Retired Pages`, `Remapped Rows`) become
+//! the device's health, one reading per block (`health.rs`). Parts of a dump as posts quote
+//! them — without the banner, the `GPU …` line or even the indentation, with `[...]` where
+//! lines were cut — are told apart in `detect.rs` and read as one GPU without a bus id.
+//!
 //! `nvidia-smi -q -x` (XML) is written out as the text it stands for and read the same way
 //! (`xml.rs`).
 //!

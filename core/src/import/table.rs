@@ -239,6 +239,23 @@ pub(crate) fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
     );
 }
 
+/// The sum of ECC counts over locations (the whole GPU where the log gives no total), each
+/// count `None` where no location had it.
+pub(crate) fn sum_ecc<'a>(
+    counts: impl Iterator<Item = &'a crate::report::EccCounts>,
+) -> crate::report::EccCounts {
+    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    counts.fold(Default::default(), |s, c| crate::report::EccCounts {
+        volatile_corrected: add(s.volatile_corrected, c.volatile_corrected),
+        volatile_uncorrected: add(s.volatile_uncorrected, c.volatile_uncorrected),
+        aggregate_corrected: add(s.aggregate_corrected, c.aggregate_corrected),
+        aggregate_uncorrected: add(s.aggregate_uncorrected, c.aggregate_uncorrected),
+    })
+}
+
 /// An empty sample row (every metric missing).
 pub(crate) fn empty_row() -> [f32; GpuMetric::COUNT] {
     [f32::NAN; GpuMetric::COUNT]

@@ -7,7 +7,8 @@
 //! `[N/A]` and `[Not Supported]` are never zero: the counter stays `None` and
 //! [`DeviceHealth::unavailable`] says why.
 
-use crate::report::{DeviceHealth, DeviceInfo, EccCounts, HealthReading};
+use super::super::table::sum_ecc;
+use crate::report::{DeviceHealth, DeviceInfo, HealthReading};
 
 /// Most readings kept per GPU: a counter that changes on every row of a long log keeps its
 /// first readings and its last (each reading is well under 1 KiB).
@@ -193,7 +194,7 @@ pub(super) fn merge(info: &mut DeviceInfo, t_s: f64, row: RowHealth) {
     let mut reading = row.reading;
     reading.t_s = t_s;
     if reading.ecc.is_empty() && !reading.ecc_locations.is_empty() {
-        reading.ecc = sum(reading.ecc_locations.values());
+        reading.ecc = sum_ecc(reading.ecc_locations.values());
     }
     let h = info.health.get_or_insert_with(DeviceHealth::default);
     h.ecc_enabled = row.ecc_enabled.or(h.ecc_enabled);
@@ -219,20 +220,6 @@ pub(super) fn merge(info: &mut DeviceInfo, t_s: f64, row: RowHealth) {
     } else {
         h.readings[n - 1] = reading;
     }
-}
-
-/// The sum of counts over locations, each count `None` where no location had it.
-fn sum<'a>(counts: impl Iterator<Item = &'a EccCounts>) -> EccCounts {
-    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-    };
-    counts.fold(EccCounts::default(), |s, c| EccCounts {
-        volatile_corrected: add(s.volatile_corrected, c.volatile_corrected),
-        volatile_uncorrected: add(s.volatile_uncorrected, c.volatile_uncorrected),
-        aggregate_corrected: add(s.aggregate_corrected, c.aggregate_corrected),
-        aggregate_uncorrected: add(s.aggregate_uncorrected, c.aggregate_uncorrected),
-    })
 }
 
 /// Drops the unavailable entries of counters that some row of the GPU did read (a value

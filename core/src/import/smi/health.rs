@@ -21,6 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::super::table::sum_ecc;
 use crate::report::{DeviceHealth, EccCounts, HealthReading, RemappedRows, RetiredPages};
 
 /// The health counter groups, by their key in [`DeviceHealth::unavailable`].
@@ -306,29 +307,20 @@ fn ecc_counts(mut by: BTreeMap<String, Counts>) -> (EccCounts, BTreeMap<String, 
             }
         }
     }
-    let total = by.remove("total").unwrap_or_else(|| {
-        let mut sum: Counts = [None; 4];
-        for c in by.values() {
-            for (s, x) in sum.iter_mut().zip(c) {
-                if let Some(x) = x {
-                    *s = Some(s.unwrap_or(0) + x);
-                }
-            }
-        }
-        sum
-    });
+    let total = by.remove("total");
     let counts = |c: Counts| EccCounts {
         volatile_corrected: c[0],
         volatile_uncorrected: c[1],
         aggregate_corrected: c[2],
         aggregate_uncorrected: c[3],
     };
-    let locations = by
+    let locations: BTreeMap<String, EccCounts> = by
         .into_iter()
         .map(|(k, c)| (k, counts(c)))
         .filter(|(_, c)| !c.is_empty())
         .collect();
-    (counts(total), locations)
+    let whole = total.map_or_else(|| sum_ecc(locations.values()), counts);
+    (whole, locations)
 }
 
 #[cfg(test)]
