@@ -6,8 +6,8 @@
 //!    polls are an interval apart, so the gaps between rows fall in two groups far apart;
 //!    the rows between two long gaps are one poll;
 //! 2. without usable timestamps, the values: each GPU keeps its own temperature, memory in
-//!    use, power and limits from one poll to the next, so with `n` GPUs a row is close to
-//!    the row `n` before it and unlike the rows in between.
+//!    use and limits from one poll to the next, so with `n` GPUs a row is close to the row
+//!    `n` before it and unlike the rows in between.
 //!
 //! Where neither settles it the log is read as one GPU, and the caller says so.
 
@@ -185,7 +185,7 @@ fn by_values(slots: &[usize], values: &[Vec<f32>]) -> Split {
             return Split::Gpus {
                 n,
                 keys,
-                how: "the values: every row continues the temperature, memory and power of the row that many rows before it",
+                how: "the values: every row continues the temperature and memory in use of the row that many rows before it",
             };
         }
     }
@@ -225,20 +225,16 @@ fn distance(at: &[Option<&Vec<f32>>], k: usize) -> Option<f64> {
     crate::stats::select(&mut per_col, 0.5)
 }
 
-/// The columns of a row that characterise one GPU over polls: slowly changing metrics and
-/// its facts. Utilization is left out: it swings within one GPU as much as between GPUs.
+/// The columns of a row that characterise one GPU over polls: its temperature (a GPU's
+/// thermal mass keeps it within a degree or two from one second to the next, while GPUs of
+/// a node differ by several), its memory in use (a framework's allocator keeps it steady)
+/// and its facts. Utilization, power, clocks and P-state are left out: one GPU's swing with
+/// the steps of a loop, so a single GPU with a step of two samples would look like two.
 pub(super) fn features(row: &[f32; GpuMetric::COUNT], facts: [Option<f64>; 4]) -> Vec<f32> {
-    let mut v: Vec<f32> = [
-        GpuMetric::Temp,
-        GpuMetric::MemUsed,
-        GpuMetric::Power,
-        GpuMetric::Pstate,
-        GpuMetric::SmClock,
-        GpuMetric::MemClock,
-    ]
-    .iter()
-    .map(|m| row[m.index()])
-    .collect();
+    let mut v: Vec<f32> = [GpuMetric::Temp, GpuMetric::MemUsed]
+        .iter()
+        .map(|m| row[m.index()])
+        .collect();
     v.extend(facts.iter().map(|f| f.map_or(f32::NAN, |x| x as f32)));
     v
 }

@@ -287,3 +287,16 @@ fn a_health_query_gives_readings_when_counters_change_and_keeps_na_unread() {
     assert!(h.unavailable["retired_pages"].contains("N/A"), "{h:?}");
     assert!(!h.unavailable.contains_key("remapped_rows"));
 }
+
+#[test]
+fn one_gpu_whose_power_and_utilization_alternate_with_its_steps_is_not_split() {
+    // A step of two samples: busy, waiting, busy, … with a steady temperature and memory.
+    let mut text =
+        String::from("utilization.gpu [%], power.draw [W], memory.used [MiB], temperature.gpu\n");
+    for i in 0..20 {
+        let (u, p) = if i % 2 == 0 { (98, 390) } else { (5, 90) };
+        text.push_str(&format!("{u} %, {p} W, 30000 MiB, {}\n", 60 + i / 8));
+    }
+    let out = parse(&text, &ImportOptions::default()).expect("parses");
+    assert_eq!(out.recording.devices.len(), 1, "{:?}", out.notes);
+}
