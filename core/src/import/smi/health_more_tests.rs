@@ -2,6 +2,7 @@
 
 use crate::import::smi::parse;
 use crate::import::{detect, ImportOptions, Kind};
+use crate::metric::GpuMetric;
 use crate::report::{DeviceHealth, RemappedRows, RetiredPages};
 
 fn read(text: &str) -> crate::import::Imported {
@@ -152,5 +153,27 @@ fn the_public_dumps_in_the_corpus_read_their_health() {
     assert_eq!(
         h.readings[0].remapped_rows.and_then(|r| r.pending),
         Some(false)
+    );
+
+    // Two identical cards, the first linked at x4 of its x8 at the full generation: the
+    // link is read as samples beside each card's maxima, for the rules to compare.
+    let out = read(&corpus("rtx4060ti_x2_narrow_link_a.txt"));
+    let link: Vec<(f32, f32, Option<u32>, Option<u32>)> = out
+        .recording
+        .devices
+        .iter()
+        .map(|d| {
+            let s = &d.series;
+            (
+                s.column(GpuMetric::PcieGen.index())[0],
+                s.column(GpuMetric::PcieWidth.index())[0],
+                d.info.pcie_max_gen,
+                d.info.pcie_max_width,
+            )
+        })
+        .collect();
+    assert_eq!(
+        link,
+        vec![(4.0, 4.0, Some(4), Some(8)), (4.0, 8.0, Some(4), Some(8))]
     );
 }
