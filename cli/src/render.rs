@@ -96,11 +96,15 @@ fn device_lines(d: &DeviceInfo) -> (String, Option<String>) {
         .lost_at_s
         .map(|t| format!(", LOST at {t:.1} s"))
         .unwrap_or_default();
-    let what = format!(
-        "{} ({}){lost}",
-        d.name.as_deref().unwrap_or("?"),
-        d.architecture.as_deref().unwrap_or("?")
-    );
+    // A log or dump may name neither the model nor its architecture: say so once in words
+    // rather than printing placeholders ("GPUs 0, 1 ? (?)").
+    let model = match (d.name.as_deref(), d.architecture.as_deref()) {
+        (Some(n), Some(a)) => format!("{n} ({a})"),
+        (Some(n), None) => n.to_string(),
+        (None, Some(a)) => format!("model not recorded ({a})"),
+        (None, None) => "(model not recorded)".to_string(),
+    };
+    let what = format!("{model}{lost}");
     (what, (!off.is_empty()).then(|| off.join("; ")))
 }
 
@@ -238,6 +242,26 @@ mod tests {
         let off = Capability::unavailable("NOT_SUPPORTED");
         d.capabilities.insert("pcie_rx".into(), off);
         d
+    }
+
+    #[test]
+    fn gpus_of_a_log_without_model_names_are_not_printed_as_question_marks() {
+        let rec = gpuwhy::recording::Recording::new(Default::default());
+        let mut r = Report::from_recording(&rec);
+        for i in 0..2 {
+            r.devices.push(DeviceInfo {
+                index: i,
+                ..Default::default()
+            });
+        }
+        let mut named = gpu(2);
+        named.architecture = None;
+        named.capabilities.clear();
+        r.devices.push(named);
+        let t = text(&r);
+        assert!(t.contains("GPUs 0, 1 (model not recorded)\n"), "{t}");
+        assert!(t.contains("GPU 2 H100\n"), "{t}");
+        assert!(!t.contains('?'), "{t}");
     }
 
     #[test]

@@ -10,85 +10,10 @@
 
 use super::table::{empty_row, parse_clock, parse_date, Skipped, Table};
 use super::{bad, ImportOptions, Imported};
-use crate::metric::{reasons, GpuMetric};
+use crate::metric::GpuMetric;
 use crate::report::DeviceInfo;
 use crate::Result;
-
-/// What one CSV column is.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Col {
-    Time,
-    Index,
-    Name,
-    Uuid,
-    BusId,
-    Metric(GpuMetric),
-    /// A static fact of the device, kept as its first value.
-    Fact(Fact),
-    /// One clock-event reason field (`Active` / `Not Active`), OR-ed into the mask.
-    ReasonBit(u64),
-    Ignored,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(in crate::import) enum Fact {
-    MemTotal,
-    PowerLimit,
-    MaxSm,
-    MaxGraphics,
-    MaxMem,
-    PcieMaxGen,
-    PcieMaxWidth,
-}
-
-fn column(field: &str) -> Col {
-    let f = field.trim().to_ascii_lowercase();
-    // Both spellings of the reason fields exist: `clocks_throttle_reasons.*` (older
-    // drivers) and `clocks_event_reasons.*` (newer).
-    let reason = f
-        .strip_prefix("clocks_throttle_reasons.")
-        .or_else(|| f.strip_prefix("clocks_event_reasons."));
-    if let Some(r) = reason {
-        return match r {
-            "active" => Col::Metric(GpuMetric::ClockReasons),
-            "gpu_idle" => Col::ReasonBit(reasons::GPU_IDLE),
-            "applications_clocks_setting" => Col::ReasonBit(reasons::APPLICATIONS_CLOCKS),
-            "sw_power_cap" => Col::ReasonBit(reasons::SW_POWER_CAP),
-            "hw_slowdown" => Col::ReasonBit(reasons::HW_SLOWDOWN),
-            "hw_thermal_slowdown" => Col::ReasonBit(reasons::HW_THERMAL),
-            "hw_power_brake_slowdown" => Col::ReasonBit(reasons::HW_POWER_BRAKE),
-            "sw_thermal_slowdown" => Col::ReasonBit(reasons::SW_THERMAL),
-            "sync_boost" => Col::ReasonBit(reasons::SYNC_BOOST),
-            _ => Col::Ignored,
-        };
-    }
-    match f.as_str() {
-        "timestamp" => Col::Time,
-        "index" => Col::Index,
-        "name" | "gpu_name" => Col::Name,
-        "uuid" | "gpu_uuid" => Col::Uuid,
-        "pci.bus_id" | "gpu_bus_id" => Col::BusId,
-        "utilization.gpu" => Col::Metric(GpuMetric::UtilGpu),
-        "utilization.memory" => Col::Metric(GpuMetric::UtilMem),
-        "memory.used" => Col::Metric(GpuMetric::MemUsed),
-        "memory.total" => Col::Fact(Fact::MemTotal),
-        "power.draw" | "power.draw.instant" | "power.draw.average" => Col::Metric(GpuMetric::Power),
-        "power.limit" | "enforced.power.limit" => Col::Fact(Fact::PowerLimit),
-        "temperature.gpu" => Col::Metric(GpuMetric::Temp),
-        "clocks.sm" | "clocks.current.sm" => Col::Metric(GpuMetric::SmClock),
-        "clocks.gr" | "clocks.current.graphics" => Col::Metric(GpuMetric::GraphicsClock),
-        "clocks.mem" | "clocks.current.memory" => Col::Metric(GpuMetric::MemClock),
-        "clocks.max.sm" | "clocks.max.sm_clock" => Col::Fact(Fact::MaxSm),
-        "clocks.max.gr" | "clocks.max.graphics" => Col::Fact(Fact::MaxGraphics),
-        "clocks.max.mem" | "clocks.max.memory" => Col::Fact(Fact::MaxMem),
-        "pstate" => Col::Metric(GpuMetric::Pstate),
-        "pcie.link.gen.current" | "pcie.link.gen.gpucurrent" => Col::Metric(GpuMetric::PcieGen),
-        "pcie.link.width.current" => Col::Metric(GpuMetric::PcieWidth),
-        "pcie.link.gen.max" | "pcie.link.gen.gpumax" => Col::Fact(Fact::PcieMaxGen),
-        "pcie.link.width.max" => Col::Fact(Fact::PcieMaxWidth),
-        _ => Col::Ignored,
-    }
-}
+use columns::{column, Col, Fact};
 
 /// The field name of a header cell: `utilization.gpu [%]` → `utilization.gpu`.
 fn field_name(cell: &str) -> &str {
@@ -162,6 +87,10 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     mark_columns(&mut rows.table, &cols);
     let last_line = lines.last().map_or(0, |l| l.0);
     let mut skipped = Skipped::default();
+    // Every row read, with its slot among the data lines (a damaged line keeps its slot, so
+    // rows split by their place in a poll stay with their GPU).
+    let mut read = Vec::new();
+    let mut slot = 0;
     for &(n, line) in &lines[start..] {
         let cells = split(line);
         if is_header(line) {
@@ -172,20 +101,55 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
             continue;
         }
         match parse_row(&cells, &cols, &names) {
-            Ok(r) => rows.push(r, opts.interval_s),
+            Ok(r) => read.push((slot, r)),
             Err(why) if n == last_line => notes.push(format!(
                 "line {n}: the last line is incomplete ({why}); it was left out"
             )),
             Err(why) => skipped.skip(n, line, why),
         }
+        slot += 1;
     }
-    skipped.finish(
-        opts,
-        rows.counts.values().sum::<u64>() as usize,
-        "CSV",
-        &mut notes,
-    )?;
+    skipped.finish(opts, read.len(), "CSV", &mut notes)?;
+    let keys = gpu_keys(&read, &mut notes);
+    for ((_, r), key) in read.into_iter().zip(keys) {
+        rows.push(r, key, opts.interval_s);
+    }
     Ok(rows.finish(opts.interval_s, notes))
+}
+
+/// The GPU of each row: its `index` column, its UUID or bus id in order of appearance, or
+/// — in a log with none of them — its place in the poll ([`polls`]), said in a note.
+fn gpu_keys(read: &[(usize, row::Row)], notes: &mut Vec<String>) -> Vec<Option<u32>> {
+    if read.len() < 2
+        || read
+            .iter()
+            .any(|(_, r)| r.index.is_some() || r.identity.is_some())
+    {
+        return vec![None; read.len()];
+    }
+    let times: Vec<Option<f64>> = read.iter().map(|(_, r)| r.time).collect();
+    let slots: Vec<usize> = read.iter().map(|(s, _)| *s).collect();
+    let values: Vec<Vec<f32>> = read.iter().map(|(_, r)| r.features()).collect();
+    match polls::split(&times, &slots, &values) {
+        polls::Split::One => vec![None; read.len()],
+        polls::Split::Gpus { n, keys, how } => {
+            notes.push(format!(
+                "the CSV has no index, pci.bus_id or uuid column, and its rows come in polls of {n} \
+                 (read from {how}): they are read as {n} GPUs, GPU i being the i-th row of each poll \
+                 (nvidia-smi prints GPUs in index order); add index to --query-gpu to be exact"
+            ));
+            keys.into_iter().map(Some).collect()
+        }
+        polls::Split::Unknown => {
+            notes.push(
+                "the CSV has no index, pci.bus_id or uuid column, and neither its timestamps nor its values \
+                 show how many GPUs each poll printed: it is read as one GPU; if it covers several, \
+                 add index to --query-gpu (a log of several GPUs read as one mixes their values)"
+                    .into(),
+            );
+            vec![None; read.len()]
+        }
+    }
 }
 
 /// The columns, their names and the first data line's position: from `--fields`, the
@@ -249,8 +213,11 @@ struct Rows {
 }
 
 impl Rows {
-    fn push(&mut self, r: row::Row, interval: Option<f64>) {
+    /// Appends row `r` to its GPU: `position` (its place in a poll, for a log without GPU
+    /// columns), else its index, else its UUID or bus id in order of appearance.
+    fn push(&mut self, r: row::Row, position: Option<u32>, interval: Option<f64>) {
         let key = match (&r.index, &r.identity) {
+            _ if position.is_some() => position.unwrap_or(0),
             (Some(i), _) => *i,
             (None, Some(id)) => match self.keys.iter().position(|k| k == id) {
                 Some(p) => p as u32,
@@ -281,6 +248,9 @@ impl Rows {
         self.table.push(key, t, r.row);
         let d = self.table.device(key);
         merge_info(&mut d.info, &r.info);
+        if let Some(h) = r.health {
+            health::merge(&mut d.info, t, h);
+        }
     }
 
     /// The recording, with its interval: the timestamps' median step, else `interval`,
@@ -300,6 +270,9 @@ impl Rows {
                 }
             }
         };
+        for d in self.table.devices.values_mut() {
+            health::settle(&mut d.info);
+        }
         let rows = self.table.max_rows();
         let rec = self.table.into_recording(
             "csv",
@@ -324,7 +297,10 @@ fn mark_columns(table: &mut Table, cols: &[Col]) {
     }
 }
 
+mod columns;
+mod health;
 mod infer;
+mod polls;
 mod row;
 
 use super::table::merge_info;

@@ -12,6 +12,11 @@
 //! Draw` since; `Gpu` or `GPU` under `Utilization`); both are read. `docs/importing.md`
 //! lists what is read and from which section.
 //!
+//! The health sections (`ECC Mode`, `ECC Errors`, `Retired Pages`, `Remapped Rows`) become
+//! the device's health, one reading per block (`health.rs`). Parts of a dump as posts quote
+//! them — without the banner, the `GPU …` line or even the indentation, with `[...]` where
+//! lines were cut — are told apart in `detect.rs` and read as one GPU without a bus id.
+//!
 //! `nvidia-smi -q -x` (XML) is written out as the text it stands for and read the same way
 //! (`xml.rs`).
 //!
@@ -23,72 +28,18 @@ use crate::metric::GpuMetric;
 use crate::report::{DeviceInfo, Event};
 use crate::Result;
 
+mod detect;
+mod health;
 mod keys;
 mod lines;
 mod xml;
 
+pub(crate) use detect::is_dump;
+pub use detect::BANNER;
+use detect::{is_elision, is_title};
+use health::HealthBlock;
 use keys::apply;
 use lines::{gpu_block, indent, lost, position, reason_bit, timestamp};
-
-/// The banner nvidia-smi prints at the top of every `-q` dump.
-pub const BANNER: &str = "NVSMI LOG";
-
-/// Lines that only an `nvidia-smi -q` GPU block has (section titles and keys, trimmed).
-const BLOCK_LINES: [&str; 10] = [
-    "Performance State",
-    "Clocks Throttle Reasons",
-    "Clocks Event Reasons",
-    "FB Memory Usage",
-    "Power Readings",
-    "GPU Power Readings",
-    "Max Clocks",
-    "GPU Link Info",
-    "Product Name",
-    "GPU Current Temp",
-];
-
-/// True when `head` (the start of a file) is an `nvidia-smi -q` dump: its banner, a
-/// `GPU 0000…:…` block line with an indented `Key : Value` line after it (a dump pasted
-/// without its banner), or indented lines of one GPU block with at least two of its
-/// section titles or keys (a part of a block, as posts quote them).
-pub(crate) fn is_dump(head: &str) -> bool {
-    if xml::is_xml(head) {
-        return true;
-    }
-    let mut lines = head.lines().filter(|l| !l.trim().is_empty());
-    let Some(first) = lines.next() else {
-        return false;
-    };
-    if first.contains(BANNER) {
-        return true;
-    }
-    if indent(first) > 0 {
-        let known = head
-            .lines()
-            .filter(|l| {
-                let t = l.trim_start();
-                BLOCK_LINES.iter().any(|k| {
-                    t.strip_prefix(k)
-                        .is_some_and(|r| r.trim_start().starts_with(':') || r.trim().is_empty())
-                })
-            })
-            .count();
-        return known >= 2;
-    }
-    let mut it = head.lines().filter(|l| !l.trim().is_empty()).peekable();
-    while let Some(l) = it.next() {
-        if gpu_block(l).is_some() {
-            return it
-                .peek()
-                .is_some_and(|n| indent(n) > 0 && n.contains(" : "));
-        }
-        // Only the global lines (`Key : Value` at the margin) may come before the first GPU.
-        if indent(l) > 0 || !l.contains(':') {
-            return false;
-        }
-    }
-    false
-}
 
 /// One GPU block being read.
 #[derive(Debug)]
@@ -98,7 +49,7 @@ struct Block {
     row: [f32; GpuMetric::COUNT],
     info: DeviceInfo,
     reasons: Option<u64>,
-    ecc_uncorrectable: Option<u64>,
+    health: HealthBlock,
 }
 
 /// What the global lines said about the dump being read.
@@ -121,11 +72,17 @@ struct Reader {
     block: Option<Block>,
     events: Vec<Event>,
     interval: f64,
+    /// Lines where a post left lines out (`[...]`), read past.
+    elided: usize,
 }
 
 impl Reader {
     fn line(&mut self, line: &str) {
         if line.trim().is_empty() {
+            return;
+        }
+        if is_elision(line) {
+            self.elided += 1;
             return;
         }
         if line.contains(BANNER) {
@@ -163,7 +120,7 @@ impl Reader {
                 ..Default::default()
             },
             reasons: None,
-            ecc_uncorrectable: None,
+            health: HealthBlock::default(),
         });
         self.sections.clear();
     }
@@ -194,9 +151,10 @@ impl Reader {
     /// A section line (no colon) or a `Key : Value` line.
     fn key_value(&mut self, line: &str) {
         let depth = indent(line);
-        if self.block.is_none() && depth > 0 {
-            // An indented line outside any block: a part of one GPU's block, quoted without
-            // its `GPU …` line. It opens a block of its own, with no bus id.
+        if self.block.is_none() && (depth > 0 || is_title(line)) {
+            // An indented line, or a section title of a GPU block at the margin, outside any
+            // block: a part of one GPU's block, quoted without its `GPU …` line (and perhaps
+            // without its indentation). It opens a block of its own, with no bus id.
             self.open_block("");
         }
         while self.sections.last().is_some_and(|(d, _)| *d >= depth) {
@@ -215,9 +173,12 @@ impl Reader {
             }
             None => {}
             Some(b) => {
-                let section = self.sections.last().map_or("", |s| s.1.as_str());
-                let volatile = self.sections.iter().any(|s| s.1 == "volatile");
-                if let Some(slot) = keys::slot(section, &k, volatile) {
+                let path: Vec<&str> = self.sections.iter().map(|s| s.1.as_str()).collect();
+                if b.health.line(&path, &k, v) {
+                    return;
+                }
+                let section = path.last().copied().unwrap_or("");
+                if let Some(slot) = keys::slot(section, &k) {
                     apply(slot, v, b);
                 }
             }
@@ -239,11 +200,21 @@ impl Reader {
         let mut notes = Vec::new();
         for (key, d) in &table.devices {
             if !d.rows.is_empty() && d.seen.iter().all(|s| !s) {
-                notes.push(format!(
-                    "GPU {key} ({}): no metric gpuwhy reads was in its block",
-                    d.info.pci_bus_id.as_deref().unwrap_or("?")
-                ));
+                let bus = d.info.pci_bus_id.as_deref().unwrap_or("no bus id");
+                notes.push(if d.info.health.is_some() {
+                    format!("GPU {key} ({bus}): only its health counters were in the dump (no utilization, clocks or power)")
+                } else {
+                    format!("GPU {key} ({bus}): no metric gpuwhy reads was in its block")
+                });
             }
+        }
+        if self.elided > 0 {
+            notes.push(format!(
+                "{} elided line{} (`[...]` or `...`) read past: what {} stood for is missing, not zero",
+                self.elided,
+                if self.elided == 1 { " was" } else { "s were" },
+                if self.elided == 1 { "it" } else { "they" },
+            ));
         }
         if self.any_time {
             table.epoch_ms = Some(0);
@@ -303,7 +274,7 @@ pub fn parse(text: &str, opts: &ImportOptions) -> Result<Imported> {
     Ok(imported)
 }
 
-/// Puts a finished GPU block into the table as one sample.
+/// Puts a finished GPU block into the table as one sample, its health as one reading.
 fn finish(block: Option<Block>, table: &mut Table, events: &mut Vec<Event>) {
     let Some(mut b) = block else { return };
     if let Some(mask) = b.reasons {
@@ -314,7 +285,13 @@ fn finish(block: Option<Block>, table: &mut Table, events: &mut Vec<Event>) {
             table.columns[i] = true;
         }
     }
-    if let Some(n) = b.ecc_uncorrectable.filter(|n| *n > 0) {
+    let health = std::mem::take(&mut b.health).finish(b.t);
+    let uncorrected = health
+        .as_ref()
+        .and_then(|h| h.last())
+        .and_then(|r| r.ecc.volatile_uncorrected)
+        .filter(|n| *n > 0);
+    if let Some(n) = uncorrected {
         if !events
             .iter()
             .any(|e| e.device == Some(b.key) && e.kind == "ecc")
@@ -325,7 +302,8 @@ fn finish(block: Option<Block>, table: &mut Table, events: &mut Vec<Event>) {
                 kind: "ecc".into(),
                 code: Some(n),
                 detail: format!(
-                    "{n} uncorrectable ECC errors since the driver loaded (volatile count in nvidia-smi -q)"
+                    "{n} uncorrectable ECC error{} since the driver loaded (volatile count in nvidia-smi -q)",
+                    if n == 1 { "" } else { "s" }
                 ),
             });
         }
@@ -333,6 +311,13 @@ fn finish(block: Option<Block>, table: &mut Table, events: &mut Vec<Event>) {
     table.push(b.key, b.t, b.row);
     let d = table.device(b.key);
     merge_info(&mut d.info, &b.info);
+    if let Some(h) = health {
+        match &mut d.info.health {
+            // A later dump of the same GPU (`-l`): one more reading.
+            Some(known) => known.readings.extend(h.readings),
+            None => d.info.health = Some(h),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -116,6 +116,10 @@ impl Table {
         let mut rec = Recording::new(run);
         for (_, d) in self.devices {
             let mut info = d.info;
+            // Health readings were taken on the log's clock, like the rows.
+            for r in info.health.iter_mut().flat_map(|h| h.readings.iter_mut()) {
+                r.t_s -= t0;
+            }
             for m in GpuMetric::ALL {
                 let cap = if !self.columns[m.index()] {
                     Capability::unavailable(missing)
@@ -218,6 +222,7 @@ pub(crate) fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
     }
     first!(
         name,
+        architecture,
         uuid,
         pci_bus_id,
         memory_total_mib,
@@ -227,8 +232,28 @@ pub(crate) fn merge_info(into: &mut DeviceInfo, from: &DeviceInfo) {
         max_mem_clock_mhz,
         pcie_max_gen,
         pcie_max_width,
-        temp_slowdown_c
+        temp_slowdown_c,
+        temp_shutdown_c,
+        pcie_device_max_gen,
+        pcie_device_max_width
     );
+}
+
+/// The sum of ECC counts over locations (the whole GPU where the log gives no total), each
+/// count `None` where no location had it.
+pub(crate) fn sum_ecc<'a>(
+    counts: impl Iterator<Item = &'a crate::report::EccCounts>,
+) -> crate::report::EccCounts {
+    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    };
+    counts.fold(Default::default(), |s, c| crate::report::EccCounts {
+        volatile_corrected: add(s.volatile_corrected, c.volatile_corrected),
+        volatile_uncorrected: add(s.volatile_uncorrected, c.volatile_uncorrected),
+        aggregate_corrected: add(s.aggregate_corrected, c.aggregate_corrected),
+        aggregate_uncorrected: add(s.aggregate_uncorrected, c.aggregate_uncorrected),
+    })
 }
 
 /// An empty sample row (every metric missing).

@@ -65,6 +65,7 @@ pub(super) fn infer(cells: &[&str], notes: &mut Vec<String>) -> Vec<Col> {
             Col::Metric(m) => m.name().to_string(),
             Col::Fact(f) => format!("{f:?}"),
             Col::ReasonBit(_) => "reason".to_string(),
+            Col::Health(_) => "health".to_string(),
             Col::Ignored => format!("? (`{cell}` not recognised)"),
         };
         guessed.push(what);

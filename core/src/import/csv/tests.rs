@@ -163,3 +163,140 @@ fn absurd_dates_and_numbers_are_refused_or_read_never_a_panic() {
     .expect("a huge index is one more GPU; overflowing values read as infinite");
     assert_eq!(out.recording.devices.len(), 2);
 }
+
+/// A log of `gpus` GPUs written without `index`: one row per GPU per poll, in index order,
+/// each GPU with its own utilization and temperature. `stamp` gives rows a timestamp.
+fn log_without_index(gpus: usize, polls: usize, stamp: bool) -> String {
+    let mut s = String::from(if stamp {
+        "timestamp, name, utilization.gpu [%], memory.used [MiB], temperature.gpu\n"
+    } else {
+        "name, utilization.gpu [%], memory.used [MiB], temperature.gpu\n"
+    });
+    for p in 0..polls {
+        for g in 0..gpus {
+            if stamp {
+                s.push_str(&format!("2026/11/29 11:22:{:02}.{:03}, ", p, 100 + g));
+            }
+            let util = 90 - 10 * g + p % 2;
+            let mem = 30_000 + 700 * g + p % 3;
+            let temp = 55 + 3 * g + p % 2;
+            s.push_str(&format!(
+                "NVIDIA A100-SXM4-80GB, {util} %, {mem} MiB, {temp}\n"
+            ));
+        }
+    }
+    s
+}
+
+#[test]
+fn a_multi_gpu_log_without_index_is_split_by_place_in_the_poll() {
+    for stamp in [true, false] {
+        let out =
+            parse(&log_without_index(4, 6, stamp), &ImportOptions::default()).expect("parses");
+        let rec = &out.recording;
+        assert_eq!(rec.devices.len(), 4, "timestamps: {stamp}");
+        for g in 0..4 {
+            let u = col(rec, g, GpuMetric::UtilGpu);
+            assert_eq!(u.len(), 6);
+            assert!(
+                u.iter().all(|x| (*x - (90 - 10 * g) as f32).abs() <= 1.0),
+                "GPU {g} keeps its own utilization, not its neighbours': {u:?}"
+            );
+        }
+        let note = out
+            .notes
+            .iter()
+            .find(|n| n.contains("no index, pci.bus_id or uuid"))
+            .expect("a note says how the rows were split");
+        assert!(note.contains("polls of 4"), "{note}");
+        assert!(
+            note.contains(if stamp { "timestamps" } else { "the values" }),
+            "{note}"
+        );
+    }
+    // With timestamps, the GPUs of one poll share its time.
+    let out = parse(&log_without_index(2, 5, true), &ImportOptions::default()).expect("parses");
+    let rec = &out.recording;
+    assert_eq!(rec.devices[0].series.times(), rec.devices[1].series.times());
+}
+
+#[test]
+fn a_log_without_index_whose_polls_cannot_be_told_is_one_gpu_with_a_warning() {
+    let text = "utilization.gpu [%], temperature.gpu\n\
+        40 %, 50\n41 %, 51\n42 %, 52\n43 %, 53\n44 %, 54\n45 %, 55\n46 %, 56\n47 %, 57\n";
+    let out = parse(text, &ImportOptions::default()).expect("parses");
+    assert_eq!(out.recording.devices.len(), 1);
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.contains("read as one GPU") && n.contains("add index")),
+        "{:?}",
+        out.notes
+    );
+    // One GPU polled with timestamps is one GPU, without a warning.
+    let out = parse(&log_without_index(1, 6, true), &ImportOptions::default()).expect("parses");
+    assert_eq!(out.recording.devices.len(), 1);
+    assert!(
+        !out.notes.iter().any(|n| n.contains("no index")),
+        "{:?}",
+        out.notes
+    );
+}
+
+#[test]
+fn a_health_query_gives_readings_when_counters_change_and_keeps_na_unread() {
+    let text = "timestamp, index, ecc.mode.current, ecc.errors.corrected.volatile.total, \
+        ecc.errors.uncorrected.volatile.total, ecc.errors.corrected.volatile.dram, \
+        retired_pages.pending, remapped_rows.pending, pcie.link.gen.gpumax\n\
+        2026/11/29 11:00:00.000, 0, Enabled, 10, 0, 10, [N/A], No, 4\n\
+        2026/11/29 11:01:00.000, 0, Enabled, 10, 0, 10, [N/A], No, 4\n\
+        2026/11/29 11:02:00.000, 0, Enabled, 25, 0, 25, [N/A], Yes, 4\n\
+        2026/11/29 11:03:00.000, 0, Enabled, 25, 0, 25, [N/A], Yes, 4\n\
+        2026/11/29 11:04:00.000, 0, Enabled, 25, 0, 25, [N/A], Yes, 4\n";
+    let out = parse(text, &ImportOptions::default()).expect("parses");
+    let info = &out.recording.devices[0].info;
+    assert_eq!(info.pcie_device_max_gen, Some(4));
+    let h = info.health.as_ref().expect("health");
+    assert_eq!(h.ecc_enabled, Some(true));
+    let seen: Vec<(f64, Option<u64>, Option<bool>)> = h
+        .readings
+        .iter()
+        .map(|r| {
+            (
+                r.t_s,
+                r.ecc.volatile_corrected,
+                r.remapped_rows.and_then(|x| x.pending),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (0.0, Some(10), Some(false)),
+            (60.0, Some(10), Some(false)),
+            (120.0, Some(25), Some(true)),
+            (240.0, Some(25), Some(true)),
+        ],
+        "the first, each change, and the last row"
+    );
+    assert_eq!(
+        h.readings[0].ecc_locations["dram"].volatile_corrected,
+        Some(10)
+    );
+    assert_eq!(h.readings[0].retired_pages, None, "[N/A] is not zero");
+    assert!(h.unavailable["retired_pages"].contains("N/A"), "{h:?}");
+    assert!(!h.unavailable.contains_key("remapped_rows"));
+}
+
+#[test]
+fn one_gpu_whose_power_and_utilization_alternate_with_its_steps_is_not_split() {
+    // A step of two samples: busy, waiting, busy, … with a steady temperature and memory.
+    let mut text =
+        String::from("utilization.gpu [%], power.draw [W], memory.used [MiB], temperature.gpu\n");
+    for i in 0..20 {
+        let (u, p) = if i % 2 == 0 { (98, 390) } else { (5, 90) };
+        text.push_str(&format!("{u} %, {p} W, 30000 MiB, {}\n", 60 + i / 8));
+    }
+    let out = parse(&text, &ImportOptions::default()).expect("parses");
+    assert_eq!(out.recording.devices.len(), 1, "{:?}", out.notes);
+}

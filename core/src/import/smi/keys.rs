@@ -9,6 +9,7 @@ use crate::metric::GpuMetric;
 pub(super) enum Slot {
     Metric(GpuMetric),
     Name,
+    Architecture,
     Uuid,
     BusId,
     MemTotal,
@@ -22,25 +23,29 @@ pub(super) enum Slot {
     PcieMaxGen,
     PcieMaxWidth,
     SlowdownTemp,
+    ShutdownTemp,
+    /// The GPU's own maximum generation (`PCIe Generation › Device Max`).
+    PcieDeviceMaxGen,
     Reason(u64),
-    /// One count of uncorrectable ECC errors since the driver loaded.
-    EccUncorrectable,
 }
 
 /// The slot of key `key` in section `section` (both lower case; the section is the
-/// innermost one, `""` at the block's top); `volatile` is true inside `ECC Errors ›
-/// Volatile`.
-pub(super) fn slot(section: &str, key: &str, volatile: bool) -> Option<Slot> {
+/// innermost one, `""` at the block's top). The health sections are `health.rs`'s.
+pub(super) fn slot(section: &str, key: &str) -> Option<Slot> {
     use GpuMetric as M;
     Some(match (section, key) {
         ("" | "performance", "performance state") => Slot::Metric(M::Pstate),
         ("", "product name") => Slot::Name,
+        ("", "product architecture") => Slot::Architecture,
         ("", "gpu uuid") => Slot::Uuid,
         ("pci", "bus id") => Slot::BusId,
         ("pci", "tx throughput") => Slot::Metric(M::PcieTx),
         ("pci", "rx throughput") => Slot::Metric(M::PcieRx),
-        ("pcie generation", "current") => Slot::Metric(M::PcieGen),
+        // `Current` is printed before `Device Current` (the GPU's end of the same link) and
+        // wins; `Host Max` is the slot's and is left to `Max`, the lower of the two.
+        ("pcie generation", "current" | "device current") => Slot::Metric(M::PcieGen),
         ("pcie generation", "max") => Slot::PcieMaxGen,
+        ("pcie generation", "device max") => Slot::PcieDeviceMaxGen,
         ("link width", "current") => Slot::Metric(M::PcieWidth),
         ("link width", "max") => Slot::PcieMaxWidth,
         ("clocks event reasons" | "clocks throttle reasons", k) => Slot::Reason(reason_bit(k)?),
@@ -50,6 +55,9 @@ pub(super) fn slot(section: &str, key: &str, volatile: bool) -> Option<Slot> {
         ("utilization", "memory") => Slot::Metric(M::UtilMem),
         ("temperature", "gpu current temp") => Slot::Metric(M::Temp),
         ("temperature", "gpu slowdown temp") => Slot::SlowdownTemp,
+        // Not `GPU Shutdown T.Limit Temp`: newer drivers print that one relative to the
+        // GPU's T.Limit (`-7 C`), not as a temperature.
+        ("temperature", "gpu shutdown temp") => Slot::ShutdownTemp,
         (
             "power readings" | "gpu power readings",
             "power draw" | "instantaneous power draw" | "average power draw",
@@ -66,18 +74,6 @@ pub(super) fn slot(section: &str, key: &str, volatile: bool) -> Option<Slot> {
         ("max clocks", "graphics") => Slot::MaxGraphics,
         ("max clocks", "sm") => Slot::MaxSm,
         ("max clocks", "memory") => Slot::MaxMem,
-        // Older drivers: `Volatile › Double Bit › Total`; newer: `Volatile › SRAM
-        // Uncorrectable`, `DRAM Uncorrectable` (whose parity / SEC-DED lines break the
-        // SRAM count down, and are not counted twice).
-        ("double bit", "total") if volatile => Slot::EccUncorrectable,
-        (_, k)
-            if volatile
-                && k.contains("uncorrectable")
-                && !k.contains("parity")
-                && !k.contains("sec-ded") =>
-        {
-            Slot::EccUncorrectable
-        }
         _ => return None,
     })
 }
@@ -96,6 +92,9 @@ pub(super) fn apply(slot: Slot, v: &str, b: &mut Block) -> bool {
     let i = &mut b.info;
     match slot {
         Slot::Name if !v.is_empty() => i.name = Some(v.to_string()),
+        Slot::Architecture if !v.is_empty() && !v.eq_ignore_ascii_case("n/a") => {
+            i.architecture = Some(v.to_string())
+        }
         Slot::Uuid if v.starts_with("GPU-") || v.starts_with("MIG-") => {
             i.uuid = Some(v.to_string())
         }
@@ -128,10 +127,6 @@ pub(super) fn apply(slot: Slot, v: &str, b: &mut Block) -> bool {
             }
             *slot = x as f32;
         }
-        Slot::EccUncorrectable => {
-            let Some(x) = number(v) else { return false };
-            *b.ecc_uncorrectable.get_or_insert(0) += x as u64;
-        }
         fact => {
             let Some(x) = number(v) else { return false };
             match fact {
@@ -147,6 +142,8 @@ pub(super) fn apply(slot: Slot, v: &str, b: &mut Block) -> bool {
                 Slot::PcieMaxGen => i.pcie_max_gen = Some(x as u32),
                 Slot::PcieMaxWidth => i.pcie_max_width = Some(x as u32),
                 Slot::SlowdownTemp => i.temp_slowdown_c = Some(x),
+                Slot::ShutdownTemp => i.temp_shutdown_c = Some(x),
+                Slot::PcieDeviceMaxGen => i.pcie_device_max_gen = Some(x as u32),
                 _ => return false,
             }
         }
