@@ -55,11 +55,11 @@ pub(super) fn within_evidence(findings: &mut Vec<Finding>, s: &Signals) -> usize
 }
 
 /// When no GPU did any work, the performance rules have nothing to judge: only `idle_gpu`
-/// and a failing GPU are said.
+/// and the GPUs' hardware state are said — a failing GPU, a narrowed link.
 pub(super) fn no_work_alone(findings: &mut Vec<Finding>, s: &Signals) {
     let any_work = s.job_devices().next().is_some();
     if !any_work && s.unused_devices().next().is_some() {
-        findings.retain(|f| f.id == "idle_gpu" || f.id == "gpu_fault");
+        findings.retain(|f| ["idle_gpu", "gpu_fault", "pcie_degraded"].contains(&f.id.as_str()));
     }
 }
 

@@ -65,7 +65,8 @@ impl Rule for PcieDegraded {
         let mut ev = Vec::new();
         let mut worst: f64 = 1.0;
         let mut extra: f64 = 0.0;
-        for d in s.sampled_devices() {
+        // A link's width is state: judged on a GPU with no work too.
+        for d in s.state_devices() {
             let dev = Some(d.index);
             let mut hit = false;
             let mut ratio = 1.0;

@@ -271,6 +271,12 @@ impl Signals {
             .filter(|d| d.util.is_some() && d.job && !d.no_work)
     }
 
+    /// The job's sampled devices, those with no work included: for rules about a GPU's
+    /// state (its link, its errors), which holds whether it works or not.
+    pub fn state_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
+        self.devices.iter().filter(|d| d.util.is_some() && d.job)
+    }
+
     /// The sampled devices that did no work in the whole recording: the job's, and those
     /// left out of the job only because no process of it ran there (a GPU the job was given
     /// and left unused is its waste) — not those the user or `CUDA_VISIBLE_DEVICES` left
