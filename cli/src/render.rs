@@ -28,6 +28,13 @@ fn finding(out: &mut String, n: usize, f: &Finding) {
         f.severity.as_str(),
         f.confidence
     );
+    // A consequence is listed under its cause, as what it causes.
+    if let Some(c) = &f.caused_by {
+        let _ = writeln!(
+            out,
+            "   ↳ caused by {c} (above): what it costs is counted there"
+        );
+    }
     let _ = writeln!(out, "   {}", f.summary);
     if let Some(b) = &f.lost_share_basis {
         let _ = writeln!(out, "   Time lost: {b}");

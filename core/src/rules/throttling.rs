@@ -118,6 +118,17 @@ fn throttle_reasons(
     reasons_hit
 }
 
+/// Adds `e`, counted with `weight` (or shown as context at 0), and says whether it agrees.
+fn push_weighed(c: &mut Check, e: Evidence, weight: f64) -> bool {
+    if weight > 0.0 {
+        c.push(e, weight)
+    } else {
+        let agrees = e.agrees;
+        c.evidence.push(e);
+        agrees
+    }
+}
+
 /// One GPU against its own limits.
 fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>) -> Check {
     let dev = Some(d.index);
@@ -137,18 +148,34 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
             1.0,
         )
     });
+    // The driver's reasons say which limit holds the clock; a signal of another limit is
+    // shown but not counted against it (a power-braked GPU is cool and below its power cap;
+    // a thermally slowed one need not be at its power cap).
+    let named = |bits: &[u64]| {
+        d.reason_shares
+            .iter()
+            .any(|(b, sh)| *sh >= MIN_THROTTLED_SHARE && bits.iter().any(|x| b & x != 0))
+    };
+    let thermal = named(&[
+        reasons::SW_THERMAL,
+        reasons::HW_THERMAL,
+        reasons::HW_SLOWDOWN,
+    ]);
+    let power_cap = named(&[reasons::SW_POWER_CAP]);
+    let by_reason = reasons_hit == Some(true);
+    let weigh = |counts: bool, w: f64| if !by_reason || counts { w } else { 0.0 };
     let hot = match (d.temp, d.temp_slowdown) {
-        (Some(t), Some(sd)) => Some(c.push(
-            evidence(
+        (Some(t), Some(sd)) => {
+            let e = evidence(
                 "temp p95",
                 t.p95,
                 Comparator::AtLeast,
                 sd - NEAR_SLOWDOWN_C,
                 "°C",
                 dev,
-            ),
-            1.0,
-        )),
+            );
+            Some(push_weighed(&mut c, e, weigh(thermal, 1.0)))
+        }
         _ => None,
     };
     if let Some(p) = d.pstate_not_p0_loaded {
@@ -165,17 +192,15 @@ fn own_limits(d: &DeviceSignals, kinds: &mut std::collections::BTreeSet<String>)
         );
     }
     let at_cap = d.power_over_limit_loaded.map(|r| {
-        c.push(
-            evidence(
-                "power p50 under load / enforced limit",
-                r,
-                Comparator::AtLeast,
-                AT_POWER_LIMIT,
-                "ratio",
-                dev,
-            ),
-            0.5,
-        )
+        let e = evidence(
+            "power p50 under load / enforced limit",
+            r,
+            Comparator::AtLeast,
+            AT_POWER_LIMIT,
+            "ratio",
+            dev,
+        );
+        push_weighed(&mut c, e, weigh(power_cap, 0.5))
     });
     // Fire on the driver's own reasons, or — where reasons are not reported — on a held-down
     // clock together with heat or a power cap.
@@ -307,6 +332,9 @@ impl Rule for Throttling {
         let mut lost = Vec::new();
         let mut kinds = std::collections::BTreeSet::new();
         let mut peers = false;
+        // The largest clock shortfall and the largest share of loaded time the driver
+        // reported a reason, for the summary.
+        let (mut shortfall, mut reason_share): (f64, f64) = (0.0, 0.0);
         for d in s.sampled_devices() {
             let mut c = own_limits(d, &mut kinds);
             if !c.fires && d.job {
@@ -327,6 +355,8 @@ impl Rule for Throttling {
                     .find(|a| a.index == d.index)
                     .map_or(1.0, |a| a.loaded_share);
                 lost.push(c.ratio.map_or(0.0, |r| loaded * (1.0 - r).max(0.0)));
+                shortfall = shortfall.max(c.ratio.map_or(0.0, |r| 1.0 - r));
+                reason_share = reason_share.max(d.throttled_share.unwrap_or(0.0));
                 devices.push(d.index);
                 ev.extend(c.evidence);
             }
@@ -338,7 +368,11 @@ impl Rule for Throttling {
         let lost_share = round(lost.iter().copied().fold(0.0, f64::max));
         let peers_only = peers && kinds.is_empty();
         let why = if !kinds.is_empty() {
-            kinds.into_iter().collect::<Vec<_>>().join(", ")
+            format!(
+                "the driver reports {} for {:.0}% of its loaded time",
+                kinds.into_iter().collect::<Vec<_>>().join(", "),
+                reason_share * 100.0
+            )
         } else if peers {
             "clock far below the other GPUs' at equal utilization".to_string()
         } else {
@@ -348,9 +382,10 @@ impl Rule for Throttling {
             // Peers show that a clock is held down, not by what: less sure than the driver's word.
             confidence(&ev, &[]) * if peers_only { 0.85 } else { 1.0 },
             format!(
-                "{} {} below {} clock under load ({why}){}",
+                "{} {}{} below {} clock under load ({why}){}",
                 gpus(&devices),
                 if devices.len() == 1 { "runs" } else { "run" },
+                if shortfall > 0.0 { format!(" {:.0}%", shortfall * 100.0) } else { String::new() },
                 if devices.len() == 1 { "its" } else { "their" },
                 // A snapshot shows the state, not how long it lasts.
                 if s.samples_per_gpu() <= 1 {
