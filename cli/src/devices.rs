@@ -15,6 +15,9 @@ pub struct Args {
     /// Print JSON
     #[arg(long)]
     json: bool,
+    /// Without a driver, also list every place searched for NVML
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
@@ -23,7 +26,27 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
-    let found = probe(a.nvml.as_deref(), true)?;
+    let found = match probe(a.nvml.as_deref(), true) {
+        Ok(f) => f,
+        Err(e) => {
+            // One line says what to do; the places searched follow only with --verbose.
+            let why = e.to_string();
+            eprintln!("gpuwhy: {}", gpuwhy::headline(&why));
+            match why.split_once(gpuwhy::TRIED).map(|p| p.1) {
+                Some(places) if a.verbose => {
+                    eprintln!("gpuwhy: places searched for NVML:");
+                    for place in places.split("; ") {
+                        eprintln!("gpuwhy:   {place}");
+                    }
+                }
+                // The one place the user named is no list: say it.
+                Some(place) if !place.contains("; ") => eprintln!("gpuwhy: tried {place}"),
+                Some(_) => eprintln!("gpuwhy: (`gpuwhy devices -v` lists the places searched)"),
+                None => {}
+            }
+            return Ok(ExitCode::from(2));
+        }
+    };
     let (nvml, devices) = (&found.nvml, &found.devices);
     // Calls that failed while a GPU was opened, as a recording's `faults` lists them.
     let failed = |index: u32| {

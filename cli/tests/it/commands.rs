@@ -175,6 +175,16 @@ fn devices_lists_capabilities_and_fails_clearly_without_nvml() {
         t.contains("no NVIDIA driver found") && t.contains("/nonexistent/libnvidia-ml.so.1"),
         "{t}"
     );
+    // The places searched, one a line, only with -v.
+    assert!(!t.contains("places searched"), "{t}");
+    let o = run(gpuwhy()
+        .args(["devices", "-v"])
+        .env("GPUWHY_NVML_PATH", "/nonexistent/libnvidia-ml.so.1"));
+    let t = text(&o);
+    assert!(
+        t.contains("places searched for NVML:\ngpuwhy:   /nonexistent/libnvidia-ml.so.1"),
+        "{t}"
+    );
 }
 
 #[test]

@@ -46,10 +46,16 @@ pub fn run_html(r: &Report) -> String {
     }
     fact("Written by", &format!("{} {}", r.tool.name, r.tool.version));
     h.raw("</dl>");
+    // How the job's GPUs were told apart is a detail, not the header.
+    if let Some(j) = &run.job_gpus {
+        h.raw("<details><summary>Why these GPUs</summary>")
+            .text(&j.reason)
+            .raw("</details>");
+    }
     h.finish()
 }
 
-/// "0, 1 · not this job's (shown, not judged): 2 — reason".
+/// "0, 1 · not the job's: 2" (why, in the details below the facts).
 fn job_gpus(j: &gpuwhy::report::JobGpus) -> String {
     let list = |v: &[u32]| {
         let mut s = String::new();
@@ -63,9 +69,9 @@ fn job_gpus(j: &gpuwhy::report::JobGpus) -> String {
     };
     let mut s = list(&j.indices);
     if !j.others.is_empty() {
-        s += &format!(" · not this job's (shown, not judged): {}", list(&j.others));
+        s += &format!(" · not the job's: {}", list(&j.others));
     }
-    format!("{s} — {}", j.reason)
+    s
 }
 
 /// The verdict box: the top finding, its share of lost time and its confidence.
@@ -140,6 +146,10 @@ fn card(h: &mut Html, i: usize, f: &Finding) {
     h.text(&format!("confidence {}", sig(f.confidence, 2)));
     if let Some(l) = f.lost_share {
         h.text(&format!(" · ~{} of the run lost", percent(l)));
+    }
+    // The chain: a consequence is listed under its cause.
+    if let Some(c) = &f.caused_by {
+        h.text(&format!(" · caused by {c}"));
     }
     if !f.devices.is_empty() {
         // "GPUs 0–7", as the evidence rows and `gpuwhy diagnose` name several GPUs.
