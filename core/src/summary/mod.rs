@@ -21,8 +21,9 @@ mod totals;
 #[cfg(test)]
 mod tests;
 
-pub use fixes::{fixes, Fix, FixVia};
-pub use totals::{Group, Totals};
+pub use fixes::{fixes, Fix, FixVia, SAME_SHARE};
+pub use read::read_bytes;
+pub use totals::{Group, Totals, NO_LABEL};
 
 use std::collections::BTreeMap;
 

@@ -15,7 +15,8 @@ use serde::Deserialize;
 use super::{BaselineNote, RunRow};
 use crate::report::journal::looks_like_journal;
 use crate::report::{
-    check_schema, unpack, BaselineComparison, Outcome, RankSummary, Report, RunInfo, Verdict,
+    check_schema, read_capped, unpack, BaselineComparison, Outcome, RankSummary, Report, RunInfo,
+    Verdict,
 };
 use crate::Result;
 
@@ -68,6 +69,14 @@ struct Parts<'a> {
     devices: Vec<(u32, Option<&'a str>)>,
     ranks: Option<&'a [RankSummary]>,
     comparison: Option<&'a BaselineComparison>,
+}
+
+/// A report file's bytes as its readers parse them: refused when larger than any report
+/// (1 GiB) before it is read, and decompressed when gzip-compressed, so that the caller can
+/// make its row ([`RunRow::from_slice`]) and write its page from one read.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    let bytes = read_capped(path)?;
+    Ok(unpack(&bytes, path)?.into_owned())
 }
 
 impl RunRow {
