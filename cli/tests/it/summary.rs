@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use gpuwhy::metric::GpuMetric;
-use gpuwhy::report::journal::{JournalHeader, JournalLine};
+use gpuwhy::report::journal::{JournalLine, JOURNAL_SCHEMA};
 use gpuwhy::report::{Column, DeviceInfo, Report, RunInfo};
 use serde_json::{json, Value};
 
@@ -37,14 +37,19 @@ fn journal() -> String {
         label: Some("exp-0".into()),
         ..RunInfo::default()
     };
-    let header = JournalHeader::bare(run, vec![DeviceInfo::default()]);
+    let header =
+        json!({ "schema": JOURNAL_SCHEMA, "run": run, "devices": [DeviceInfo::default()] });
     let mut row = vec![f32::NAN; GpuMetric::COUNT];
     row[GpuMetric::UtilGpu.index()] = 2.0;
     let t: Vec<f64> = (0..40).map(|i| f64::from(i) * 0.1).collect();
-    let line = JournalLine::Gpu { dev: 0, rows: vec![Column(row); t.len()], t };
+    let line = JournalLine::Gpu {
+        dev: 0,
+        rows: vec![Column(row); t.len()],
+        t,
+    };
     format!(
         "{}\n{}\n",
-        serde_json::to_string(&header).expect("header"),
+        header,
         serde_json::to_string(&line).expect("line")
     )
 }
@@ -87,24 +92,54 @@ fn totals_are_the_sum_of_the_runs_and_bad_files_are_listed_with_why() {
     let runs = v["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 14, "12 reports, the gzip one and the journal");
     for r in runs.iter().filter(|r| r["kind"] == "single") {
-        let i: u32 = r["file"].as_str().unwrap().rsplit('r').next().unwrap()[..2].parse().unwrap();
+        let i: u32 = r["file"].as_str().unwrap().rsplit('r').next().unwrap()[..2]
+            .parse()
+            .unwrap();
         let want = report(i);
         let lost = want["verdict"]["lost_share"].as_f64().unwrap_or(0.0);
         let hours = f64::from(1 + i % 3) * (1800.0 + 100.0 * f64::from(i)) / 3600.0;
-        assert!(close(r["gpu_hours_lost"].as_f64().unwrap(), lost * hours), "{r}");
+        assert!(
+            close(r["gpu_hours_lost"].as_f64().unwrap(), lost * hours),
+            "{r}"
+        );
     }
     let f = |r: &Value, k: &str| r[k].as_f64().unwrap();
     let sum: f64 = runs.iter().map(|r| f(r, "gpu_hours_lost")).sum();
     let t = &v["totals"];
     assert!(sum > 1.0 && close(f(t, "gpu_hours_lost"), sum));
     for by in ["by_cause", "by_label", "by_host", "by_model"] {
-        let s: f64 = t[by].as_array().unwrap().iter().map(|g| f(g, "gpu_hours_lost")).sum();
+        let s: f64 = t[by]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| f(g, "gpu_hours_lost"))
+            .sum();
         assert!(close(s, sum), "{by}");
     }
-    let journal = runs.iter().find(|r| r["kind"] == "journal").expect("the journal was read");
-    assert_eq!((journal["complete"].as_bool(), journal["host"].as_str()), (Some(false), Some("crashed")));
-    let bad: Vec<(String, String)> = v["unreadable"].as_array().unwrap().iter()
-        .map(|u| (u["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string(), u["reason"].as_str().unwrap().to_string()))
+    let journal = runs
+        .iter()
+        .find(|r| r["kind"] == "journal")
+        .expect("the journal was read");
+    assert_eq!(
+        (journal["complete"].as_bool(), journal["host"].as_str()),
+        (Some(false), Some("crashed"))
+    );
+    let bad: Vec<(String, String)> = v["unreadable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["file"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                u["reason"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     let reason = |name: &str| &bad.iter().find(|(f, _)| f == name).expect(name).1;
     assert_eq!(bad.len(), 3, "{bad:?}");
@@ -118,30 +153,61 @@ fn the_text_lists_every_run_the_files_not_read_and_the_totals() {
     let dir = tempfile::tempdir().expect("tempdir");
     folder(dir.path());
     let glob = dir.path().join("r0*.json");
-    let o = run(gpuwhy().arg("summary").arg(&glob).arg(dir.path().join("cut.json")).arg("missing.json"));
+    let o = run(gpuwhy()
+        .arg("summary")
+        .arg(&glob)
+        .arg(dir.path().join("cut.json"))
+        .arg("missing.json"));
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     // The glob (quoted, as a shell would leave it when nothing matched) takes r00…r09
     // without the subfolder's r03.
-    assert_eq!(t.lines().filter(|l| l.contains("/r0")).count(), 9, "{t}");
-    assert!(t.contains("Not read (2):") && t.contains("missing.json: no such file"), "{t}");
-    for heading in ["GPU-hours lost by cause:", "by label:", "by host:", "by GPU model:"] {
+    let runs: Vec<&str> = t.lines().filter(|l| l.starts_with("2026-")).collect();
+    assert_eq!(runs.len(), 9, "{t}");
+    assert!(
+        runs.iter().all(|l| l.contains("/r0") && !l.contains("r03")),
+        "{t}"
+    );
+    // Runs of one label whose verdict moved are listed as changes tried.
+    assert!(
+        t.contains("r00.json → ")
+            && t.contains("[same label]: data_starvation 10% → throttling 18%: worse"),
+        "{t}"
+    );
+    assert!(
+        t.contains("Not read (2):") && t.contains("missing.json: no such file"),
+        "{t}"
+    );
+    for heading in [
+        "GPU-hours lost by cause:",
+        "by label:",
+        "by host:",
+        "by GPU model:",
+    ] {
         assert!(t.contains(heading), "{t}");
     }
     let none = run(gpuwhy().arg("summary").arg(dir.path().join("cut.json")));
     assert_eq!(none.status.code(), Some(2));
-    assert!(text(&none).contains("no report could be read"), "{}", text(&none));
+    assert!(
+        text(&none).contains("no report could be read"),
+        "{}",
+        text(&none)
+    );
 }
 
 #[test]
 fn view_of_a_directory_writes_the_summary_page_and_each_runs_page_beside_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     folder(dir.path());
-    let o = run(gpuwhy().env_remove("GPUWHY_VIEWER_PAGE").arg("view").arg(dir.path()));
+    let o = run(gpuwhy()
+        .env_remove("GPUWHY_VIEWER_PAGE")
+        .arg("view")
+        .arg(dir.path()));
     assert!(o.status.success(), "{}", text(&o));
     let index = std::fs::read_to_string(dir.path().join("index.html")).expect("index.html");
     let data = index.split_once("id=\"gpuwhy-summary\">").expect("data").1;
-    let v: Value = serde_json::from_str(data.split_once("</script>").expect("end").0).expect("json");
+    let v: Value =
+        serde_json::from_str(data.split_once("</script>").expect("end").0).expect("json");
     let runs = v["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 14);
     for r in runs {
@@ -150,6 +216,13 @@ fn view_of_a_directory_writes_the_summary_page_and_each_runs_page_beside_it() {
         assert!(page.contains("id=\"gpuwhy-report\""), "{link}");
     }
     // Run again: the pages written the first time are not taken for reports.
-    let again = run(gpuwhy().env_remove("GPUWHY_VIEWER_PAGE").arg("view").arg(dir.path()));
-    assert!(text(&again).contains("Summary page of 14 runs (3 not read)"), "{}", text(&again));
+    let again = run(gpuwhy()
+        .env_remove("GPUWHY_VIEWER_PAGE")
+        .arg("view")
+        .arg(dir.path()));
+    assert!(
+        text(&again).contains("Summary page of 14 runs (3 not read)"),
+        "{}",
+        text(&again)
+    );
 }
