@@ -129,7 +129,7 @@ pub fn summary() -> Result<()> {
     let html = timed(
         &gpuwhy,
         &["summary", "--html", &index_arg],
-        &[reports.clone()],
+        std::slice::from_ref(&reports),
     )?;
     let each = diagnose_each(&gpuwhy, &reports)?;
     let page = page_marks(&index)?;
