@@ -149,44 +149,24 @@ pub fn compare(a: &Report, b: &Report, force: bool) -> Result<Comparison, String
 /// How the findings moved from `a` (the baseline) to `b`: the top findings, and the
 /// findings resolved, new and in both (with both confidences), each in its report's order.
 pub fn verdict_diff(a: &Report, b: &Report) -> VerdictDiff {
-    let ids = |r: &Report| -> Vec<(String, f64)> {
-        r.findings
-            .iter()
-            .map(|f| (f.id.clone(), f.confidence))
-            .collect()
-    };
-    verdict_diff_of(
-        (a.verdict.id.clone(), a.verdict.confidence),
-        &ids(a),
-        (b.verdict.id.clone(), b.verdict.confidence),
-        &ids(b),
-    )
-}
-
-/// [`verdict_diff`] on the top findings and the findings' `(id, confidence)` alone, for a
-/// reader that kept no more of each report (`gpuwhy summary`).
-pub fn verdict_diff_of(
-    a_top: (String, f64),
-    a: &[(String, f64)],
-    b_top: (String, f64),
-    b: &[(String, f64)],
-) -> VerdictDiff {
     let mut v = VerdictDiff {
-        baseline_top: a_top,
-        candidate_top: b_top,
+        baseline_top: (a.verdict.id.clone(), a.verdict.confidence),
+        candidate_top: (b.verdict.id.clone(), b.verdict.confidence),
         resolved: Vec::new(),
         new: Vec::new(),
         persisting: Vec::new(),
     };
-    for (id, conf) in a {
-        match b.iter().find(|(y, _)| y == id) {
-            Some((_, c)) => v.persisting.push((id.clone(), *conf, *c)),
-            None => v.resolved.push(id.clone()),
+    for x in &a.findings {
+        match b.findings.iter().find(|y| y.id == x.id) {
+            Some(y) => v
+                .persisting
+                .push((x.id.clone(), x.confidence, y.confidence)),
+            None => v.resolved.push(x.id.clone()),
         }
     }
-    for (id, _) in b {
-        if !a.iter().any(|(x, _)| x == id) {
-            v.new.push(id.clone());
+    for y in &b.findings {
+        if !a.findings.iter().any(|x| x.id == y.id) {
+            v.new.push(y.id.clone());
         }
     }
     v

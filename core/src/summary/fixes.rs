@@ -5,7 +5,7 @@
 //! its comparison (`comparison` in the report): that comparison's summary and verdict diff
 //! are shown, with the baseline's own row when the baseline is among the reports. Runs of
 //! one label, in start order, whose verdict moved from one to the next are a change too:
-//! their verdict diff comes from the findings both reports list ([`verdict_diff_of`]),
+//! their verdict diff comes from the findings both reports list ([`verdict_diff`]),
 //! without the step-time test, which needs the samples (`gpuwhy compare` has it).
 
 use std::path::Path;
@@ -13,7 +13,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::RunRow;
-use crate::compare::{summary, verdict_diff_of};
+use crate::compare::{summary, verdict_diff};
+use crate::report::{Report, SCHEMA};
 
 /// A lost share that moved less than this between two runs is called unchanged. A lost
 /// share is an estimate; three points is a choice, not a measured noise level (the JSON
@@ -90,12 +91,7 @@ pub fn fixes(runs: &[RunRow]) -> Vec<Fix> {
             f.pair(before, r);
             out.push(f);
         } else if let Some(before) = previous_of_label(runs, i) {
-            let v = verdict_diff_of(
-                (before.verdict.clone(), before.confidence),
-                &before.findings,
-                (r.verdict.clone(), r.confidence),
-                &r.findings,
-            );
+            let v = verdict_diff(&stand_in(before), &stand_in(r));
             let mut f = Fix {
                 via: FixVia::Label,
                 before_path: before.file.clone(),
@@ -134,6 +130,25 @@ impl Fix {
         }
         .into();
     }
+}
+
+/// A report of `row`'s verdict and findings (ids and confidences) alone: what
+/// [`verdict_diff`] reads, so that the summary's diff is `gpuwhy compare`'s own. Made from
+/// JSON, so that a field added to the report model later is defaulted here.
+fn stand_in(row: &RunRow) -> Report {
+    let finding = |(id, confidence): &(String, f64)| {
+        serde_json::json!({
+            "id": id, "title": id, "severity": "info", "confidence": confidence, "summary": "",
+            "evidence": [], "actions": [], "experiment": { "change": "", "expect": "" }
+        })
+    };
+    let doc = serde_json::json!({
+        "schema": SCHEMA,
+        "verdict": { "id": row.verdict, "title": row.title, "confidence": row.confidence,
+                     "summary": "" },
+        "findings": row.findings.iter().map(finding).collect::<Vec<_>>(),
+    });
+    serde_json::from_value(doc).expect("a verdict and findings with every required field read")
 }
 
 /// The run among `runs` that the baseline path of run `i` names: the same path, else the
