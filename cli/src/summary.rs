@@ -48,6 +48,26 @@ pub fn run(a: Args) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `gpuwhy view DIR`: the summary page of the reports under `dir` (as `gpuwhy summary DIR
+/// --html DIR/index.html`, or `output`), with each run's page beside it.
+pub fn view_dir(dir: &Path, output: Option<PathBuf>, open: bool) -> Result<ExitCode> {
+    let index = output.unwrap_or_else(|| dir.join("index.html"));
+    let (summary, page) = summarise(&[dir.to_path_buf()], Some(&index))?;
+    let page = page.unwrap_or(index);
+    println!(
+        "Summary page of {} runs ({} not read) written to {}",
+        summary.runs.len(),
+        summary.unreadable.len(),
+        page.display()
+    );
+    if open {
+        crate::view::open_in_browser(&page)?;
+    } else {
+        println!("Open it in a browser: {}", crate::view::how_to_open(&page));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Reads every report `inputs` name and, with `html`, writes the page there with the runs'
 /// pages beside it; returns the summary and where the page went. Fails only when no report
 /// at all could be read.

@@ -196,7 +196,7 @@ fn opener() -> (&'static str, &'static [&'static str]) {
 
 /// Opens `path` in the system's browser, or says how to open it when there is none to
 /// start (no `xdg-open` on a server, or it failed).
-fn open_in_browser(path: &Path) -> Result<()> {
+pub fn open_in_browser(path: &Path) -> Result<()> {
     let (program, args) = opener();
     let shown = how_to_open(path);
     let status = Command::new(program)
@@ -282,7 +282,10 @@ pub fn write_beside(report: &Report, report_path: &Path) -> Result<()> {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     if a.report.is_dir() {
-        return view_dir(a);
+        if a.compare.is_some() || a.with_analysis {
+            bail!("--compare and --with-analysis take a report, not a directory; `gpuwhy view {}` writes the summary page of the reports in it", a.report.display());
+        }
+        return crate::summary::view_dir(&a.report, a.output, a.open);
     }
     let report = Report::load(&a.report)?;
     let candidate = match &a.compare {
@@ -296,29 +299,6 @@ pub fn run(a: Args) -> Result<ExitCode> {
         open_in_browser(&output)?;
     } else {
         println!("Open it in a browser: {}", how_to_open(&output));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `gpuwhy view DIR`: the summary page of the reports under it (`gpuwhy summary DIR
-/// --html DIR/index.html`), with each run's page beside it.
-fn view_dir(a: Args) -> Result<ExitCode> {
-    if a.compare.is_some() || a.with_analysis {
-        bail!("--compare and --with-analysis take a report, not a directory; `gpuwhy view {}` writes the summary page of the reports in it", a.report.display());
-    }
-    let index = a.output.unwrap_or_else(|| a.report.join("index.html"));
-    let (summary, page) = crate::summary::summarise(std::slice::from_ref(&a.report), Some(&index))?;
-    let page = page.unwrap_or(index);
-    println!(
-        "Summary page of {} runs ({} not read) written to {}",
-        summary.runs.len(),
-        summary.unreadable.len(),
-        page.display()
-    );
-    if a.open {
-        open_in_browser(&page)?;
-    } else {
-        println!("Open it in a browser: {}", how_to_open(&page));
     }
     Ok(ExitCode::SUCCESS)
 }

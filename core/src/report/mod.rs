@@ -34,9 +34,9 @@ pub use finding::{
 };
 pub use group::{device_ranges, device_set, group_by_device};
 pub use gz::gunzip_head;
-pub use io::write_atomic;
 #[cfg(feature = "summary")]
 pub(crate) use io::check_schema;
+pub use io::write_atomic;
 pub(crate) use io::{parse_json, read_capped, unpack};
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod, MigDevice};
 pub use model::{
