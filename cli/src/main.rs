@@ -14,6 +14,10 @@ mod live;
 mod merge;
 mod record;
 mod render;
+mod summary;
+mod summary_files;
+mod summary_page;
+mod summary_text;
 mod view;
 
 use std::process::ExitCode;
@@ -49,6 +53,9 @@ enum Command {
     Export(export::Args),
     /// Merge the reports of a distributed job's ranks: stragglers, imbalance, a job verdict
     Merge(merge::Args),
+    /// Summarise many reports: each run's verdict and GPU-hours lost, totals by cause,
+    /// label, host and GPU model, the changes tried; as text, JSON or one offline page
+    Summary(summary::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +69,7 @@ fn main() -> ExitCode {
         Command::Compare(a) => compare::run(a),
         Command::Export(a) => export::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Summary(a) => summary::run(a),
     };
     match result {
         Ok(code) => code,

@@ -30,7 +30,8 @@ const ANALYSIS_SLOT: &str = "@@GPUWHY_ANALYSIS@@";
 /// Arguments of `gpuwhy view`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The report (or the `.partial` journal of an interrupted recording)
+    /// The report (or the `.partial` journal of an interrupted recording); a directory
+    /// gives the summary page of the reports in it (as `gpuwhy summary DIR --html`)
     report: PathBuf,
     /// A second report to show beside it: REPORT is the baseline, this the candidate (the
     /// page opens on their comparison: verdict diff, step histograms, per-GPU utilization)
@@ -50,7 +51,7 @@ pub struct Args {
 
 /// The viewer page template and its analysis module: the files `GPUWHY_VIEWER_PAGE` names
 /// (the module beside the page), or the ones embedded in this binary.
-fn template() -> Result<(String, String)> {
+pub fn template() -> Result<(String, String)> {
     let Some(p) = std::env::var_os("GPUWHY_VIEWER_PAGE") else {
         return Ok((EMBEDDED_PAGE.into(), EMBEDDED_ANALYSIS.into()));
     };
@@ -70,7 +71,7 @@ fn template() -> Result<(String, String)> {
 /// JSON made safe inside `<script type="application/json">`: `<`, `>` and `&` only occur
 /// inside JSON strings, where their `\u` escapes mean the same, so no `</script>` or
 /// `<!--` in a report can end the element early.
-fn script_safe_json(json: &str) -> String {
+pub fn script_safe_json(json: &str) -> String {
     let mut out = String::with_capacity(json.len() + json.len() / 64);
     for c in json.chars() {
         match c {
@@ -96,8 +97,33 @@ pub fn page(
     compare: Option<(&Report, &str)>,
     analysis: &str,
 ) -> Result<String> {
-    let rebuild = "rebuild it with `cargo xtask viewer`";
     let json = serde_json::to_string(report).context("cannot serialise the report")?;
+    let second = match compare {
+        Some((r, n)) => Some((
+            serde_json::to_string(r).context("cannot serialise the report")?,
+            n,
+        )),
+        None => None,
+    };
+    page_json(
+        template,
+        &json,
+        name,
+        second.as_ref().map(|(j, n)| (j.as_str(), *n)),
+        analysis,
+    )
+}
+
+/// As [`page`], with the reports given as their JSON text (a report file's own text, as
+/// `gpuwhy summary` embeds it without reading the report into memory again).
+pub fn page_json(
+    template: &str,
+    json: &str,
+    name: &str,
+    compare: Option<(&str, &str)>,
+    analysis: &str,
+) -> Result<String> {
+    let rebuild = "rebuild it with `cargo xtask viewer`";
     let (head, rest) = template
         .split_once(NAME_SLOT)
         .with_context(|| format!("the viewer page has no report-name slot; {rebuild}"))?;
@@ -108,22 +134,16 @@ pub fn page(
     let slots = tail
         .split_once(COMPARE_NAME_SLOT)
         .and_then(|(a, r)| r.split_once(COMPARE_SLOT).map(|(b, c)| (a, b, c)));
-    let second = match compare {
-        Some((r, n)) => {
-            if slots.is_none() {
-                bail!("the viewer page cannot show a comparison; {rebuild}");
-            }
-            let json = serde_json::to_string(r).context("cannot serialise the report")?;
-            Some((json, n))
-        }
-        None => None,
-    };
+    if compare.is_some() && slots.is_none() {
+        bail!("the viewer page cannot show a comparison; {rebuild}");
+    }
+    let second = compare;
     let extra = second.as_ref().map_or(0, |(j, _)| j.len()) + analysis.len();
     let mut out = String::with_capacity(template.len() + json.len() + extra + 128);
     out.push_str(head);
     out.push_str(&gpuwhy::text::html::escape(name));
     out.push_str(mid);
-    out.push_str(&script_safe_json(&json));
+    out.push_str(&script_safe_json(json));
     match slots {
         Some((a, b, c)) => {
             out.push_str(a);
@@ -176,7 +196,7 @@ fn opener() -> (&'static str, &'static [&'static str]) {
 
 /// Opens `path` in the system's browser, or says how to open it when there is none to
 /// start (no `xdg-open` on a server, or it failed).
-fn open_in_browser(path: &Path) -> Result<()> {
+pub fn open_in_browser(path: &Path) -> Result<()> {
     let (program, args) = opener();
     let shown = how_to_open(path);
     let status = Command::new(program)
@@ -261,6 +281,12 @@ pub fn write_beside(report: &Report, report_path: &Path) -> Result<()> {
 }
 
 pub fn run(a: Args) -> Result<ExitCode> {
+    if a.report.is_dir() {
+        if a.compare.is_some() || a.with_analysis {
+            bail!("--compare and --with-analysis take a report, not a directory; `gpuwhy view {}` writes the summary page of the reports in it", a.report.display());
+        }
+        return crate::summary::view_dir(&a.report, a.output, a.open);
+    }
     let report = Report::load(&a.report)?;
     let candidate = match &a.compare {
         Some(p) => Some((Report::load(p)?, p.as_path())),

@@ -26,6 +26,8 @@ pub mod rules;
 pub mod signals;
 pub mod stats;
 pub mod steps;
+#[cfg(feature = "summary")]
+pub mod summary;
 pub mod text;
 pub mod trace;
 

@@ -23,4 +23,5 @@ mod schema_merge;
 mod slow_init;
 mod slow_steps;
 mod steps;
+mod summary_schema;
 mod wakeups;

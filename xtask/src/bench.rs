@@ -18,6 +18,9 @@
 //!   `cargo xtask bench trace`).
 //! - merge: `gpuwhy merge` on 1 000 rank reports against diagnosing them one by one
 //!   (`bench_merge`; alone: `cargo xtask bench merge`).
+//! - summary: `gpuwhy summary` on 10,000 reports (JSON, and the page with every run's
+//!   page) and the page's first screen in Chromium, against diagnosing each report alone
+//!   (`bench_summary`; alone: `cargo xtask bench summary`).
 
 use std::time::Duration;
 
@@ -42,6 +45,7 @@ pub fn run(args: &[String]) -> Result<()> {
     viewer()?;
     crate::bench_trace::trace()?;
     crate::bench_merge::merge()?;
+    crate::bench_summary::summary()?;
     Ok(())
 }
 

@@ -33,7 +33,7 @@ const BASELINE_FILES: usize = 20;
 /// Same idea as `bench_trace`: a Python parent reports its only child's peak RSS (KiB), wall
 /// seconds and CPU seconds on stderr's last line (CPU time says what a busy shared machine's
 /// wall time does not).
-const PEAK_RSS: &str = "import resource, subprocess, sys, time\n\
+pub(crate) const PEAK_RSS: &str = "import resource, subprocess, sys, time\n\
 t = time.perf_counter()\n\
 p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE)\n\
 sys.stdout.buffer.write(p.stdout)\n\
@@ -42,7 +42,7 @@ print(f'{u.ru_maxrss} {time.perf_counter() - t} {u.ru_utime + u.ru_stime}', file
 sys.exit(p.returncode)\n";
 
 /// A deterministic number in −1..1 for rank `r` and stream `k` (no RNG dependency).
-fn jitter(r: u32, k: u32) -> f64 {
+pub(crate) fn jitter(r: u32, k: u32) -> f64 {
     let mut x = u64::from(r).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ u64::from(k).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x ^= x >> 31;
@@ -107,15 +107,15 @@ fn write_ranks(base: &Report, dir: &Path, ranks: u32) -> Result<usize> {
 }
 
 /// What one timed run measured.
-struct Timed {
-    stdout: Vec<u8>,
-    rss_kb: f64,
-    wall_s: f64,
-    cpu_s: f64,
+pub(crate) struct Timed {
+    pub stdout: Vec<u8>,
+    pub rss_kb: f64,
+    pub wall_s: f64,
+    pub cpu_s: f64,
 }
 
 /// Runs `gpuwhy ARGS` under the peak-RSS parent.
-fn timed(gpuwhy: &Path, args: &[&str], files: &[PathBuf]) -> Result<Timed> {
+pub(crate) fn timed(gpuwhy: &Path, args: &[&str], files: &[PathBuf]) -> Result<Timed> {
     let out = Command::new("python3")
         .args(["-c", PEAK_RSS])
         .arg(gpuwhy)

@@ -79,8 +79,8 @@ pub const LAYERS: &[Layer] = &[
     },
     Layer {
         name: "outputs",
-        modules: &["merge", "compare", "export"],
-        what: "join ranks, compare runs and export reports, feeding signals or calling analysis",
+        modules: &["merge", "compare", "export", "summary"],
+        what: "join ranks, compare runs, export reports and summarise many, feeding signals or calling analysis",
     },
     Layer {
         name: "front",

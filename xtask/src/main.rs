@@ -9,6 +9,7 @@ mod bench;
 mod bench_ffi;
 mod bench_merge;
 mod bench_sampler;
+mod bench_summary;
 mod bench_trace;
 mod bench_week;
 mod fuzz;
@@ -34,6 +35,9 @@ fn main() -> ExitCode {
         Some("bench") if args.get(1).map(String::as_str) == Some("trace") => bench_trace::trace(),
         Some("bench") if args.get(1).map(String::as_str) == Some("merge") => bench_merge::merge(),
         Some("bench") if args.get(1).map(String::as_str) == Some("week") => bench_week::week(),
+        Some("bench") if args.get(1).map(String::as_str) == Some("summary") => {
+            bench_summary::summary()
+        }
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
         Some("accuracy") => accuracy::run(&args[1..]),

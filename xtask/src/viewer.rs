@@ -167,8 +167,10 @@ pub fn test() -> Result<()> {
             .arg(viewer_dir().join("tests/browser/analyze.test.mjs"))
             .arg(viewer_dir().join("tests/browser/compare.test.mjs"))
             .arg(viewer_dir().join("tests/browser/page.test.mjs"))
+            .arg(viewer_dir().join("tests/browser/summary.test.mjs"))
             .env("GPUWHY_VIEWER_SITE", out.join("www"))
-            .env("GPUWHY_VIEWER_FIXTURES", &dir),
+            .env("GPUWHY_VIEWER_FIXTURES", &dir)
+            .env("GPUWHY_BIN", fixtures::gpuwhy_bin()?),
     )?;
     // After the tests, so that they run on a module over its size goal too.
     build::check_size(&out)?;

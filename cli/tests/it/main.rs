@@ -11,6 +11,7 @@ mod import;
 mod jobgpus;
 mod merge;
 mod ranks;
+mod summary;
 mod view;
 
 /// The built `gpuwhy` binary.

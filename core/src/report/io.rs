@@ -180,7 +180,7 @@ pub(crate) fn parse_json(bytes: &[u8], path: &Path) -> Result<Report> {
 }
 
 /// Refuses a `schema` that is missing, not gpuwhy's, unreadable or of a newer major version.
-fn check_schema(schema: Option<serde_json::Value>, path: &Path) -> Result<()> {
+pub(crate) fn check_schema(schema: Option<serde_json::Value>, path: &Path) -> Result<()> {
     let bad = |reason: String| Error::BadReport {
         path: path.to_path_buf(),
         reason,

@@ -38,6 +38,8 @@ pub use gz::gunzip_head;
 pub use health::{
     DeviceHealth, EccCounts, HealthReading, NvlinkErrors, RemappedRows, RetiredPages,
 };
+#[cfg(feature = "summary")]
+pub(crate) use io::check_schema;
 pub use io::write_atomic;
 pub(crate) use io::{parse_json, read_capped, unpack};
 pub use job::{ForeignProcess, JobGpus, JobGpusMethod, MigDevice};
