@@ -16,7 +16,7 @@ static META: RuleMeta = RuleMeta {
     title: "Training stalls every N steps",
     severity: Severity::Medium,
     doc: RuleDoc {
-        detects: "Step-time spikes that recur with a fixed period in steps (evaluation, checkpointing, logging with an implicit sync), optionally matching eval/checkpoint events.",
+        detects: "Step-time spikes that recur with a fixed period in steps (evaluation, checkpointing, logging with an implicit sync), optionally matching eval/checkpoint events. Without such events, a stall every GPU sits out together while NVLink/PCIe traffic rises is left to comm_sync (a collective every N micro-steps of gradient accumulation).",
         why: "A stall every N steps is time the GPUs spend idle; it often hides in averages and shows only in p95/p99.",
         evidence: "Count of step-time outliers, their spacing in steps and its regularity; eval/checkpoint events.",
         first: "Evaluate less often or in another process, checkpoint asynchronously, log from another thread without forcing a sync.",
@@ -68,6 +68,12 @@ impl Rule for PeriodicStall {
             .into_iter()
             .filter(|k| s.events.iter().any(|e| e.kind == *k))
             .collect();
+        // A stall that every GPU sits out together while the links carry a burst, with no
+        // eval/checkpoint/log event, is a collective (every N micro-steps of gradient
+        // accumulation): `comm_sync` names it.
+        if kinds.is_empty() && super::comm_sync::collective_in_dips(s) {
+            return None;
+        }
         let conf = if kinds.is_empty() { 0.7 } else { 0.9 };
         let cause = if kinds.is_empty() {
             String::new()
