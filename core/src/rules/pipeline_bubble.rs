@@ -1,0 +1,173 @@
+//! `pipeline_bubble`: pipeline-parallel stages idle in turn (the pipeline bubble).
+//!
+//! In a pipeline-parallel schedule (GPipe, 1F1B) with `p` stages and `m` micro-batches per
+//! batch, every stage idles `(p − 1)` micro-batch slots of each `(m + p − 1)` (Huang et al.
+//! 2019, GPipe; Narayanan et al. 2021, Megatron-LM PTD-P): stage `k` waits `k` slots while
+//! the pipe fills and `p − 1 − k` while it drains. From the samples: the GPUs idle about the
+//! same share of the time, their idle windows rarely meet (the first and the last stage's
+//! never do), and each GPU's dips lag its neighbour's by about one slot.
+
+use super::Weight;
+use super::{action, confidence, evidence, experiment, gpus, round, Rule, RuleDoc, RuleMeta};
+use crate::report::Comparator;
+use crate::report::{Cost, Evidence, Finding, Severity};
+use crate::signals::stagger::Stagger;
+use crate::signals::Signals;
+
+/// Fewest GPUs from which idling in turn reads as a pipeline: with two, a stagger is
+/// indistinguishable from two unrelated jobs out of step.
+pub const MIN_STAGES: usize = 3;
+
+/// Mean share of time each GPU dips from which the bubble is worth acting on: a tenth,
+/// the idle share `data_starvation` asks before input waits count (its `MIN_IDLE_SHARE`).
+/// GPipe calls the bubble negligible once `m ≥ 4p`, which is still ~16–19 % for 4–8 stages.
+pub const MIN_BUBBLE: f64 = 0.10;
+
+/// Share of time all GPUs dip at once, over the mean share each dips, below which they idle
+/// in turn rather than together. Waiting on one collective or on input keeps it near 1
+/// (`comm_sync` asks 0.7 of its dip agreement); a pipeline keeps it near 0, since the first
+/// and last stages never idle together.
+pub const MAX_COINCIDENCE: f64 = 0.3;
+
+/// Least idle GPU's dip share over the most idle one's from which the GPUs idle alike, as
+/// every stage of a pipeline does; one GPU idling much less is a straggler the others wait
+/// for (`rank_imbalance`).
+pub const MIN_EVENNESS: f64 = 0.5;
+
+/// Bubble below which the finding is `low`: GPipe calls the bubble negligible once there are
+/// four micro-batches per stage (`m ≥ 4p`), which leaves 16–18 % for 4–8 stages.
+pub const LOW_BUBBLE: f64 = 0.2;
+
+/// Bubble (mean dip share) from which the finding is `high`: GPipe's bubble with as many
+/// micro-batches as stages, `(p − 1)/(2p − 1)`, is over 40 % for 4 stages and more.
+pub const HIGH_BUBBLE: f64 = 0.4;
+
+static META: RuleMeta = RuleMeta {
+    id: "pipeline_bubble",
+    title: "Pipeline stages idle in turn (pipeline bubble)",
+    severity: Severity::Medium,
+    doc: RuleDoc {
+        detects: "Three or more GPUs that each dip (utilization under 20 %) for 10 % of the time or more, about equally (the least idle at least half the most idle), while all dip at once for under 0.3 of that share: they idle in turn, not together. Neighbouring GPUs whose dips lag each other by the same sign support it.",
+        why: "With p pipeline stages and m micro-batches per batch every stage idles (p − 1)/(m + p − 1) of the time while the pipe fills and drains; with few micro-batches that is most of the run.",
+        evidence: "Each GPU's dip share; the share of time all dip at once over the mean dip share; the evenness of the dip shares; the lag between neighbouring GPUs' dips. Lost share: the mean dip share (the bubble).",
+        first: "More micro-batches per batch (gradient accumulation steps in Megatron/DeepSpeed), an interleaved 1F1B schedule (virtual pipeline stages), or fewer pipeline stages (more tensor or data parallelism instead).",
+    },
+};
+
+/// See the module docs.
+pub struct PipelineBubble;
+
+impl Rule for PipelineBubble {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn evaluate(&self, s: &Signals) -> Option<Finding> {
+        let st = s.cross.stagger.as_ref()?;
+        let n = st.idle_shares.len();
+        if n < MIN_STAGES {
+            return None;
+        }
+        let mean = st.mean_idle();
+        let most = st.idle_shares.iter().map(|x| x.1).fold(0.0, f64::max);
+        let least = st.idle_shares.iter().map(|x| x.1).fold(1.0, f64::min);
+        let coincidence = if mean > 0.0 { st.all_idle / mean } else { 1.0 };
+        let mut ev = vec![
+            evidence(
+                "mean share of time each GPU dips (util_gpu < 20%)",
+                mean,
+                Comparator::AtLeast,
+                MIN_BUBBLE,
+                "fraction",
+                None,
+            ),
+            evidence(
+                "share of time all GPUs dip at once / mean dip share",
+                coincidence,
+                Comparator::Below,
+                MAX_COINCIDENCE,
+                "ratio",
+                None,
+            ),
+            evidence(
+                "least / most idle GPU's dip share",
+                if most > 0.0 { least / most } else { 0.0 },
+                Comparator::AtLeast,
+                MIN_EVENNESS,
+                "ratio",
+                None,
+            ),
+        ];
+        if !ev.iter().all(|e| e.agrees) {
+            return None;
+        }
+        let ordered = lags(st, &mut ev)?;
+        let lost = round(mean);
+        let devices: Vec<u32> = st.idle_shares.iter().map(|x| x.0).collect();
+        let mut f = META.finding(
+            confidence(&ev, &[STAGGER]) * 0.8,
+            format!(
+                "{} each idle ~{:.0}% of the time, in turn rather than together (all at once only {:.0}% of the time){}: the stages of a pipeline-parallel schedule waiting while the pipe fills and drains, ~{:.0}% of the run lost.",
+                gpus(&devices),
+                mean * 100.0,
+                st.all_idle * 100.0,
+                if ordered { ", each one's idle lagging its neighbour's" } else { "" },
+                lost * 100.0
+            ),
+            ev,
+        );
+        f.severity = if lost >= HIGH_BUBBLE {
+            Severity::High
+        } else if lost < LOW_BUBBLE {
+            Severity::Low
+        } else {
+            Severity::Medium
+        };
+        f.lost_share = Some(lost);
+        f.lost_share_basis = Some("time-weighted: the mean share of time each GPU dips below 20% utilization (the bubble each stage sits in)".into());
+        f.devices = devices;
+        f.actions = vec![
+            action(Cost::Low, "Raise the number of micro-batches per batch (gradient accumulation steps / num_microbatches): the bubble is (p − 1)/(m + p − 1) of the time"),
+            action(Cost::Medium, "Use an interleaved 1F1B schedule (Megatron's virtual pipeline stages, --num-layers-per-virtual-pipeline-stage): the bubble shrinks by the number of model chunks per GPU"),
+            action(Cost::High, "Use fewer pipeline stages (more tensor or data parallelism) when the model fits"),
+        ];
+        f.experiment = experiment(
+            "Double the micro-batches per batch (one change)",
+            "each GPU's idle share falls toward (p − 1)/(2m + p − 1); samples per second rise",
+            "mean dip share per GPU; samples per second",
+        );
+        f.unseen.push("The schedule itself (stages, micro-batches) is not recorded; the stage order is assumed to follow the GPU index.".into());
+        Some(f)
+    }
+}
+
+/// GPUs idling alike and in turn fired the finding: that weighs 2.
+const STAGGER: Weight = Weight::Prior(2.0);
+
+/// Adds the neighbour lags' evidence (weighing 1): every resolved lag of the same sign, as
+/// stages in index order are. `None` when resolved lags point both ways (GPUs out of step
+/// at random, not a pipeline); `Some(true)` when they are ordered.
+fn lags(st: &Stagger, ev: &mut Vec<Evidence>) -> Option<bool> {
+    let resolved: Vec<f64> = st
+        .neighbour_lags_s
+        .iter()
+        .copied()
+        .filter(|l| *l != 0.0)
+        .collect();
+    let ahead = resolved.iter().filter(|l| **l > 0.0).count();
+    if ahead > 0 && ahead < resolved.len() {
+        return None;
+    }
+    let share = resolved.len() as f64 / st.neighbour_lags_s.len().max(1) as f64;
+    let e = evidence(
+        "neighbouring GPU pairs whose dips lag each other the same way",
+        share,
+        Comparator::AtLeast,
+        1.0,
+        "fraction",
+        None,
+    );
+    let ordered = e.agrees;
+    ev.push(e.weighing(1.0));
+    Some(ordered)
+}
