@@ -7,8 +7,7 @@
 //! same share of the time, their idle windows rarely meet (the first and the last stage's
 //! never do), and each GPU's dips lag its neighbour's by about one slot.
 
-use super::Weight;
-use super::{action, confidence, evidence, experiment, gpus, round, Rule, RuleDoc, RuleMeta};
+use super::{action, evidence, experiment, gpus, round, Rule, RuleDoc, RuleMeta};
 use crate::report::Comparator;
 use crate::report::{Cost, Evidence, Finding, Severity};
 use crate::signals::stagger::Stagger;
@@ -34,6 +33,18 @@ pub const MAX_COINCIDENCE: f64 = 0.3;
 /// for (`rank_imbalance`).
 pub const MIN_EVENNESS: f64 = 0.5;
 
+/// Least span of the neighbour lags (first GPU to last) over each GPU's idle time per
+/// period. Stage `k` starts its first forward pass `k` forward slots after stage 0 and each
+/// stage idles `(p − 1)` forward-plus-backward slots per batch (GPipe, 1F1B), so the span is
+/// at least the forward share of the idle time, about a third with backward twice forward.
+pub const MIN_LAG_SPAN: f64 = 0.25;
+
+/// Largest span of the neighbour lags over each GPU's idle time per period: a later stage
+/// cannot start more than the time it idles after the first, so a span well beyond the
+/// idle time (GPUs of unrelated jobs out of step) is not a pipeline; the half on top allows
+/// for lags read to one sample.
+pub const MAX_LAG_SPAN: f64 = 1.5;
+
 /// Bubble below which the finding is `low`: GPipe calls the bubble negligible once there are
 /// four micro-batches per stage (`m ≥ 4p`), which leaves 16–18 % for 4–8 stages.
 pub const LOW_BUBBLE: f64 = 0.2;
@@ -47,9 +58,9 @@ static META: RuleMeta = RuleMeta {
     title: "Pipeline stages idle in turn (pipeline bubble)",
     severity: Severity::Medium,
     doc: RuleDoc {
-        detects: "Three or more GPUs that each dip (utilization under 20 %) for 10 % of the time or more, about equally (the least idle at least half the most idle), while all dip at once for under 0.3 of that share: they idle in turn, not together. Neighbouring GPUs whose dips lag each other by the same sign support it.",
+        detects: "Three or more GPUs that each dip (utilization under 20 %) for 10 % of the time or more, about equally (the least idle at least half the most idle), while all dip at once for under 0.3 of that share: they idle in turn, not together; neighbouring GPUs' dips lag each other the same way, and the lags from the first GPU to the last span 0.25–1.5 times each GPU's idle time per period, as the fill of a pipeline does.",
         why: "With p pipeline stages and m micro-batches per batch every stage idles (p − 1)/(m + p − 1) of the time while the pipe fills and drains; with few micro-batches that is most of the run.",
-        evidence: "Each GPU's dip share; the share of time all dip at once over the mean dip share; the evenness of the dip shares; the lag between neighbouring GPUs' dips. Lost share: the mean dip share (the bubble).",
+        evidence: "Each GPU's dip share; the share of time all dip at once over the mean dip share; the evenness of the dip shares; the lag between neighbouring GPUs' dips and their span against the idle time per period. Lost share: the mean dip share (the bubble).",
         first: "More micro-batches per batch (gradient accumulation steps in Megatron/DeepSpeed), an interleaved 1F1B schedule (virtual pipeline stages), or fewer pipeline stages (more tensor or data parallelism instead).",
     },
 };
@@ -101,17 +112,16 @@ impl Rule for PipelineBubble {
         if !ev.iter().all(|e| e.agrees) {
             return None;
         }
-        let ordered = lags(st, &mut ev)?;
+        lags(st, mean, &mut ev)?;
         let lost = round(mean);
         let devices: Vec<u32> = st.idle_shares.iter().map(|x| x.0).collect();
         let mut f = META.finding(
-            confidence(&ev, &[STAGGER]) * 0.8,
+            CONFIDENCE,
             format!(
-                "{} each idle ~{:.0}% of the time, in turn rather than together (all at once only {:.0}% of the time){}: the stages of a pipeline-parallel schedule waiting while the pipe fills and drains, ~{:.0}% of the run lost.",
+                "{} each idle ~{:.0}% of the time, in turn rather than together (all at once only {:.0}% of the time), each one's idle lagging its neighbour's: the stages of a pipeline-parallel schedule waiting while the pipe fills and drains, ~{:.0}% of the run lost.",
                 gpus(&devices),
                 mean * 100.0,
                 st.all_idle * 100.0,
-                if ordered { ", each one's idle lagging its neighbour's" } else { "" },
                 lost * 100.0
             ),
             ev,
@@ -141,33 +151,44 @@ impl Rule for PipelineBubble {
     }
 }
 
-/// GPUs idling alike and in turn fired the finding: that weighs 2.
-const STAGGER: Weight = Weight::Prior(2.0);
+/// Confidence of the finding: every signal it checks must agree for it to fire, but the
+/// schedule itself (stages, micro-batches) is not recorded and the stage order is assumed
+/// to follow the GPU index.
+const CONFIDENCE: f64 = 0.8;
 
-/// Adds the neighbour lags' evidence (weighing 1): every resolved lag of the same sign, as
-/// stages in index order are. `None` when resolved lags point both ways (GPUs out of step
-/// at random, not a pipeline); `Some(true)` when they are ordered.
-fn lags(st: &Stagger, ev: &mut Vec<Evidence>) -> Option<bool> {
-    let resolved: Vec<f64> = st
-        .neighbour_lags_s
-        .iter()
-        .copied()
-        .filter(|l| *l != 0.0)
-        .collect();
-    let ahead = resolved.iter().filter(|l| **l > 0.0).count();
-    if ahead > 0 && ahead < resolved.len() {
+/// Adds the neighbour lags' evidence: every lag resolved and of the same sign, as stages in
+/// index order are, and their span against each GPU's idle time per period. `None` when
+/// they say it is not a pipeline (lags both ways or unresolved, no common period, a span
+/// out of [`MIN_LAG_SPAN`]..[`MAX_LAG_SPAN`]).
+fn lags(st: &Stagger, mean_idle: f64, ev: &mut Vec<Evidence>) -> Option<()> {
+    let l = &st.neighbour_lags_s;
+    let ahead = l.iter().filter(|x| **x > 0.0).count();
+    let behind = l.iter().filter(|x| **x < 0.0).count();
+    if l.is_empty() || ahead.max(behind) < l.len() {
         return None;
     }
-    let share = resolved.len() as f64 / st.neighbour_lags_s.len().max(1) as f64;
-    let e = evidence(
-        "neighbouring GPU pairs whose dips lag each other the same way",
-        share,
+    let span = l.iter().sum::<f64>().abs();
+    let idle = mean_idle * st.period_s?;
+    let ratio = if idle > 0.0 {
+        span / idle
+    } else {
+        f64::INFINITY
+    };
+    ev.push(evidence(
+        "span of neighbour lags / each GPU's idle time per period",
+        ratio,
         Comparator::AtLeast,
-        1.0,
-        "fraction",
+        MIN_LAG_SPAN,
+        "ratio",
         None,
-    );
-    let ordered = e.agrees;
-    ev.push(e.weighing(1.0));
-    Some(ordered)
+    ));
+    ev.push(evidence(
+        "span of neighbour lags / each GPU's idle time per period",
+        ratio,
+        Comparator::Below,
+        MAX_LAG_SPAN,
+        "ratio",
+        None,
+    ));
+    ev.iter().rev().take(2).all(|e| e.agrees).then_some(())
 }

@@ -30,6 +30,9 @@ pub struct Stagger {
     /// For each such pair: the correlation of their dip series at the best lag minus at
     /// lag 0 (how much better the shifted series agree).
     pub lag_gains: Vec<f64>,
+    /// The shortest of the job GPUs' utilization periods, seconds, when each has one (the
+    /// autocorrelation may pick a multiple of the period on some GPUs).
+    pub period_s: Option<f64>,
     /// Aligned sample times read.
     pub samples: usize,
     /// Median spacing of the aligned sample times, seconds.
@@ -65,10 +68,12 @@ impl Stagger {
         let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
         gaps.sort_by(f64::total_cmp);
         let interval_s = gaps.get(gaps.len() / 2).copied().unwrap_or(0.0);
+        // Within half the shortest period: a longer lag would find the neighbour's previous
+        // or next cycle (the autocorrelation may pick a multiple of the period on some GPUs).
         let max_lag = live
             .iter()
             .filter_map(|d| d.util_period.map(|p| p.lag / 2))
-            .max()
+            .min()
             .unwrap_or(DEFAULT_MAX_LAG)
             .clamp(1, times.len() / 4);
         let mut out = Stagger {
@@ -78,6 +83,7 @@ impl Stagger {
                 .map(|(d, f)| (d.index, f.iter().sum::<f64>() / len))
                 .collect(),
             all_idle,
+            period_s: common_period(&live),
             samples: times.len(),
             interval_s,
             ..Default::default()
@@ -90,6 +96,21 @@ impl Stagger {
         }
         Some(out)
     }
+}
+
+/// The median of the devices' utilization periods (seconds) when every one has a clear one
+/// (autocorrelation at least 0.3, the level `stats::Period` calls clear).
+fn common_period(live: &[&DeviceSignals]) -> Option<f64> {
+    let mut p: Vec<f64> = live
+        .iter()
+        .map(|d| {
+            d.util_period
+                .filter(|p| p.strength >= 0.3)
+                .and(d.util_period_s)
+        })
+        .collect::<Option<Vec<f64>>>()?;
+    p.sort_by(f64::total_cmp);
+    p.get(p.len() / 2).copied()
 }
 
 /// The sample times (seconds) at which every device has a dip flag, the most recent
