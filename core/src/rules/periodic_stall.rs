@@ -80,23 +80,7 @@ impl Rule for PeriodicStall {
         } else {
             format!(" ({} events recorded)", kinds.join(", "))
         };
-        // What the stalls cost is the time the stall steps spent above a normal step, over
-        // the run's step time (evaluation and checkpoints between steps included): a stall
-        // every N steps never moves the median or, when rarer than 1 in 20, the p95.
-        let (lost, basis) = if st.stall_excess_share > 0.0 {
-            (
-                Some(round(st.stall_excess_share.clamp(0.0, 1.0))),
-                "time-weighted: time the outlier steps spent above the median step cycle, over the total step-cycle time".to_string(),
-            )
-        } else if st.count > 0 && st.step_p50_s > 0.0 {
-            let excess = (st.step_p95_s - st.step_p50_s).max(0.0) * st.outliers as f64;
-            (
-                Some(round((excess / (st.step_p50_s * st.count as f64 + excess)).clamp(0.0, 1.0))),
-                "estimated from the step-time p95 over p50 for each outlier (the per-step cycles were not kept)".to_string(),
-            )
-        } else {
-            (None, "not estimated: no step times".to_string())
-        };
+        let (lost, basis) = cost(st);
         let mut f = META.finding(conf, format!("Every ~{period:.0} steps a step takes far longer than the median{cause}: a periodic stall{}.", lost.map_or(String::new(), |l| format!(" costing ~{:.0}% of the run", l * 100.0))), ev);
         f.source = Some(FindingSource::Steps);
         f.lost_share = lost;
@@ -115,5 +99,25 @@ impl Rule for PeriodicStall {
             "step-time outliers; step time p99",
         );
         Some(f)
+    }
+}
+
+/// What the stalls cost, with its basis: the time the stall steps spent above a normal
+/// step, over the run's step time (evaluation and checkpoints between steps included); a
+/// stall every N steps never moves the median or, when rarer than 1 in 20, the p95.
+fn cost(st: &crate::signals::StepView) -> (Option<f64>, String) {
+    if st.stall_excess_share > 0.0 {
+        (
+            Some(round(st.stall_excess_share.clamp(0.0, 1.0))),
+            "time-weighted: time the outlier steps spent above the median step cycle, over the total step-cycle time".to_string(),
+        )
+    } else if st.count > 0 && st.step_p50_s > 0.0 {
+        let excess = (st.step_p95_s - st.step_p50_s).max(0.0) * st.outliers as f64;
+        (
+            Some(round((excess / (st.step_p50_s * st.count as f64 + excess)).clamp(0.0, 1.0))),
+            "estimated from the step-time p95 over p50 for each outlier (the per-step cycles were not kept)".to_string(),
+        )
+    } else {
+        (None, "not estimated: no step times".to_string())
     }
 }
