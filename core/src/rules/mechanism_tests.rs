@@ -304,6 +304,32 @@ fn gpus_idle_in_turn_at_a_fixed_lag_are_a_pipeline_bubble() {
     }
 }
 
+/// Four GPUs on an exact GPipe schedule: 4 micro-batches, forward slots of 2 samples,
+/// backward slots of 4. Stage k works forward in slots k..k+4, then backward from slot
+/// 7 + (3 − k) of the backward wave; each idles 18 of 42 samples, in blocks of different
+/// shapes (stage 0 once in the middle, stage 3 at the start and the end).
+#[test]
+fn an_exact_gpipe_schedule_is_a_pipeline_bubble() {
+    let (p, m, tf, tb) = (4usize, 4usize, 2usize, 4usize);
+    let cycle = (m + p - 1) * (tf + tb);
+    let n = 420;
+    let gpus = (0..p)
+        .map(|k| {
+            let bwd = (m + p - 1) * tf + (p - 1 - k) * tb;
+            let busy = |i: usize| {
+                let c = i % cycle;
+                (k * tf..(k + m) * tf).contains(&c) || (bwd..bwd + m * tb).contains(&c)
+            };
+            let util = (0..n).map(|i| if busy(i) { 97.0 } else { 3.0 }).collect();
+            (h100(k as u32), vec![(GpuMetric::UtilGpu, util)])
+        })
+        .collect();
+    let r = diagnosed(report(gpus));
+    let f = find(&r, "pipeline_bubble").expect("GPipe's bubble");
+    assert!((f.lost_share.expect("bubble") - 18.0 / 42.0).abs() < 0.02);
+    assert_eq!(f.severity, Severity::High);
+}
+
 #[test]
 fn gpus_idle_together_out_of_order_or_two_are_not_a_pipeline() {
     let together = diagnosed(staggered(4, |_| 0));

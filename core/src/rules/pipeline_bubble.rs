@@ -33,12 +33,6 @@ pub const MAX_COINCIDENCE: f64 = 0.3;
 /// for (`rank_imbalance`).
 pub const MIN_EVENNESS: f64 = 0.5;
 
-/// Least span of the neighbour lags (first GPU to last) over each GPU's idle time per
-/// period. Stage `k` starts its first forward pass `k` forward slots after stage 0 and each
-/// stage idles `(p − 1)` forward-plus-backward slots per batch (GPipe, 1F1B), so the span is
-/// at least the forward share of the idle time, about a third with backward twice forward.
-pub const MIN_LAG_SPAN: f64 = 0.25;
-
 /// Largest span of the neighbour lags over each GPU's idle time per period: a later stage
 /// cannot start more than the time it idles after the first, so a span well beyond the
 /// idle time (GPUs of unrelated jobs out of step) is not a pipeline; the half on top allows
@@ -58,7 +52,7 @@ static META: RuleMeta = RuleMeta {
     title: "Pipeline stages idle in turn (pipeline bubble)",
     severity: Severity::Medium,
     doc: RuleDoc {
-        detects: "Three or more GPUs that each dip (utilization under 20 %) for 10 % of the time or more, about equally (the least idle at least half the most idle), while all dip at once for under 0.3 of that share: they idle in turn, not together; neighbouring GPUs' dips lag each other the same way, and the lags from the first GPU to the last span 0.25–1.5 times each GPU's idle time per period, as the fill of a pipeline does.",
+        detects: "Three or more GPUs that each dip (utilization under 20 %) for 10 % of the time or more, about equally (the least idle at least half the most idle), while all dip at once for under 0.3 of that share: they idle in turn, not together; neighbouring GPUs' dips lag each other the same way (where a lag is resolved), and the lags from the first GPU to the last span at most 1.5 times each GPU's idle time per period (the loop's step where it marks steps, else the GPUs' utilization period), as the fill of a pipeline does.",
         why: "With p pipeline stages and m micro-batches per batch every stage idles (p − 1)/(m + p − 1) of the time while the pipe fills and drains; with few micro-batches that is most of the run.",
         evidence: "Each GPU's dip share; the share of time all dip at once over the mean dip share; the evenness of the dip shares; the lag between neighbouring GPUs' dips and their span against the idle time per period. Lost share: the mean dip share (the bubble).",
         first: "More micro-batches per batch (gradient accumulation steps in Megatron/DeepSpeed), an interleaved 1F1B schedule (virtual pipeline stages), or fewer pipeline stages (more tensor or data parallelism instead).",
@@ -112,7 +106,15 @@ impl Rule for PipelineBubble {
         if !ev.iter().all(|e| e.agrees) {
             return None;
         }
-        lags(st, mean, &mut ev)?;
+        // The batch period: the loop's own steps where it marks them, else the GPUs'
+        // utilization period.
+        let period = s
+            .steps
+            .as_ref()
+            .map(|x| x.step_p50_s)
+            .filter(|p| *p > 0.0)
+            .or(st.period_s);
+        lags(st, mean, period, &mut ev)?;
         let lost = round(mean);
         let devices: Vec<u32> = st.idle_shares.iter().map(|x| x.0).collect();
         let mut f = META.finding(
@@ -156,39 +158,35 @@ impl Rule for PipelineBubble {
 /// to follow the GPU index.
 const CONFIDENCE: f64 = 0.8;
 
-/// Adds the neighbour lags' evidence: every lag resolved and of the same sign, as stages in
-/// index order are, and their span against each GPU's idle time per period. `None` when
-/// they say it is not a pipeline (lags both ways or unresolved, no common period, a span
-/// out of [`MIN_LAG_SPAN`]..[`MAX_LAG_SPAN`]).
-fn lags(st: &Stagger, mean_idle: f64, ev: &mut Vec<Evidence>) -> Option<()> {
+/// Adds the neighbour lags' evidence: the lags that are resolved all point the same way, as
+/// stages in index order do, and their span stays within [`MAX_LAG_SPAN`] of each GPU's
+/// idle time per period (`period_s`, a batch). `None` when they say it is not a pipeline
+/// (lags both ways or none resolved, no period, a span beyond the idle time). A lag may
+/// read 0: where the backward pass is longer than the forward one, a GPipe stage's idle
+/// stretch is its neighbour's shrunk at both ends rather than shifted.
+fn lags(st: &Stagger, mean_idle: f64, period_s: Option<f64>, ev: &mut Vec<Evidence>) -> Option<()> {
     let l = &st.neighbour_lags_s;
     let ahead = l.iter().filter(|x| **x > 0.0).count();
     let behind = l.iter().filter(|x| **x < 0.0).count();
-    if l.is_empty() || ahead.max(behind) < l.len() {
+    if ahead.max(behind) == 0 || ahead.min(behind) > 0 {
         return None;
     }
     let span = l.iter().sum::<f64>().abs();
-    let idle = mean_idle * st.period_s?;
+    let idle = mean_idle * period_s?;
     let ratio = if idle > 0.0 {
         span / idle
     } else {
         f64::INFINITY
     };
-    ev.push(evidence(
-        "span of neighbour lags / each GPU's idle time per period",
-        ratio,
-        Comparator::AtLeast,
-        MIN_LAG_SPAN,
-        "ratio",
-        None,
-    ));
-    ev.push(evidence(
+    let e = evidence(
         "span of neighbour lags / each GPU's idle time per period",
         ratio,
         Comparator::Below,
         MAX_LAG_SPAN,
         "ratio",
         None,
-    ));
-    ev.iter().rev().take(2).all(|e| e.agrees).then_some(())
+    );
+    let agrees = e.agrees;
+    ev.push(e);
+    agrees.then_some(())
 }
