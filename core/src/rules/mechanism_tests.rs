@@ -190,6 +190,11 @@ fn a_sawtooth_with_a_data_phase_of_a_few_ms_is_not_read_as_an_input_wait() {
         .find(|e| e.metric == "data phase time / total step time")
         .expect("data phase");
     assert!(e.agrees && e.value < 0.02, "{e:?}");
+    let other = value(f, "phase `other` time / total step time");
+    assert!(
+        (other - 0.3).abs() < 0.01,
+        "the idle's likeliest place: {other}"
+    );
     assert!(
         !f.experiment.change.contains("num_workers"),
         "{:?}",

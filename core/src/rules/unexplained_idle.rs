@@ -57,7 +57,7 @@ static META: RuleMeta = RuleMeta {
     doc: RuleDoc {
         detects: "GPUs busy less than 80 % of the time (time-weighted: one minus the mean utilization over the span the job used them, start-up and shutdown idling left out), when no other finding accounts for that idle time. In an inference loop (forward passes marked, never a backward pass or an optimizer step) with a fifth of the step time outside the forward passes, the idle is read as waiting for requests, at low severity.",
         why: "An idle GPU always has a cause; when the recorded signals cannot show it, the answer is what was seen, what was missing, and the measurement that would tell — never silence.",
-        evidence: "Time-weighted mean utilization and idle share per GPU; the share of time near zero; swings between low and high utilization (a sawtooth is read as an input wait, with modest confidence, unless the loop marks a data phase under 5 % of the step time); memory use; each rule's measurement that came within a third of its threshold; which of step markers, a data phase, the host view and a profiler trace were missing.",
+        evidence: "Time-weighted mean utilization and idle share per GPU; the share of time near zero; swings between low and high utilization (a sawtooth is read as an input wait, with modest confidence, unless the loop marks a data phase under 5 % of the step time, when the largest other phase it marks is named instead); memory use; each rule's measurement that came within a third of its threshold; which of step markers, a data phase, the host view and a profiler trace were missing.",
         first: "Take the next measurement on the ladder: step markers with a data phase (`gw.data(loader)` in Python), then the host view (`gpuwhy record -o run.json -- python train.py`), then a profiler trace of a few steps (`gpuwhy diagnose run.json --trace trace.json`), then the one-variable experiment compared with `gpuwhy compare`.",
     },
 };
@@ -230,7 +230,7 @@ impl Rule for UnexplainedIdle {
         let small_data = small_data_phase(s, &mut ev);
         let reading = match (saw.is_empty(), small_data) {
             (true, _) => String::from("the cause is not visible in this data"),
-            (false, Some(d)) => format!("{} swings between low and high utilization, but the loop's data phase takes only {:.1}% of the step time: not an input wait; the idle falls in another part of the step", gpus(&saw), d * 100.0),
+            (false, Some(d)) => format!("{} swings between low and high utilization, but the loop's data phase takes only {:.1}% of the step time: not an input wait; {}", gpus(&saw), d * 100.0, elsewhere(s, &mut ev)),
             (false, None) => format!("{} swings between low and high utilization, a sawtooth: a data/input wait is the best-supported reading (modest confidence)", gpus(&saw)),
         };
         let conf = if saw.is_empty() || small_data.is_some() {
@@ -288,6 +288,22 @@ fn small_data_phase(s: &Signals, ev: &mut Vec<Evidence>) -> Option<f64> {
         ));
         d
     })
+}
+
+/// Where the idle time most likely falls when the data phase cannot hold it: the largest
+/// other phase the loop marks (with its evidence), else an unmarked part of the step.
+fn elsewhere(s: &Signals, ev: &mut Vec<Evidence>) -> String {
+    match s
+        .phase_activity
+        .as_ref()
+        .and_then(|p| p.largest_other.clone())
+    {
+        Some((name, share)) => {
+            ev.push(evidence(&format!("phase `{name}` time / total step time (the largest marked besides data, forward and backward)"), share, Comparator::AtLeast, SMALL_DATA_SHARE, "fraction", None));
+            format!("the loop's `{name}` phase takes {:.0}% of the step time, where the idle most likely falls", share * 100.0)
+        }
+        None => "the idle falls in a part of the step the loop does not mark".into(),
+    }
 }
 
 /// An inference (serving) loop's idle: the loop marks forward passes and never a backward

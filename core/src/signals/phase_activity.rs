@@ -62,6 +62,10 @@ pub struct PhaseActivity {
     /// The loop marks forward passes in most steps and never a backward pass or an
     /// optimizer step: an inference (serving) loop, not training.
     pub inference_only: bool,
+    /// The marked phase other than data, forward and backward that takes the largest share
+    /// of the total step time (all steps), with that share: where idle time the data phase
+    /// does not hold most likely falls.
+    pub largest_other: Option<(String, f64)>,
 }
 
 impl PhaseActivity {
@@ -96,6 +100,7 @@ impl PhaseActivity {
             compute_iqr_s: iqr(compute),
             step_iqr_s: iqr((0..n).map(dur).filter(|d| d.is_finite()).collect()),
             inference_only: inference_only(steps, n),
+            largest_other: largest_other(steps),
         })
     }
 }
@@ -106,6 +111,19 @@ fn iqr(mut v: Vec<f64>) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     Some(percentile_sorted(&v, 0.75) - percentile_sorted(&v, 0.25))
+}
+
+/// The marked phase besides data, forward and backward with the largest total time, and its
+/// share of the total step time.
+fn largest_other(steps: &StepsData) -> Option<(String, f64)> {
+    let total = steps.stats.get(crate::report::STEP_KEY)?.sum_s;
+    steps
+        .phases
+        .iter()
+        .filter(|n| !matches!(n.as_str(), "data" | "forward" | "backward"))
+        .filter_map(|n| Some((n.clone(), steps.stats.get(n)?.sum_s / total)))
+        .filter(|(_, x)| x.is_finite() && *x > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 /// Forward marked in at least half the kept steps; backward and optimizer in no step.
