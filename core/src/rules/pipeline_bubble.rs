@@ -115,41 +115,7 @@ impl Rule for PipelineBubble {
             .filter(|p| *p > 0.0)
             .or(st.period_s);
         lags(st, mean, period, &mut ev)?;
-        let lost = round(mean);
-        let devices: Vec<u32> = st.idle_shares.iter().map(|x| x.0).collect();
-        let mut f = META.finding(
-            CONFIDENCE,
-            format!(
-                "{} each idle ~{:.0}% of the time, in turn rather than together (all at once only {:.0}% of the time), each one's idle lagging its neighbour's: the stages of a pipeline-parallel schedule waiting while the pipe fills and drains, ~{:.0}% of the run lost.",
-                gpus(&devices),
-                mean * 100.0,
-                st.all_idle * 100.0,
-                lost * 100.0
-            ),
-            ev,
-        );
-        f.severity = if lost >= HIGH_BUBBLE {
-            Severity::High
-        } else if lost < LOW_BUBBLE {
-            Severity::Low
-        } else {
-            Severity::Medium
-        };
-        f.lost_share = Some(lost);
-        f.lost_share_basis = Some("time-weighted: the mean share of time each GPU dips below 20% utilization (the bubble each stage sits in)".into());
-        f.devices = devices;
-        f.actions = vec![
-            action(Cost::Low, "Raise the number of micro-batches per batch (gradient accumulation steps / num_microbatches): the bubble is (p − 1)/(m + p − 1) of the time"),
-            action(Cost::Medium, "Use an interleaved 1F1B schedule (Megatron's virtual pipeline stages, --num-layers-per-virtual-pipeline-stage): the bubble shrinks by the number of model chunks per GPU"),
-            action(Cost::High, "Use fewer pipeline stages (more tensor or data parallelism) when the model fits"),
-        ];
-        f.experiment = experiment(
-            "Double the micro-batches per batch (one change)",
-            "each GPU's idle share falls toward (p − 1)/(2m + p − 1); samples per second rise",
-            "mean dip share per GPU; samples per second",
-        );
-        f.unseen.push("The schedule itself (stages, micro-batches) is not recorded; the stage order is assumed to follow the GPU index.".into());
-        Some(f)
+        Some(finding(st, mean, ev))
     }
 }
 
@@ -189,4 +155,43 @@ fn lags(st: &Stagger, mean_idle: f64, period_s: Option<f64>, ev: &mut Vec<Eviden
     let agrees = e.agrees;
     ev.push(e);
     agrees.then_some(())
+}
+
+/// The finding once the GPUs idle in turn: the bubble is the mean dip share.
+fn finding(st: &Stagger, mean: f64, ev: Vec<Evidence>) -> Finding {
+    let lost = round(mean);
+    let devices: Vec<u32> = st.idle_shares.iter().map(|x| x.0).collect();
+    let mut f = META.finding(
+        CONFIDENCE,
+        format!(
+            "{} each idle ~{:.0}% of the time, in turn rather than together (all at once only {:.0}% of the time), each one's idle lagging its neighbour's: the stages of a pipeline-parallel schedule waiting while the pipe fills and drains, ~{:.0}% of the run lost.",
+            gpus(&devices),
+            mean * 100.0,
+            st.all_idle * 100.0,
+            lost * 100.0
+        ),
+        ev,
+    );
+    f.severity = if lost >= HIGH_BUBBLE {
+        Severity::High
+    } else if lost < LOW_BUBBLE {
+        Severity::Low
+    } else {
+        Severity::Medium
+    };
+    f.lost_share = Some(lost);
+    f.lost_share_basis = Some("time-weighted: the mean share of time each GPU dips below 20% utilization (the bubble each stage sits in)".into());
+    f.devices = devices;
+    f.actions = vec![
+        action(Cost::Low, "Raise the number of micro-batches per batch (gradient accumulation steps / num_microbatches): the bubble is (p − 1)/(m + p − 1) of the time"),
+        action(Cost::Medium, "Use an interleaved 1F1B schedule (Megatron's virtual pipeline stages, --num-layers-per-virtual-pipeline-stage): the bubble shrinks by the number of model chunks per GPU"),
+        action(Cost::High, "Use fewer pipeline stages (more tensor or data parallelism) when the model fits"),
+    ];
+    f.experiment = experiment(
+        "Double the micro-batches per batch (one change)",
+        "each GPU's idle share falls toward (p − 1)/(2m + p − 1); samples per second rise",
+        "mean dip share per GPU; samples per second",
+    );
+    f.unseen.push("The schedule itself (stages, micro-batches) is not recorded; the stage order is assumed to follow the GPU index.".into());
+    f
 }
