@@ -299,7 +299,7 @@ fn gpus_idle_in_turn_at_a_fixed_lag_are_a_pipeline_bubble() {
     assert_eq!(f.severity, Severity::Medium);
     assert!((f.lost_share.expect("bubble") - 0.3).abs() < 0.02);
     assert!(value(f, "share of time all GPUs dip at once") < 0.05);
-    let span = value(f, "span of neighbour lags");
+    let span = value(f, "span of resolved neighbour lags");
     assert!(
         (span - 1.0).abs() < 0.1,
         "3 lags of 0.2 s over 0.6 s idle: {span}"
@@ -348,6 +348,31 @@ fn gpus_idle_together_out_of_order_or_two_are_not_a_pipeline() {
     assert!(
         find(&two, "pipeline_bubble").is_none(),
         "two GPUs out of step"
+    );
+    // Unrelated jobs out of step: ordered lags of 0.5 s, 1.5 s from first to last, but each
+    // GPU idles 0.4 s a period; a later stage cannot start more than its idle time late.
+    let apart = diagnosed(staggered_idle(4, 4, |k| 5 * k as usize));
+    assert!(
+        find(&apart, "pipeline_bubble").is_none(),
+        "lags span beyond the idle time"
+    );
+    // Unrelated jobs at their own paces: periods of 2.0, 2.2, 2.4 and 2.6 s.
+    let paces = report(
+        (0..4u32)
+            .map(|k| {
+                (
+                    h100(k),
+                    vec![(
+                        GpuMetric::UtilGpu,
+                        square(400, 20 + 2 * k as usize, 6, 3.0, 97.0),
+                    )],
+                )
+            })
+            .collect(),
+    );
+    assert!(
+        find(&diagnosed(paces), "pipeline_bubble").is_none(),
+        "periods differ"
     );
 }
 

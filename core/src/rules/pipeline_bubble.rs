@@ -39,6 +39,18 @@ pub const MIN_EVENNESS: f64 = 0.5;
 /// for lags read to one sample.
 pub const MAX_LAG_SPAN: f64 = 1.5;
 
+/// Gain in correlation of two neighbours' dip series at their best lag over lag 0 below
+/// which the lag is not resolved: a correlation over a few hundred samples moves by about
+/// 1/√n ≈ 0.05–0.07 with sampling jitter alone. GPUs of one pattern shifted in time gain
+/// 0.3 or more; GPipe stages, whose idle stretches differ in shape rather than shift, gain
+/// about 0.01 and count as unresolved.
+pub const MIN_LAG_GAIN: f64 = 0.05;
+
+/// Relative tolerance within which every GPU's utilization period is a whole multiple of
+/// the shortest: all stages of a pipeline repeat at the batch period (the autocorrelation
+/// may pick a multiple of it on some), while GPUs of unrelated jobs need not.
+pub const PERIOD_TOLERANCE: f64 = 0.1;
+
 /// Bubble below which the finding is `low`: GPipe calls the bubble negligible once there are
 /// four micro-batches per stage (`m ≥ 4p`), which leaves 16–18 % for 4–8 stages.
 pub const LOW_BUBBLE: f64 = 0.2;
@@ -52,7 +64,7 @@ static META: RuleMeta = RuleMeta {
     title: "Pipeline stages idle in turn (pipeline bubble)",
     severity: Severity::Medium,
     doc: RuleDoc {
-        detects: "Three or more GPUs that each dip (utilization under 20 %) for 10 % of the time or more, about equally (the least idle at least half the most idle), while all dip at once for under 0.3 of that share: they idle in turn, not together; neighbouring GPUs' dips lag each other the same way (where a lag is resolved), and the lags from the first GPU to the last span at most 1.5 times each GPU's idle time per period (the loop's step where it marks steps, else the GPUs' utilization period), as the fill of a pipeline does.",
+        detects: "Three or more GPUs that each dip (utilization under 20 %) for 10 % of the time or more, about equally (the least idle at least half the most idle), while all dip at once for under 0.3 of that share: they idle in turn, not together; every GPU repeats at one period; neighbouring GPUs' dips lag each other the same way where a lag is resolved, and the lags from the first GPU to the last span at most 1.5 times each GPU's idle time per period (the loop's step where it marks steps, else the GPUs' utilization period), as the fill of a pipeline does.",
         why: "With p pipeline stages and m micro-batches per batch every stage idles (p − 1)/(m + p − 1) of the time while the pipe fills and drains; with few micro-batches that is most of the run.",
         evidence: "Each GPU's dip share; the share of time all dip at once over the mean dip share; the evenness of the dip shares; the lag between neighbouring GPUs' dips and their span against the idle time per period. Lost share: the mean dip share (the bubble).",
         first: "More micro-batches per batch (gradient accumulation steps in Megatron/DeepSpeed), an interleaved 1F1B schedule (virtual pipeline stages), or fewer pipeline stages (more tensor or data parallelism instead).",
@@ -124,20 +136,43 @@ impl Rule for PipelineBubble {
 /// to follow the GPU index.
 const CONFIDENCE: f64 = 0.8;
 
-/// Adds the neighbour lags' evidence: the lags that are resolved all point the same way, as
-/// stages in index order do, and their span stays within [`MAX_LAG_SPAN`] of each GPU's
-/// idle time per period (`period_s`, a batch). `None` when they say it is not a pipeline
-/// (lags both ways or none resolved, no period, a span beyond the idle time). A lag may
-/// read 0: where the backward pass is longer than the forward one, a GPipe stage's idle
-/// stretch is its neighbour's shrunk at both ends rather than shifted.
+/// Adds the neighbour lags' and periods' evidence: every GPU repeats at the batch period
+/// (a whole multiple of the shortest GPU period, within [`PERIOD_TOLERANCE`]), the resolved
+/// lags (a gain of [`MIN_LAG_GAIN`] or more) all point the same way, as stages in index
+/// order do, and their span stays within [`MAX_LAG_SPAN`] of each GPU's idle time per period
+/// (`period_s`, a batch). `None` when they say it is not a pipeline. A lag may be
+/// unresolved: where the backward pass is longer than the forward one, a GPipe stage's
+/// idle stretch is its neighbour's shrunk at both ends rather than shifted.
 fn lags(st: &Stagger, mean_idle: f64, period_s: Option<f64>, ev: &mut Vec<Evidence>) -> Option<()> {
-    let l = &st.neighbour_lags_s;
-    let ahead = l.iter().filter(|x| **x > 0.0).count();
-    let behind = l.iter().filter(|x| **x < 0.0).count();
-    if ahead.max(behind) == 0 || ahead.min(behind) > 0 {
+    let periods = st.periods_s.as_ref()?;
+    let shortest = st.period_s.filter(|p| *p > 0.0)?;
+    let off = periods
+        .iter()
+        .map(|p| ((p / shortest) - (p / shortest).round()).abs())
+        .fold(0.0, f64::max);
+    let e = evidence(
+        "GPU periods off a whole multiple of the shortest",
+        off,
+        Comparator::Below,
+        PERIOD_TOLERANCE,
+        "fraction",
+        None,
+    );
+    let same_period = e.agrees;
+    ev.push(e);
+    let resolved: Vec<f64> = st
+        .neighbour_lags_s
+        .iter()
+        .zip(&st.lag_gains)
+        .filter(|(_, g)| **g >= MIN_LAG_GAIN)
+        .map(|(l, _)| *l)
+        .collect();
+    let ahead = resolved.iter().filter(|x| **x > 0.0).count();
+    let behind = resolved.iter().filter(|x| **x < 0.0).count();
+    if !same_period || ahead.min(behind) > 0 {
         return None;
     }
-    let span = l.iter().sum::<f64>().abs();
+    let span = resolved.iter().sum::<f64>().abs();
     let idle = mean_idle * period_s?;
     let ratio = if idle > 0.0 {
         span / idle
@@ -145,7 +180,7 @@ fn lags(st: &Stagger, mean_idle: f64, period_s: Option<f64>, ev: &mut Vec<Eviden
         f64::INFINITY
     };
     let e = evidence(
-        "span of neighbour lags / each GPU's idle time per period",
+        "span of resolved neighbour lags / each GPU's idle time per period",
         ratio,
         Comparator::Below,
         MAX_LAG_SPAN,

@@ -33,6 +33,8 @@ pub struct Stagger {
     /// The shortest of the job GPUs' utilization periods, seconds, when each has one (the
     /// autocorrelation may pick a multiple of the period on some GPUs).
     pub period_s: Option<f64>,
+    /// Each job GPU's utilization period, seconds, in index order, when each has a clear one.
+    pub periods_s: Option<Vec<f64>>,
     /// Aligned sample times read.
     pub samples: usize,
     /// Median spacing of the aligned sample times, seconds.
@@ -83,11 +85,15 @@ impl Stagger {
                 .map(|(d, f)| (d.index, f.iter().sum::<f64>() / len))
                 .collect(),
             all_idle,
-            period_s: common_period(&live),
+            periods_s: periods(&live),
             samples: times.len(),
             interval_s,
             ..Default::default()
         };
+        out.period_s = out
+            .periods_s
+            .as_ref()
+            .and_then(|p| p.iter().copied().reduce(f64::min));
         for pair in flags.windows(2) {
             if let Some((lag, gain)) = best_lag(&pair[0], &pair[1], max_lag) {
                 out.neighbour_lags_s.push(lag as f64 * interval_s);
@@ -98,19 +104,16 @@ impl Stagger {
     }
 }
 
-/// The median of the devices' utilization periods (seconds) when every one has a clear one
+/// The devices' utilization periods (seconds) when every one has a clear one
 /// (autocorrelation at least 0.3, the level `stats::Period` calls clear).
-fn common_period(live: &[&DeviceSignals]) -> Option<f64> {
-    let mut p: Vec<f64> = live
-        .iter()
+fn periods(live: &[&DeviceSignals]) -> Option<Vec<f64>> {
+    live.iter()
         .map(|d| {
             d.util_period
                 .filter(|p| p.strength >= 0.3)
                 .and(d.util_period_s)
         })
-        .collect::<Option<Vec<f64>>>()?;
-    p.sort_by(f64::total_cmp);
-    p.get(p.len() / 2).copied()
+        .collect()
 }
 
 /// The sample times (seconds) at which every device has a dip flag, the most recent
