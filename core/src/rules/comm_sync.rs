@@ -17,6 +17,11 @@ pub const MIN_DIP_SHARE: f64 = 0.05;
 pub const TRAFFIC_RATIO: f64 = 1.5;
 /// Data-phase share p50 from which the dips are input waits instead (data_starvation).
 pub const DATA_WAIT_SHARE: f64 = 0.15;
+/// Largest coefficient of variation of the spacing of slow steps from which they recur
+/// every N steps (a collective at each gradient-accumulation boundary): the regularity
+/// `periodic_stall` asks of a fixed period (its `MAX_SPACING_CV`; that rule defers to this
+/// one, so the number is repeated rather than imported).
+pub const MAX_SPACING_CV: f64 = 0.2;
 
 static META: RuleMeta = RuleMeta {
     id: "comm_sync",
@@ -43,36 +48,7 @@ impl Rule for CommSync {
         if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {
             return Some(f);
         }
-        let agreement = s.cross.dip_agreement?;
-        let n = s.job_devices().count();
-        if n < 2 {
-            return None;
-        }
-        let samples = s
-            .sampled_devices()
-            .map(|d| d.samples)
-            .max()
-            .unwrap_or(0)
-            .max(1);
-        let dip_share = s.cross.dip_samples as f64 * agreement / samples as f64;
-        let mut ev = vec![
-            evidence(
-                "share of dip times at which all GPUs dip",
-                agreement,
-                Comparator::AtLeast,
-                MIN_DIP_AGREEMENT,
-                "fraction",
-                None,
-            ),
-            evidence(
-                "share of samples in synchronized dips",
-                dip_share,
-                Comparator::AtLeast,
-                MIN_DIP_SHARE,
-                "fraction",
-                None,
-            ),
-        ];
+        let (n, dip_share, mut ev) = dips(s)?;
         if !(ev[0].agrees && ev[1].agrees) {
             return None;
         }
@@ -94,17 +70,71 @@ impl Rule for CommSync {
     }
 }
 
-/// What supports synchronized dips besides the dips themselves: traffic bursts inside them
-/// and dips that repeat on every GPU, each weighing 1.
-fn supporting_evidence(s: &Signals, n: usize, ev: &mut Vec<Evidence>) {
+/// The synchronized dips' evidence: the number of job GPUs, the share of samples in dips
+/// every GPU shares, and the two evidence items (agreement, share); `None` with fewer than
+/// two GPUs or no dips.
+fn dips(s: &Signals) -> Option<(usize, f64, Vec<Evidence>)> {
+    let agreement = s.cross.dip_agreement?;
+    let n = s.job_devices().count();
+    if n < 2 {
+        return None;
+    }
+    let samples = s
+        .sampled_devices()
+        .map(|d| d.samples)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let dip_share = s.cross.dip_samples as f64 * agreement / samples as f64;
+    let ev = vec![
+        evidence(
+            "share of dip times at which all GPUs dip",
+            agreement,
+            Comparator::AtLeast,
+            MIN_DIP_AGREEMENT,
+            "fraction",
+            None,
+        ),
+        evidence(
+            "share of samples in synchronized dips",
+            dip_share,
+            Comparator::AtLeast,
+            MIN_DIP_SHARE,
+            "fraction",
+            None,
+        ),
+    ];
+    Some((n, dip_share, ev))
+}
+
+/// Whether the job's GPUs dip together, with no input wait to explain it and link traffic
+/// rising in the dips: the picture of a collective every GPU waits for. `periodic_stall`
+/// leaves a stall with this picture to this rule (a collective every N micro-steps of
+/// gradient accumulation is communication, not an eval or a checkpoint).
+pub(crate) fn collective_in_dips(s: &Signals) -> bool {
+    dips(s).is_some_and(|(_, _, ev)| ev.iter().all(|e| e.agrees))
+        && s.steps
+            .as_ref()
+            .and_then(|st| st.data_share_p50)
+            .is_none_or(|d| d < DATA_WAIT_SHARE)
+        && traffic_ratio(s).is_some_and(|r| r >= TRAFFIC_RATIO)
+}
+
+/// Mean over the GPUs of NVLink+PCIe traffic in dips over traffic outside them.
+fn traffic_ratio(s: &Signals) -> Option<f64> {
     let ratios: Vec<f64> = s
         .sampled_devices()
         .filter_map(|d| d.traffic_in_dips)
         .filter(|(_, out)| *out > 0.0)
         .map(|(i, o)| i / o)
         .collect();
-    if !ratios.is_empty() {
-        let r = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    (!ratios.is_empty()).then(|| ratios.iter().sum::<f64>() / ratios.len() as f64)
+}
+
+/// What supports synchronized dips besides the dips themselves: traffic bursts inside them
+/// and dips that repeat on every GPU, each weighing 1.
+fn supporting_evidence(s: &Signals, n: usize, ev: &mut Vec<Evidence>) {
+    if let Some(r) = traffic_ratio(s) {
         let e = evidence(
             "NVLink+PCIe traffic in dips / outside",
             r,
@@ -141,7 +171,7 @@ fn finding(s: &Signals, n: usize, dip_share: f64, ev: Vec<Evidence>) -> Finding 
     let lost = s.cross.all_idle_share.unwrap_or(dip_share);
     let mut f = META.finding(
         confidence(&ev, &[DIPS]) * if s.steps.is_some() { 0.85 } else { 0.7 },
-        format!("All {n} GPUs dip together in {:.0}% of samples: they wait on each other (collective communication), not on input. About {:.0}% of the run is lost, estimated as the share of time at which every GPU idles at once.", dip_share * 100.0, lost * 100.0),
+        format!("All {n} GPUs dip together in {:.0}% of samples{}: they wait on each other (collective communication), not on input. About {:.0}% of the run is lost, estimated as the share of time at which every GPU idles at once.", dip_share * 100.0, every_n_steps(s), lost * 100.0),
         ev,
     );
     f.lost_share = Some(round(lost));
@@ -164,6 +194,20 @@ fn finding(s: &Signals, n: usize, dip_share: f64, ev: Vec<Evidence>) -> Finding 
     );
     f.unseen.push("Without a profiler trace the NCCL kernels and their overlap with compute are not visible; a PyTorch profiler trace shows them.".into());
     f
+}
+
+/// When the steps show the stall every N steps (a collective at each gradient-accumulation
+/// boundary), the words that say so.
+fn every_n_steps(s: &Signals) -> String {
+    let Some(st) = s.steps.as_ref() else {
+        return String::new();
+    };
+    match (st.outlier_period_steps, st.outlier_spacing_cv) {
+        (Some(p), Some(cv)) if p > 1.0 && cv < MAX_SPACING_CV => format!(
+            ", in a step every ~{p:.0} steps (a collective at each gradient-accumulation boundary)"
+        ),
+        _ => String::new(),
+    }
 }
 
 // Evidence from a profiler trace, tried first when one is attached.

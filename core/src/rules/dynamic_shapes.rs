@@ -17,13 +17,18 @@ pub const MIN_P95_OVER_P50: f64 = 1.5;
 pub const MAX_PERIOD_STRENGTH: f64 = 0.3;
 /// Spread of memory used (p95 − p5) over total from which allocations follow the shapes.
 pub const MEM_SWING: f64 = 0.05;
+/// Share of the step-time spread (IQR, seconds) the forward + backward phases must carry
+/// for the spread to be shapes: changing shapes change the compute, and forward and backward
+/// are most of a training step, so they carry most of its spread. Under a third of it, the
+/// spread lies elsewhere (input waits, idle time between requests in serving).
+pub const MIN_COMPUTE_SPREAD_SHARE: f64 = 0.33;
 
 static META: RuleMeta = RuleMeta {
     id: "dynamic_shapes",
     title: "Input shapes change every step",
     severity: Severity::Medium,
     doc: RuleDoc {
-        detects: "Step times that vary widely without a period, with memory use swinging along.",
+        detects: "Step times that vary widely without a period, with memory use swinging along; not when the loop marks forward/backward phases and they carry under a third of the step-time spread (IQR), since varying shapes vary the compute.",
         why: "Varying shapes defeat kernel autotuning, CUDA Graphs and torch.compile (recompiles), and fragment the allocator.",
         evidence: "Step time IQR/p50 and p95/p50; absence of periodicity; mem_used p95 − p5 over total.",
         first: "Pad or bucket inputs to a few fixed shapes, then compile or capture graphs.",
@@ -69,6 +74,17 @@ impl Rule for DynamicShapes {
             .is_some_and(|cv| cv < super::periodic_stall::MAX_SPACING_CV)
         {
             return None;
+        }
+        // Shapes vary the compute: where the loop marks it and it carries little of the
+        // spread, the spread is elsewhere (an input wait, idle time between requests).
+        if let Some((compute, step)) = s
+            .phase_activity
+            .as_ref()
+            .and_then(|p| p.compute_iqr_s.zip(p.step_iqr_s))
+        {
+            if step > 0.0 && compute < MIN_COMPUTE_SPREAD_SHARE * step {
+                return None;
+            }
         }
         let strength = st.step_period.map_or(0.0, |p| p.strength);
         let e3 = evidence(

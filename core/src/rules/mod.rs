@@ -20,6 +20,7 @@ mod memory_headroom;
 mod near_miss;
 mod pcie_degraded;
 mod periodic_stall;
+mod pipeline_bubble;
 mod rank_imbalance;
 mod recompute_overhead;
 mod shared_gpu;
@@ -45,6 +46,7 @@ pub use memory_bound::MemoryBound;
 pub use memory_headroom::MemoryHeadroom;
 pub use pcie_degraded::PcieDegraded;
 pub use periodic_stall::PeriodicStall;
+pub use pipeline_bubble::PipelineBubble;
 pub(crate) use rank_imbalance::ev;
 pub use rank_imbalance::{RankImbalance, MAX_NAMED};
 pub use recompute_overhead::RecomputeOverhead;
@@ -220,6 +222,7 @@ pub static RULES: &[&dyn Rule] = &[
     &AllocatorStall,
     &CpuOptimizer,
     &SharedGpu,
+    &PipelineBubble,
     &IdleGpu,
     &UnexplainedIdle,
 ];
@@ -337,6 +340,9 @@ mod registry_tests {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+#[cfg(test)]
+mod mechanism_tests;
 
 #[cfg(test)]
 mod weight_tests {

@@ -16,7 +16,7 @@ static META: RuleMeta = RuleMeta {
     title: "Training stalls every N steps",
     severity: Severity::Medium,
     doc: RuleDoc {
-        detects: "Step-time spikes that recur with a fixed period in steps (evaluation, checkpointing, logging with an implicit sync), optionally matching eval/checkpoint events.",
+        detects: "Step-time spikes that recur with a fixed period in steps (evaluation, checkpointing, logging with an implicit sync), optionally matching eval/checkpoint events. Without such events, a stall every GPU sits out together while NVLink/PCIe traffic rises is left to comm_sync (a collective every N micro-steps of gradient accumulation).",
         why: "A stall every N steps is time the GPUs spend idle; it often hides in averages and shows only in p95/p99.",
         evidence: "Count of step-time outliers, their spacing in steps and its regularity; eval/checkpoint events.",
         first: "Evaluate less often or in another process, checkpoint asynchronously, log from another thread without forcing a sync.",
@@ -68,29 +68,19 @@ impl Rule for PeriodicStall {
             .into_iter()
             .filter(|k| s.events.iter().any(|e| e.kind == *k))
             .collect();
+        // A stall that every GPU sits out together while the links carry a burst, with no
+        // eval/checkpoint/log event, is a collective (every N micro-steps of gradient
+        // accumulation): `comm_sync` names it.
+        if kinds.is_empty() && super::comm_sync::collective_in_dips(s) {
+            return None;
+        }
         let conf = if kinds.is_empty() { 0.7 } else { 0.9 };
         let cause = if kinds.is_empty() {
             String::new()
         } else {
             format!(" ({} events recorded)", kinds.join(", "))
         };
-        // What the stalls cost is the time the stall steps spent above a normal step, over
-        // the run's step time (evaluation and checkpoints between steps included): a stall
-        // every N steps never moves the median or, when rarer than 1 in 20, the p95.
-        let (lost, basis) = if st.stall_excess_share > 0.0 {
-            (
-                Some(round(st.stall_excess_share.clamp(0.0, 1.0))),
-                "time-weighted: time the outlier steps spent above the median step cycle, over the total step-cycle time".to_string(),
-            )
-        } else if st.count > 0 && st.step_p50_s > 0.0 {
-            let excess = (st.step_p95_s - st.step_p50_s).max(0.0) * st.outliers as f64;
-            (
-                Some(round((excess / (st.step_p50_s * st.count as f64 + excess)).clamp(0.0, 1.0))),
-                "estimated from the step-time p95 over p50 for each outlier (the per-step cycles were not kept)".to_string(),
-            )
-        } else {
-            (None, "not estimated: no step times".to_string())
-        };
+        let (lost, basis) = cost(st);
         let mut f = META.finding(conf, format!("Every ~{period:.0} steps a step takes far longer than the median{cause}: a periodic stall{}.", lost.map_or(String::new(), |l| format!(" costing ~{:.0}% of the run", l * 100.0))), ev);
         f.source = Some(FindingSource::Steps);
         f.lost_share = lost;
@@ -109,5 +99,25 @@ impl Rule for PeriodicStall {
             "step-time outliers; step time p99",
         );
         Some(f)
+    }
+}
+
+/// What the stalls cost, with its basis: the time the stall steps spent above a normal
+/// step, over the run's step time (evaluation and checkpoints between steps included); a
+/// stall every N steps never moves the median or, when rarer than 1 in 20, the p95.
+fn cost(st: &crate::signals::StepView) -> (Option<f64>, String) {
+    if st.stall_excess_share > 0.0 {
+        (
+            Some(round(st.stall_excess_share.clamp(0.0, 1.0))),
+            "time-weighted: time the outlier steps spent above the median step cycle, over the total step-cycle time".to_string(),
+        )
+    } else if st.count > 0 && st.step_p50_s > 0.0 {
+        let excess = (st.step_p95_s - st.step_p50_s).max(0.0) * st.outliers as f64;
+        (
+            Some(round((excess / (st.step_p50_s * st.count as f64 + excess)).clamp(0.0, 1.0))),
+            "estimated from the step-time p95 over p50 for each outlier (the per-step cycles were not kept)".to_string(),
+        )
+    } else {
+        (None, "not estimated: no step times".to_string())
     }
 }

@@ -31,6 +31,11 @@ pub const IDLE_CONFIDENCE: f64 = 0.8;
 /// samples cannot see the data phase.
 pub const READING_CONFIDENCE: f64 = 0.5;
 
+/// Data-phase time over total step time below which the marked data phase rules out an
+/// input wait as the reading of a sawtooth: XProf calls a job "moderately input-bound" only
+/// from 5 % of step time spent on input (docs/references.md#xprof).
+pub const SMALL_DATA_SHARE: f64 = 0.05;
+
 /// Memory used over total from which memory counts as nearly full (the guides keep 20–30 %
 /// free; under 10 % free leaves no room for a larger batch).
 pub const MEMORY_NEARLY_FULL: f64 = 0.9;
@@ -50,9 +55,9 @@ static META: RuleMeta = RuleMeta {
     title: "GPU idle, cause not visible in this data",
     severity: Severity::Medium,
     doc: RuleDoc {
-        detects: "GPUs busy less than 80 % of the time (time-weighted: one minus the mean utilization over the span the job used them, start-up and shutdown idling left out), when no other finding accounts for that idle time.",
+        detects: "GPUs busy less than 80 % of the time (time-weighted: one minus the mean utilization over the span the job used them, start-up and shutdown idling left out), when no other finding accounts for that idle time. In an inference loop (forward passes marked, never a backward pass or an optimizer step) with a fifth of the step time outside the forward passes, the idle is read as waiting for requests, at low severity.",
         why: "An idle GPU always has a cause; when the recorded signals cannot show it, the answer is what was seen, what was missing, and the measurement that would tell — never silence.",
-        evidence: "Time-weighted mean utilization and idle share per GPU; the share of time near zero; swings between low and high utilization (a sawtooth is read as an input wait, with modest confidence); memory use; each rule's measurement that came within a third of its threshold; which of step markers, a data phase, the host view and a profiler trace were missing.",
+        evidence: "Time-weighted mean utilization and idle share per GPU; the share of time near zero; swings between low and high utilization (a sawtooth is read as an input wait, with modest confidence, unless the loop marks a data phase under 5 % of the step time, when the largest other phase it marks is named instead); memory use; each rule's measurement that came within a third of its threshold; which of step markers, a data phase, the host view and a profiler trace were missing.",
         first: "Take the next measurement on the ladder: step markers with a data phase (`gw.data(loader)` in Python), then the host view (`gpuwhy record -o run.json -- python train.py`), then a profiler trace of a few steps (`gpuwhy diagnose run.json --trace trace.json`), then the one-variable experiment compared with `gpuwhy compare`.",
     },
 };
@@ -225,12 +230,16 @@ impl Rule for UnexplainedIdle {
         } else {
             gpus(&devices)
         };
-        let reading = if saw.is_empty() {
-            String::from("the cause is not visible in this data")
-        } else {
-            format!("{} swings between low and high utilization, a sawtooth: a data/input wait is the best-supported reading (modest confidence)", gpus(&saw))
+        if let Some(f) = serving(s, share, &devices, &basis, &mut ev) {
+            return Some(f);
+        }
+        let small_data = small_data_phase(s, &mut ev);
+        let reading = match (saw.is_empty(), small_data) {
+            (true, _) => String::from("the cause is not visible in this data"),
+            (false, Some(d)) => format!("{} swings between low and high utilization, but the loop's data phase takes only {:.1}% of the step time: not an input wait; {}", gpus(&saw), d * 100.0, elsewhere(s, &mut ev)),
+            (false, None) => format!("{} swings between low and high utilization, a sawtooth: a data/input wait is the best-supported reading (modest confidence)", gpus(&saw)),
         };
-        let conf = if saw.is_empty() {
+        let conf = if saw.is_empty() || small_data.is_some() {
             IDLE_CONFIDENCE
         } else {
             READING_CONFIDENCE
@@ -267,12 +276,92 @@ impl Rule for UnexplainedIdle {
         }
         f.actions = rungs.iter().map(|r| action(r.cost, r.take)).collect();
         f.actions.push(action(Cost::Low, "Then change one variable the reading points at (e.g. DataLoader num_workers ×2 for an input wait) and compare the two reports with `gpuwhy compare base.json new.json`"));
-        f.experiment = match rungs.first() {
-            Some(next) => experiment(next.take, "the idle time is attributed to a phase, the host or the trace's gaps: a named cause replaces this finding", "the next report's verdict"),
-            None => experiment("Double DataLoader num_workers (one change) and compare with `gpuwhy compare base.json new.json`", "if the idle time is an input wait, the idle share falls", "util_gpu time-weighted mean"),
+        f.experiment = match (rungs.first(), small_data) {
+            (Some(next), _) => experiment(next.take, "the idle time is attributed to a phase, the host or the trace's gaps: a named cause replaces this finding", "the next report's verdict"),
+            (None, Some(_)) => experiment("Mark the rest of the step as phases of its own (`gw.phase(\"name\")` around the optimizer step, collectives, logging) and record again", "the idle time falls in one marked phase, which names the cause", "each phase's share of step time"),
+            (None, None) => experiment("Double DataLoader num_workers (one change) and compare with `gpuwhy compare base.json new.json`", "if the idle time is an input wait, the idle share falls", "util_gpu time-weighted mean"),
         };
         Some(f)
     }
+}
+
+/// The data phase's share of step time when the loop marks one and it is under
+/// [`SMALL_DATA_SHARE`] (with its evidence): an input wait cannot be the idle time's reading.
+fn small_data_phase(s: &Signals, ev: &mut Vec<Evidence>) -> Option<f64> {
+    let d = s.steps.as_ref()?.data_share_total?;
+    (d < SMALL_DATA_SHARE).then(|| {
+        ev.push(evidence(
+            "data phase time / total step time",
+            d,
+            Comparator::Below,
+            SMALL_DATA_SHARE,
+            "fraction",
+            None,
+        ));
+        d
+    })
+}
+
+/// Where the idle time most likely falls when the data phase cannot hold it: the largest
+/// other phase the loop marks (with its evidence), else an unmarked part of the step.
+fn elsewhere(s: &Signals, ev: &mut Vec<Evidence>) -> String {
+    match s
+        .phase_activity
+        .as_ref()
+        .and_then(|p| p.largest_other.clone())
+    {
+        Some((name, share)) => {
+            ev.push(evidence(&format!("phase `{name}` time / total step time (the largest marked besides data, forward and backward)"), share, Comparator::AtLeast, SMALL_DATA_SHARE, "fraction", None));
+            format!("the loop's `{name}` phase takes {:.0}% of the step time, where the idle most likely falls", share * 100.0)
+        }
+        None => "the idle falls in a part of the step the loop does not mark".into(),
+    }
+}
+
+/// An inference (serving) loop's idle: the loop marks forward passes and never a backward
+/// pass or an optimizer step, and at least [`MIN_IDLE_SHARE`] of the step time lies outside
+/// the forward passes. That idle is the server waiting for requests (load), not a
+/// bottleneck of the GPU work: the finding says so at low severity.
+fn serving(
+    s: &Signals,
+    share: f64,
+    devices: &[u32],
+    basis: &str,
+    ev: &mut Vec<Evidence>,
+) -> Option<Finding> {
+    if !s.phase_activity.as_ref()?.inference_only {
+        return None;
+    }
+    let outside = 1.0 - s.steps.as_ref()?.fwd_bwd_share_total?;
+    let e = evidence(
+        "step time outside forward passes / total step time",
+        outside,
+        Comparator::AtLeast,
+        MIN_IDLE_SHARE,
+        "fraction",
+        None,
+    );
+    if !e.agrees {
+        return None;
+    }
+    ev.push(e);
+    let mut f = META.finding(IDLE_CONFIDENCE, format!("{} idle ~{:.0}% of the time in an inference loop (forward passes only; {:.0}% of the step time passes outside them): the server waits for requests — idle for lack of load, not a bottleneck of the GPU work.", if devices.is_empty() { "The GPU".to_string() } else { gpus(devices) }, share * 100.0, outside * 100.0), std::mem::take(ev));
+    f.severity = Severity::Low;
+    f.lost_share = Some(round(share));
+    f.lost_share_basis = Some(format!(
+        "{basis}; idle between requests, not lost to a bottleneck"
+    ));
+    f.devices = devices.to_vec();
+    f.actions = vec![
+        action(Cost::Low, "If latency allows, batch requests (dynamic batching in the server) so each forward pass does more work"),
+        action(Cost::Medium, "Serve the load from fewer GPUs or replicas (or scale them with the request rate)"),
+    ];
+    f.experiment = experiment(
+        "Replay the same requests at twice the rate (one change)",
+        "the idle share falls and forward time per request stays the same",
+        "util_gpu time-weighted mean",
+    );
+    Some(f)
 }
 
 /// Keeps `candidate` (this rule's finding) for the idle time the `others` leave

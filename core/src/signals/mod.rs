@@ -10,8 +10,10 @@ pub mod busy;
 pub mod cross;
 mod device;
 mod gpm_activity;
+pub mod phase_activity;
 pub mod ranks;
 pub mod reasons;
+pub mod stagger;
 pub mod stats;
 pub mod steps;
 pub mod timeshare;
@@ -55,6 +57,8 @@ pub struct CrossSignals {
     /// its own level: see [`cross::GpuActivity::wait_share`]), and the share of aligned sample
     /// times at which it does.
     pub lone_working: Option<(u32, f64)>,
+    /// Whether the job GPUs idle together or in turn (see [`stagger`]).
+    pub stagger: Option<stagger::Stagger>,
 }
 
 /// What the rules read of the step markers (derived from the step signals).
@@ -187,6 +191,8 @@ pub struct Signals {
     pub host_proc_cpu: Option<Dist>,
     /// Step-marker signals, when steps were recorded.
     pub steps: Option<StepView>,
+    /// What the samples show during the marked phases, when steps were recorded.
+    pub phase_activity: Option<phase_activity::PhaseActivity>,
     /// Profiler-trace summary, when a trace of the run was read (see [`crate::trace`]).
     pub trace: Option<crate::trace::TraceSummary>,
     /// Which GPUs are the job's and the other processes on them (`run.job_gpus`), when the
@@ -248,6 +254,7 @@ impl Signals {
             host_disk_read: host_col("disk_read"),
             host_proc_cpu: host_col("proc_cpu"),
             steps: steps::StepSignals::from_report(report).map(|st| StepView::from(&st)),
+            phase_activity: phase_activity::PhaseActivity::from_report(report),
             trace: None,
             job_gpus: report.run.job_gpus.clone(),
             data_loader: report.run.data_loader.clone(),
@@ -352,6 +359,7 @@ fn cross_signals(devices: &[DeviceSignals]) -> CrossSignals {
         ..Default::default()
     };
     dip_agreement(devices, &mut out);
+    out.stagger = stagger::Stagger::compute(devices);
     if util.len() >= 2 {
         let lo = util.iter().map(|u| u.1).fold(f64::INFINITY, f64::min);
         let hi = util.iter().map(|u| u.1).fold(f64::NEG_INFINITY, f64::max);

@@ -42,6 +42,10 @@ pub(super) fn files(id: &str) -> &'static [&'static str] {
         "allocator_stall" => &[include_str!("../allocator_stall.rs")],
         "cpu_optimizer" => &[include_str!("../cpu_optimizer.rs")],
         "shared_gpu" => &[include_str!("../shared_gpu.rs")],
+        "pipeline_bubble" => &[
+            include_str!("../pipeline_bubble.rs"),
+            include_str!("../../signals/stagger.rs"),
+        ],
         "unexplained_idle" => &[include_str!("../unexplained_idle.rs")],
         _ => &[],
     }
