@@ -58,6 +58,15 @@ impl Rule for CpuOptimizer {
         &META
     }
 
+    fn produces(&self) -> &'static [super::Produces] {
+        &[super::Produces {
+            id: "host_transfer",
+            on: super::Relation::Job,
+            how: "the offloaded optimizer moves gradients down and parameters back over PCIe at every step",
+            carries: true,
+        }]
+    }
+
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
         // A profiler trace measures this directly: trust it first.
         if let Some(f) = s.trace.as_ref().and_then(|t| traced(t, &META)) {

@@ -76,6 +76,12 @@ impl Rule for DataStarvation {
         // and many short ones leave the median step below the threshold.
         let data_share = s.steps.as_ref().and_then(|st| st.data_share_p50);
         let total = s.steps.as_ref().and_then(|st| st.data_share_total);
+        // A serving loop (forward passes only) with no data phase idles between requests:
+        // its sawtooth is the arrival of requests, not an input pipeline it waits on.
+        let serving = s.phase_activity.as_ref().is_some_and(|p| p.inference_only);
+        if serving && data_share.is_none() {
+            return None;
+        }
         if data_share.is_some_and(|d| d < MIN_DATA_SHARE)
             && total.is_none_or(|t| t < MIN_DATA_SHARE)
         {
