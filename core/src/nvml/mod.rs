@@ -29,7 +29,9 @@ mod readings;
 mod samples;
 mod search;
 mod symbols;
-mod sys;
+/// NVML's C layouts and constants: the shared binding crate (`nvml-sys/`), which the
+/// simulator's exports use too.
+use gpuwhy_nvml_sys as sys;
 
 pub use arch::{architecture_name, ARCHITECTURES};
 pub use device::{Device, PciInfo};
