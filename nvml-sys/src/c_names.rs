@@ -25,4 +25,12 @@ c_named!(
     nvmlGpmMetricsGet_t,
     nvmlSample_t,
     nvmlProcessUtilizationSample_t,
+    nvmlProcessInfo_v1_t,
 );
+
+impl nvml_header_check::CType for nvmlProcessInfo_t {
+    fn c_names() -> Vec<String> {
+        // `nvmlProcessInfo_t` is a typedef of the v2 struct, under both names.
+        vec!["nvmlProcessInfo_t".into(), "nvmlProcessInfo_v2_t".into()]
+    }
+}

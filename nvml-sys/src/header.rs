@@ -64,7 +64,6 @@ fn layouts(c: &mut Check) {
     });
 }
 
-
 /// Struct versions and buffer sizes.
 fn sizes_and_versions(c: &mut Check) {
     c.constant("nvmlMemory_v2", NVML_MEMORY_V2);
@@ -95,7 +94,6 @@ fn sizes_and_versions(c: &mut Check) {
     c.constant("NVML_TEMPERATURE_GPU", NVML_TEMPERATURE_GPU);
 }
 
-
 /// Field value types.
 fn value_types(c: &mut Check) {
     for (name, v) in [
@@ -116,11 +114,20 @@ fn health(c: &mut Check) {
     for (name, v) in [
         ("NVML_FEATURE_DISABLED", NVML_FEATURE_DISABLED),
         ("NVML_FEATURE_ENABLED", NVML_FEATURE_ENABLED),
-        ("NVML_MEMORY_ERROR_TYPE_CORRECTED", NVML_MEMORY_ERROR_TYPE_CORRECTED),
-        ("NVML_MEMORY_ERROR_TYPE_UNCORRECTED", NVML_MEMORY_ERROR_TYPE_UNCORRECTED),
+        (
+            "NVML_MEMORY_ERROR_TYPE_CORRECTED",
+            NVML_MEMORY_ERROR_TYPE_CORRECTED,
+        ),
+        (
+            "NVML_MEMORY_ERROR_TYPE_UNCORRECTED",
+            NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+        ),
         ("NVML_VOLATILE_ECC", NVML_VOLATILE_ECC),
         ("NVML_AGGREGATE_ECC", NVML_AGGREGATE_ECC),
-        ("NVML_MEMORY_LOCATION_DEVICE_MEMORY", NVML_MEMORY_LOCATION_DEVICE_MEMORY),
+        (
+            "NVML_MEMORY_LOCATION_DEVICE_MEMORY",
+            NVML_MEMORY_LOCATION_DEVICE_MEMORY,
+        ),
         (
             "NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS",
             NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS,
@@ -130,9 +137,18 @@ fn health(c: &mut Check) {
             NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR,
         ),
         ("NVML_NVLINK_ERROR_DL_REPLAY", NVML_NVLINK_ERROR_DL_REPLAY),
-        ("NVML_NVLINK_ERROR_DL_RECOVERY", NVML_NVLINK_ERROR_DL_RECOVERY),
-        ("NVML_NVLINK_ERROR_DL_CRC_FLIT", NVML_NVLINK_ERROR_DL_CRC_FLIT),
-        ("NVML_NVLINK_ERROR_DL_CRC_DATA", NVML_NVLINK_ERROR_DL_CRC_DATA),
+        (
+            "NVML_NVLINK_ERROR_DL_RECOVERY",
+            NVML_NVLINK_ERROR_DL_RECOVERY,
+        ),
+        (
+            "NVML_NVLINK_ERROR_DL_CRC_FLIT",
+            NVML_NVLINK_ERROR_DL_CRC_FLIT,
+        ),
+        (
+            "NVML_NVLINK_ERROR_DL_CRC_DATA",
+            NVML_NVLINK_ERROR_DL_CRC_DATA,
+        ),
         ("NVML_NVLINK_MAX_LINKS", NVML_NVLINK_MAX_LINKS),
     ] {
         c.constant(name, v);
@@ -140,7 +156,10 @@ fn health(c: &mut Check) {
     for (name, v, _) in NVML_MEMORY_LOCATIONS {
         c.constant(name, v);
     }
-    c.constant("NVML_MEMORY_LOCATION_COUNT", NVML_MEMORY_LOCATIONS.len() as u32);
+    c.constant(
+        "NVML_MEMORY_LOCATION_COUNT",
+        NVML_MEMORY_LOCATIONS.len() as u32,
+    );
     for (name, prototypes) in health_prototypes() {
         c.function(name, prototypes);
     }

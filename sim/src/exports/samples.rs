@@ -158,9 +158,9 @@ pub unsafe extern "C" fn nvmlDeviceGetSamples(
                     break;
                 }
                 let s = NvmlSample {
-                    time_stamp: ts,
-                    sample_value: NvmlValue {
-                        ui_val: value(d, kind, t),
+                    timeStamp: ts,
+                    sampleValue: NvmlValue {
+                        uiVal: value(d, kind, t),
                     },
                 };
                 // SAFETY: `samples` is valid for `capacity` elements and `n < capacity`.

@@ -1,91 +1,12 @@
 //! The simulator against NVIDIA's own `nvml.h` (pinned in `docs/nvml-loading.md`): every
-//! mirror in `abi.rs` (size, alignment, field offsets and sizes), every constant, and the
-//! prototype of every exported function, compiled as C assertions by `nvml-header-check`.
+//! constant `abi.rs` still writes itself and the prototype of every exported function,
+//! compiled as C assertions by `nvml-header-check`. The struct layouts are the binding
+//! crate's and are checked once, there (`nvml-sys/src/header.rs`).
 
-use nvml_header_check::{layout, sig_of, CType, Check};
+use nvml_header_check::{sig_of, Check};
 
 use crate::abi::*;
 use crate::exports::{self, *};
-
-macro_rules! c_named {
-    ($($t:ty => $c:literal),+ $(,)?) => {
-        $(impl CType for $t {
-            fn c_names() -> Vec<String> {
-                vec![$c.to_string()]
-            }
-        })+
-    };
-}
-
-c_named!(
-    NvmlPciInfo => "nvmlPciInfo_t",
-    NvmlUtilization => "nvmlUtilization_t",
-    NvmlMemory => "nvmlMemory_t",
-    NvmlMemoryV2 => "nvmlMemory_v2_t",
-    NvmlTemperature => "nvmlTemperature_v1_t",
-    NvmlFieldValue => "nvmlFieldValue_t",
-    NvmlSample => "nvmlSample_t",
-    NvmlProcessInfoV1 => "nvmlProcessInfo_v1_t",
-    NvmlProcessInfo => "nvmlProcessInfo_v2_t",
-    NvmlEventData => "nvmlEventData_t",
-    NvmlGpmSupport => "nvmlGpmSupport_t",
-    NvmlGpmMetricsGet => "nvmlGpmMetricsGet_t",
-    mig::NvmlProcessUtilizationSample => "nvmlProcessUtilizationSample_t",
-);
-
-fn layouts(c: &mut Check) {
-    layout!(c, NvmlSample => "nvmlSample_t" {
-        time_stamp: "timeStamp", sample_value: "sampleValue",
-    });
-    layout!(c, mig::NvmlProcessUtilizationSample => "nvmlProcessUtilizationSample_t" {
-        pid: "pid", time_stamp: "timeStamp", sm_util: "smUtil", mem_util: "memUtil",
-        enc_util: "encUtil", dec_util: "decUtil",
-    });
-    layout!(c, NvmlPciInfo => "nvmlPciInfo_t" {
-        bus_id_legacy: "busIdLegacy", domain: "domain", bus: "bus", device: "device",
-        pci_device_id: "pciDeviceId", pci_sub_system_id: "pciSubSystemId", bus_id: "busId",
-    });
-    layout!(c, NvmlUtilization => "nvmlUtilization_t" { gpu: "gpu", memory: "memory" });
-    layout!(c, NvmlMemory => "nvmlMemory_t" { total: "total", free: "free", used: "used" });
-    layout!(c, NvmlMemoryV2 => "nvmlMemory_v2_t" {
-        version: "version", total: "total", reserved: "reserved", free: "free", used: "used",
-    });
-    layout!(c, NvmlTemperature => "nvmlTemperature_v1_t" {
-        version: "version", sensor_type: "sensorType", temperature: "temperature",
-    });
-    layout!(c, NvmlValue => "nvmlValue_t" {
-        d_val: "dVal", si_val: "siVal", ui_val: "uiVal", ul_val: "ulVal", ull_val: "ullVal",
-        sll_val: "sllVal", us_val: "usVal",
-    });
-    layout!(c, NvmlFieldValue => "nvmlFieldValue_t" {
-        field_id: "fieldId", scope_id: "scopeId", timestamp: "timestamp",
-        latency_usec: "latencyUsec", value_type: "valueType", nvml_return: "nvmlReturn",
-        value: "value",
-    });
-    layout!(c, NvmlProcessInfoV1 => "nvmlProcessInfo_v1_t" {
-        pid: "pid", used_gpu_memory: "usedGpuMemory",
-    });
-    layout!(c, NvmlProcessInfo => "nvmlProcessInfo_t" {
-        pid: "pid", used_gpu_memory: "usedGpuMemory", gpu_instance_id: "gpuInstanceId",
-        compute_instance_id: "computeInstanceId",
-    });
-    layout!(c, NvmlEventData => "nvmlEventData_t" {
-        device: "device", event_type: "eventType", event_data: "eventData",
-        gpu_instance_id: "gpuInstanceId", compute_instance_id: "computeInstanceId",
-    });
-    layout!(c, NvmlGpmSupport => "nvmlGpmSupport_t" {
-        version: "version", is_supported_device: "isSupportedDevice",
-    });
-    layout!(c, NvmlGpmMetric => "nvmlGpmMetric_t" {
-        metric_id: "metricId", nvml_return: "nvmlReturn", value: "value",
-        short_name: "metricInfo.shortName", long_name: "metricInfo.longName",
-        unit: "metricInfo.unit",
-    });
-    layout!(c, NvmlGpmMetricsGet => "nvmlGpmMetricsGet_t" {
-        version: "version", num_metrics: "numMetrics", sample1: "sample1",
-        sample2: "sample2", metrics: "metrics",
-    });
-}
 
 fn constants(c: &mut Check) {
     for (name, v) in [
@@ -254,7 +175,6 @@ macro_rules! functions {
 #[test]
 fn abi_and_exports_match_nvidias_header() {
     let mut c = Check::new("simulator");
-    layouts(&mut c);
     constants(&mut c);
     let mut names = functions!(c;
         system::nvmlInit_v2(),
@@ -327,7 +247,7 @@ fn abi_and_exports_match_nvidias_header() {
     all.sort_unstable();
     assert_eq!(names, all);
     match c.run() {
-        Ok(n) => assert!(n > 200, "only {n} facts were checked"),
+        Ok(n) => assert!(n > 120, "only {n} facts were checked"),
         Err(e) => panic!("{e}"),
     }
 }
