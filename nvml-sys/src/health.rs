@@ -52,6 +52,8 @@ pub const NVML_NVLINK_ERROR_DL_RECOVERY: c_uint = 1;
 pub const NVML_NVLINK_ERROR_DL_CRC_FLIT: c_uint = 2;
 /// `nvmlNvLinkErrorCounter_t`: data CRC errors received.
 pub const NVML_NVLINK_ERROR_DL_CRC_DATA: c_uint = 3;
+/// `nvmlNvLinkErrorCounter_t`: data ECC errors received.
+pub const NVML_NVLINK_ERROR_DL_ECC_DATA: c_uint = 4;
 /// `NVML_NVLINK_MAX_LINKS` of the newest header checked (36 in 13.5; 18 before Blackwell).
 pub const NVML_NVLINK_MAX_LINKS: c_uint = 36;
 

@@ -386,6 +386,7 @@ mod layout {
 #[cfg(any(test, feature = "header-check"))]
 mod c_names;
 pub mod codes;
+pub mod fns;
 #[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
 mod header;
 pub mod health;
