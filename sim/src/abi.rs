@@ -84,6 +84,12 @@ pub const PCIE_UTIL_TX_BYTES: c_uint = 0;
 /// `NVML_PCIE_UTIL_RX_BYTES`.
 pub const PCIE_UTIL_RX_BYTES: c_uint = 1;
 
+/// `NVML_MEMORY_LOCATION_COUNT`: locations at or above it are invalid.
+pub const MEMORY_LOCATION_COUNT: c_uint =
+    gpuwhy_nvml_sys::health::NVML_MEMORY_LOCATIONS.len() as c_uint;
+/// `NVML_NVLINK_ERROR_DL_ECC_DATA`, the last NVLink error counter.
+pub const NVLINK_ERROR_DL_ECC_DATA: c_uint = gpuwhy_nvml_sys::health::NVML_NVLINK_ERROR_DL_ECC_DATA;
+
 /// `NVML_PSTATE_UNKNOWN`: a scenario's `pstate` of 32 reads as this.
 pub const PSTATE_UNKNOWN: c_uint = 32;
 

@@ -12,9 +12,11 @@ use super::preset::{self, Facts};
 use crate::metric::{self, Metric};
 use crate::pattern::{FromWorkload, Kind, Noise, NoiseKey, Pattern};
 
+mod health;
 mod mig;
 mod process;
 
+pub use health::{Health, HealthFile};
 pub use process::Process;
 
 /// A device as written in the scenario file; every fact is optional.
@@ -45,6 +47,10 @@ pub struct DeviceFile {
     temp_gpu_max_c: Option<u32>,
     temp_mem_max_c: Option<u32>,
     nvlink_links: Option<u32>,
+    pcie_device_max_gen: Option<u32>,
+    /// Health counters (`health.rs`).
+    #[serde(default)]
+    health: HealthFile,
     gpm: Option<bool>,
     #[serde(default)]
     unsupported: Vec<String>,
@@ -98,6 +104,8 @@ pub struct Device {
     pub mig: Vec<Device>,
     /// For a MIG device: `(GPU instance id, compute instance id)`; its `index` is its GPU's.
     pub instance: Option<(u32, u32)>,
+    /// Health counters (ECC, remapped rows, retired pages, NVLink errors).
+    pub health: Health,
     patterns: Vec<Pattern>,
     seed: u64,
 }
@@ -236,6 +244,7 @@ impl DeviceFile {
             }
         }
         let patterns = self.patterns(&facts, schedule)?;
+        let health = self.health.resolve(&facts)?;
         Ok(Device {
             index,
             name: self.name.clone().unwrap_or_else(|| facts.name.to_owned()),
@@ -248,6 +257,7 @@ impl DeviceFile {
             processes: self.processes.clone(),
             mig: Vec::new(),
             instance: None,
+            health,
             patterns,
             seed,
         })
@@ -274,6 +284,11 @@ impl DeviceFile {
             temp_mem_max_c,
             nvlink_links
         );
+        // The slot's maximum is the lower of the GPU's and the slot's: a scenario that sets
+        // only `pcie_max_gen` narrows the slot, one that sets the GPU's raises it only there.
+        f.pcie_device_max_gen = self
+            .pcie_device_max_gen
+            .unwrap_or(f.pcie_device_max_gen.max(f.pcie_max_gen));
         if let Some(Hex(id)) = self.pci_device_id {
             f.pci_device_id = id;
         }

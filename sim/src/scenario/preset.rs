@@ -45,6 +45,11 @@ pub struct Facts {
     pub temp_mem_max_c: u32,
     /// NVLink link count (0: no NVLink).
     pub nvlink_links: u32,
+    /// Max PCIe generation of the GPU alone (`nvmlDeviceGetGpuMaxPcieLinkGeneration`);
+    /// `pcie_max_gen` is the lower of this and the slot's.
+    pub pcie_device_max_gen: u32,
+    /// Whether the board has ECC memory (data-centre boards; not GeForce).
+    pub ecc: bool,
 }
 
 /// The preset used when a device names none.
@@ -83,6 +88,8 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 87,
             temp_mem_max_c: 95,
             nvlink_links: 18,
+            pcie_device_max_gen: 5,
+            ecc: true,
         },
         "A100-SXM4-80GB" => Facts {
             name: "NVIDIA A100-SXM4-80GB",
@@ -104,6 +111,8 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 85,
             temp_mem_max_c: 95,
             nvlink_links: 12,
+            pcie_device_max_gen: 4,
+            ecc: true,
         },
         "A100-PCIE-40GB" => Facts {
             name: "NVIDIA A100-PCIE-40GB",
@@ -125,6 +134,8 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 85,
             temp_mem_max_c: 95,
             nvlink_links: 0,
+            pcie_device_max_gen: 4,
+            ecc: true,
         },
         "L40S" => Facts {
             name: "NVIDIA L40S",
@@ -146,6 +157,8 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 88,
             temp_mem_max_c: 95,
             nvlink_links: 0,
+            pcie_device_max_gen: 4,
+            ecc: true,
         },
         "RTX-3090" => Facts {
             name: "NVIDIA GeForce RTX 3090",
@@ -167,6 +180,8 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 93,
             temp_mem_max_c: 0,
             nvlink_links: 0,
+            pcie_device_max_gen: 4,
+            ecc: false,
         },
         _ => return None,
     })

@@ -172,6 +172,51 @@ macro_rules! functions {
     }};
 }
 
+/// The health exports have the binding crate's prototype types, the ones gpuwhy's loader
+/// binds and the binding crate's header test checks: a mismatch does not compile.
+#[test]
+fn health_exports_have_the_binding_crates_types() {
+    use gpuwhy_nvml_sys::health as sys;
+    let exports: [(&str, usize); 8] = [
+        (
+            "nvmlDeviceGetEccMode",
+            health::nvmlDeviceGetEccMode as sys::EccModeFn as usize,
+        ),
+        (
+            "nvmlDeviceGetTotalEccErrors",
+            health::nvmlDeviceGetTotalEccErrors as sys::TotalEccErrorsFn as usize,
+        ),
+        (
+            "nvmlDeviceGetMemoryErrorCounter",
+            health::nvmlDeviceGetMemoryErrorCounter as sys::MemoryErrorCounterFn as usize,
+        ),
+        (
+            "nvmlDeviceGetRemappedRows",
+            health::nvmlDeviceGetRemappedRows as sys::RemappedRowsFn as usize,
+        ),
+        (
+            "nvmlDeviceGetRetiredPages",
+            health::nvmlDeviceGetRetiredPages as sys::RetiredPagesFn as usize,
+        ),
+        (
+            "nvmlDeviceGetRetiredPagesPendingStatus",
+            health::nvmlDeviceGetRetiredPagesPendingStatus as sys::RetiredPagesPendingFn as usize,
+        ),
+        (
+            "nvmlDeviceGetNvLinkErrorCounter",
+            health::nvmlDeviceGetNvLinkErrorCounter as sys::NvLinkErrorCounterFn as usize,
+        ),
+        (
+            "nvmlDeviceGetGpuMaxPcieLinkGeneration",
+            health::nvmlDeviceGetGpuMaxPcieLinkGeneration as sys::GpuMaxPcieLinkGenerationFn
+                as usize,
+        ),
+    ];
+    let names: Vec<&str> = exports.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, sys::FUNCTIONS);
+    assert!(exports.iter().all(|(_, f)| *f != 0));
+}
+
 #[test]
 fn abi_and_exports_match_nvidias_header() {
     let mut c = Check::new("simulator");
@@ -240,6 +285,14 @@ fn abi_and_exports_match_nvidias_header() {
         mig::nvmlDeviceGetComputeInstanceId(_, _),
         mig::nvmlGpmMigSampleGet(_, _, _),
         mig::nvmlDeviceGetProcessUtilization(_, _, _, _),
+        health::nvmlDeviceGetEccMode(_, _, _),
+        health::nvmlDeviceGetTotalEccErrors(_, _, _, _),
+        health::nvmlDeviceGetMemoryErrorCounter(_, _, _, _, _),
+        health::nvmlDeviceGetRemappedRows(_, _, _, _, _),
+        health::nvmlDeviceGetRetiredPages(_, _, _, _),
+        health::nvmlDeviceGetRetiredPagesPendingStatus(_, _),
+        health::nvmlDeviceGetNvLinkErrorCounter(_, _, _, _),
+        health::nvmlDeviceGetGpuMaxPcieLinkGeneration(_, _),
     );
     // Every export is checked: the list above is the whole of `FUNCTIONS`.
     let mut all = exports::FUNCTIONS.to_vec();
