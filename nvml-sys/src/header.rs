@@ -109,7 +109,7 @@ fn value_types(c: &mut Check) {
     }
 }
 
-/// The health enums and the health calls' prototypes.
+/// The field ids, GPM metric ids, health enums and the health calls' prototypes.
 fn health(c: &mut Check) {
     for (name, v) in [
         ("NVML_FEATURE_DISABLED", NVML_FEATURE_DISABLED),
@@ -160,6 +160,9 @@ fn health(c: &mut Check) {
         "NVML_MEMORY_LOCATION_COUNT",
         NVML_MEMORY_LOCATIONS.len() as u32,
     );
+    for (name, v) in crate::field_ids::ALL.into_iter().chain(crate::gpm_ids::ALL) {
+        c.constant(name, v);
+    }
     for (name, prototypes) in health_prototypes() {
         c.function(name, prototypes);
     }

@@ -386,7 +386,9 @@ mod layout {
 #[cfg(any(test, feature = "header-check"))]
 mod c_names;
 pub mod codes;
+pub mod field_ids;
 pub mod fns;
+pub mod gpm_ids;
 #[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
 mod header;
 pub mod health;

@@ -9,7 +9,7 @@
 
 use std::ffi::{c_uint, c_void};
 
-use gpuwhy_nvml_sys::codes;
+use gpuwhy_nvml_sys::{codes, field_ids, gpm_ids};
 
 /// `nvmlReturn_t`: a C enum, 4 bytes.
 pub type NvmlReturn = c_uint;
@@ -94,57 +94,57 @@ pub const NVLINK_ERROR_DL_ECC_DATA: c_uint = gpuwhy_nvml_sys::health::NVML_NVLIN
 pub const PSTATE_UNKNOWN: c_uint = 32;
 
 /// `NVML_GPM_METRIC_GRAPHICS_UTIL`.
-pub const GPM_METRIC_GRAPHICS_UTIL: c_uint = 1;
+pub const GPM_METRIC_GRAPHICS_UTIL: c_uint = gpm_ids::GPM_GRAPHICS_UTIL;
 /// `NVML_GPM_METRIC_SM_UTIL`.
-pub const GPM_METRIC_SM_UTIL: c_uint = 2;
+pub const GPM_METRIC_SM_UTIL: c_uint = gpm_ids::GPM_SM_UTIL;
 /// `NVML_GPM_METRIC_SM_OCCUPANCY`.
-pub const GPM_METRIC_SM_OCCUPANCY: c_uint = 3;
+pub const GPM_METRIC_SM_OCCUPANCY: c_uint = gpm_ids::GPM_SM_OCCUPANCY;
 /// `NVML_GPM_METRIC_ANY_TENSOR_UTIL`.
-pub const GPM_METRIC_ANY_TENSOR_UTIL: c_uint = 5;
+pub const GPM_METRIC_ANY_TENSOR_UTIL: c_uint = gpm_ids::GPM_ANY_TENSOR_UTIL;
 /// `NVML_GPM_METRIC_DRAM_BW_UTIL`.
-pub const GPM_METRIC_DRAM_BW_UTIL: c_uint = 10;
+pub const GPM_METRIC_DRAM_BW_UTIL: c_uint = gpm_ids::GPM_DRAM_BW_UTIL;
 /// `NVML_GPM_METRIC_PCIE_TX_PER_SEC` (MiB/s).
-pub const GPM_METRIC_PCIE_TX_PER_SEC: c_uint = 20;
+pub const GPM_METRIC_PCIE_TX_PER_SEC: c_uint = gpm_ids::GPM_PCIE_TX_PER_SEC;
 /// `NVML_GPM_METRIC_PCIE_RX_PER_SEC` (MiB/s).
-pub const GPM_METRIC_PCIE_RX_PER_SEC: c_uint = 21;
+pub const GPM_METRIC_PCIE_RX_PER_SEC: c_uint = gpm_ids::GPM_PCIE_RX_PER_SEC;
 /// `NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC` (MiB/s).
-pub const GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC: c_uint = 60;
+pub const GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC: c_uint = gpm_ids::GPM_NVLINK_TOTAL_RX_PER_SEC;
 /// `NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC` (MiB/s).
-pub const GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC: c_uint = 61;
+pub const GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC: c_uint = gpm_ids::GPM_NVLINK_TOTAL_TX_PER_SEC;
 
 /// `NVML_FI_DEV_PERF_POLICY_POWER` (alias `NVML_FI_DEV_CLOCKS_EVENT_REASON_SW_POWER_CAP`):
 /// cumulative ns the power cap held the clocks down.
-pub const FI_PERF_POLICY_POWER: c_uint = 74;
+pub const FI_PERF_POLICY_POWER: c_uint = field_ids::PERF_POLICY_POWER;
 /// `NVML_FI_DEV_PERF_POLICY_THERMAL`: cumulative ns a thermal policy held the clocks down.
 pub const FI_PERF_POLICY_THERMAL: c_uint = 75;
 /// `NVML_FI_DEV_PERF_POLICY_SYNC_BOOST` (alias `NVML_FI_DEV_CLOCKS_EVENT_REASON_SYNC_BOOST`).
-pub const FI_PERF_POLICY_SYNC_BOOST: c_uint = 76;
+pub const FI_PERF_POLICY_SYNC_BOOST: c_uint = field_ids::PERF_POLICY_SYNC_BOOST;
 /// `NVML_FI_DEV_PERF_POLICY_BOARD_LIMIT`.
-pub const FI_PERF_POLICY_BOARD_LIMIT: c_uint = 77;
+pub const FI_PERF_POLICY_BOARD_LIMIT: c_uint = field_ids::PERF_POLICY_BOARD_LIMIT;
 /// `NVML_FI_DEV_PERF_POLICY_RELIABILITY`.
-pub const FI_PERF_POLICY_RELIABILITY: c_uint = 79;
+pub const FI_PERF_POLICY_RELIABILITY: c_uint = field_ids::PERF_POLICY_RELIABILITY;
 /// `NVML_FI_DEV_NVLINK_LINK_COUNT`.
-pub const FI_NVLINK_LINK_COUNT: c_uint = 91;
+pub const FI_NVLINK_LINK_COUNT: c_uint = field_ids::NVLINK_LINK_COUNT;
 /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX`: cumulative KiB sent.
-pub const FI_NVLINK_THROUGHPUT_DATA_TX: c_uint = 138;
+pub const FI_NVLINK_THROUGHPUT_DATA_TX: c_uint = field_ids::NVLINK_DATA_TX;
 /// `NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX`: cumulative KiB received.
-pub const FI_NVLINK_THROUGHPUT_DATA_RX: c_uint = 139;
+pub const FI_NVLINK_THROUGHPUT_DATA_RX: c_uint = field_ids::NVLINK_DATA_RX;
 /// `NVML_FI_DEV_POWER_INSTANT`: current power, mW.
-pub const FI_POWER_INSTANT: c_uint = 186;
+pub const FI_POWER_INSTANT: c_uint = field_ids::POWER_INSTANT;
 /// `NVML_FI_DEV_PCIE_COUNT_TX_BYTES`: cumulative PCIe bytes sent (may wrap).
-pub const FI_PCIE_COUNT_TX_BYTES: c_uint = 197;
+pub const FI_PCIE_COUNT_TX_BYTES: c_uint = field_ids::PCIE_COUNT_TX_BYTES;
 /// `NVML_FI_DEV_PCIE_COUNT_RX_BYTES`: cumulative PCIe bytes received (may wrap).
-pub const FI_PCIE_COUNT_RX_BYTES: c_uint = 198;
+pub const FI_PCIE_COUNT_RX_BYTES: c_uint = field_ids::PCIE_COUNT_RX_BYTES;
 /// `NVML_FI_DEV_GPU_TEMP`: GPU temperature, °C with sub-degree precision (13.5 header).
-pub const FI_GPU_TEMP: c_uint = 308;
+pub const FI_GPU_TEMP: c_uint = field_ids::GPU_TEMP;
 /// `NVML_FI_DEV_TEMPERATURE_SHUTDOWN_TLIMIT`.
-pub const FI_TEMPERATURE_SHUTDOWN_TLIMIT: c_uint = 193;
+pub const FI_TEMPERATURE_SHUTDOWN_TLIMIT: c_uint = field_ids::TEMPERATURE_SHUTDOWN_TLIMIT;
 /// `NVML_FI_DEV_TEMPERATURE_SLOWDOWN_TLIMIT`.
-pub const FI_TEMPERATURE_SLOWDOWN_TLIMIT: c_uint = 194;
+pub const FI_TEMPERATURE_SLOWDOWN_TLIMIT: c_uint = field_ids::TEMPERATURE_SLOWDOWN_TLIMIT;
 /// `NVML_FI_DEV_TEMPERATURE_MEM_MAX_TLIMIT`.
-pub const FI_TEMPERATURE_MEM_MAX_TLIMIT: c_uint = 195;
+pub const FI_TEMPERATURE_MEM_MAX_TLIMIT: c_uint = field_ids::TEMPERATURE_MEM_MAX_TLIMIT;
 /// `NVML_FI_DEV_TEMPERATURE_GPU_MAX_TLIMIT`.
-pub const FI_TEMPERATURE_GPU_MAX_TLIMIT: c_uint = 196;
+pub const FI_TEMPERATURE_GPU_MAX_TLIMIT: c_uint = field_ids::TEMPERATURE_GPU_MAX_TLIMIT;
 
 /// `NVML_VALUE_TYPE_DOUBLE`.
 pub const VALUE_TYPE_DOUBLE: c_uint = 0;

@@ -6,7 +6,6 @@
 
 use nvml_header_check::Check;
 
-use super::gpm;
 use super::readings::{ClockType, PcieCounter, TemperatureThreshold};
 use super::symbols;
 use super::sys::codes;
@@ -51,25 +50,10 @@ fn enums(c: &mut Check) {
     c.constant("NVML_PCIE_UTIL_RX_BYTES", PcieCounter::Rx as u32);
 }
 
-/// Event types, GPM metric ids, field ids, clock-event reason bits and architecture ids.
+/// Event types, clock-event reason bits and architecture ids (GPM metric and field ids are
+/// the binding crate's, checked there).
 fn ids_and_bits(c: &mut Check) {
     c.constant("nvmlEventTypeXidCriticalError", super::EVENT_XID_CRITICAL);
-    for (c_name, v) in [
-        ("GRAPHICS_UTIL", gpm::GPM_GRAPHICS_UTIL),
-        ("SM_UTIL", gpm::GPM_SM_UTIL),
-        ("SM_OCCUPANCY", gpm::GPM_SM_OCCUPANCY),
-        ("ANY_TENSOR_UTIL", gpm::GPM_ANY_TENSOR_UTIL),
-        ("DRAM_BW_UTIL", gpm::GPM_DRAM_BW_UTIL),
-        ("PCIE_TX_PER_SEC", gpm::GPM_PCIE_TX_PER_SEC),
-        ("PCIE_RX_PER_SEC", gpm::GPM_PCIE_RX_PER_SEC),
-        ("NVLINK_TOTAL_RX_PER_SEC", gpm::GPM_NVLINK_TOTAL_RX_PER_SEC),
-        ("NVLINK_TOTAL_TX_PER_SEC", gpm::GPM_NVLINK_TOTAL_TX_PER_SEC),
-    ] {
-        c.constant(&format!("NVML_GPM_METRIC_{c_name}"), v);
-    }
-    for (c_name, v) in super::fields::ids::ALL {
-        c.constant(c_name, v);
-    }
     for (bit, _, c_name) in reasons::NAMED {
         c.constant(c_name, bit);
     }
@@ -92,7 +76,7 @@ fn bindings_match_nvidias_header() {
         c.function(symbol, prototypes);
     }
     match c.run() {
-        Ok(n) => assert!(n > 150, "only {n} facts were checked"),
+        Ok(n) => assert!(n > 120, "only {n} facts were checked"),
         Err(e) => panic!("{e}"),
     }
 }
