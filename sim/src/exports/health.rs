@@ -260,7 +260,7 @@ pub unsafe extern "C" fn nvmlDeviceGetGpuMaxPcieLinkGeneration(
     device: NvmlDevice,
     max_link_gen_device: *mut c_uint,
 ) -> NvmlReturn {
-    let read = |_: Call, d: &Device| Ok(d.facts.pcie_device_max_gen);
+    let read = |_: Call, d: &Device| Ok(d.pcie_device_max_gen);
     // SAFETY: forwarded from this function's contract.
     unsafe {
         device_scalar(

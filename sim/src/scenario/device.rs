@@ -104,6 +104,8 @@ pub struct Device {
     pub mig: Vec<Device>,
     /// For a MIG device: `(GPU instance id, compute instance id)`; its `index` is its GPU's.
     pub instance: Option<(u32, u32)>,
+    /// Max PCIe generation of the GPU alone (`nvmlDeviceGetGpuMaxPcieLinkGeneration`).
+    pub pcie_device_max_gen: u32,
     /// Health counters (ECC, remapped rows, retired pages, NVLink errors).
     pub health: Health,
     patterns: Vec<Pattern>,
@@ -219,7 +221,13 @@ impl DeviceFile {
                 preset::NAMES.join(", ")
             )
         })?;
+        let preset_gen = facts.pcie_max_gen;
         self.override_facts(&mut facts);
+        // `pcie_max_gen` is the lower of the GPU's and the slot's: a scenario that lowers it
+        // puts the preset's GPU in a slower slot; one that raises it has a faster GPU.
+        let pcie_device_max_gen = self
+            .pcie_device_max_gen
+            .unwrap_or(preset_gen.max(facts.pcie_max_gen));
         let gpm = self.gpm.unwrap_or(facts.architecture == 9);
         if self.count > 1 && (self.pci_bus_id.is_some() || self.uuid.is_some()) {
             return Err(
@@ -244,7 +252,7 @@ impl DeviceFile {
             }
         }
         let patterns = self.patterns(&facts, schedule)?;
-        let health = self.health.resolve(&facts)?;
+        let health = self.health.resolve(&facts, preset::has_ecc(preset_name))?;
         Ok(Device {
             index,
             name: self.name.clone().unwrap_or_else(|| facts.name.to_owned()),
@@ -257,6 +265,7 @@ impl DeviceFile {
             processes: self.processes.clone(),
             mig: Vec::new(),
             instance: None,
+            pcie_device_max_gen,
             health,
             patterns,
             seed,
@@ -284,11 +293,6 @@ impl DeviceFile {
             temp_mem_max_c,
             nvlink_links
         );
-        // The slot's maximum is the lower of the GPU's and the slot's: a scenario that sets
-        // only `pcie_max_gen` narrows the slot, one that sets the GPU's raises it only there.
-        f.pcie_device_max_gen = self
-            .pcie_device_max_gen
-            .unwrap_or(f.pcie_device_max_gen.max(f.pcie_max_gen));
         if let Some(Hex(id)) = self.pci_device_id {
             f.pci_device_id = id;
         }

@@ -45,11 +45,6 @@ pub struct Facts {
     pub temp_mem_max_c: u32,
     /// NVLink link count (0: no NVLink).
     pub nvlink_links: u32,
-    /// Max PCIe generation of the GPU alone (`nvmlDeviceGetGpuMaxPcieLinkGeneration`);
-    /// `pcie_max_gen` is the lower of this and the slot's.
-    pub pcie_device_max_gen: u32,
-    /// Whether the board has ECC memory (data-centre boards; not GeForce).
-    pub ecc: bool,
 }
 
 /// The preset used when a device names none.
@@ -63,6 +58,14 @@ pub const NAMES: &[&str] = &[
     "L40S",
     "RTX-3090",
 ];
+
+/// Presets whose boards have no ECC memory (GeForce): every ECC call is NOT_SUPPORTED.
+const WITHOUT_ECC: &[&str] = &["RTX-3090"];
+
+/// Whether the board of preset `name` has ECC memory (case-insensitive).
+pub fn has_ecc(name: &str) -> bool {
+    !WITHOUT_ECC.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
 
 /// The facts of a preset, by name (case-insensitive).
 pub fn lookup(name: &str) -> Option<Facts> {
@@ -88,8 +91,6 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 87,
             temp_mem_max_c: 95,
             nvlink_links: 18,
-            pcie_device_max_gen: 5,
-            ecc: true,
         },
         "A100-SXM4-80GB" => Facts {
             name: "NVIDIA A100-SXM4-80GB",
@@ -111,8 +112,6 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 85,
             temp_mem_max_c: 95,
             nvlink_links: 12,
-            pcie_device_max_gen: 4,
-            ecc: true,
         },
         "A100-PCIE-40GB" => Facts {
             name: "NVIDIA A100-PCIE-40GB",
@@ -134,8 +133,6 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 85,
             temp_mem_max_c: 95,
             nvlink_links: 0,
-            pcie_device_max_gen: 4,
-            ecc: true,
         },
         "L40S" => Facts {
             name: "NVIDIA L40S",
@@ -157,8 +154,6 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 88,
             temp_mem_max_c: 95,
             nvlink_links: 0,
-            pcie_device_max_gen: 4,
-            ecc: true,
         },
         "RTX-3090" => Facts {
             name: "NVIDIA GeForce RTX 3090",
@@ -180,8 +175,6 @@ pub fn lookup(name: &str) -> Option<Facts> {
             temp_gpu_max_c: 93,
             temp_mem_max_c: 0,
             nvlink_links: 0,
-            pcie_device_max_gen: 4,
-            ecc: false,
         },
         _ => return None,
     })

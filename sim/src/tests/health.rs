@@ -70,11 +70,8 @@ fn corrected_errors_rise_and_the_total_is_the_sum_of_the_locations() {
     assert_eq!(total(h, 2, 0), Err(ERROR_INVALID_ARGUMENT));
     let (mut cur, mut pend) = (9, 9);
     // SAFETY: valid out pointers.
-    assert_eq!(
-        unsafe { nvmlDeviceGetEccMode(h, &mut cur, &mut pend) },
-        SUCCESS
-    );
-    assert_eq!((cur, pend), (1, 1));
+    let rc = unsafe { nvmlDeviceGetEccMode(h, &mut cur, &mut pend) };
+    assert_eq!((rc, cur, pend), (SUCCESS, 1, 1));
 }
 
 #[test]
@@ -88,17 +85,11 @@ fn remapped_rows_retired_pages_and_nvlink_follow_the_scenario() {
     assert_eq!(rc, ERROR_NOT_SUPPORTED, "Hopper retires rows, not pages");
     let mut v: c_ulonglong = 0;
     // SAFETY: valid out pointer.
-    assert_eq!(
-        unsafe { nvmlDeviceGetNvLinkErrorCounter(h, 0, 2, &mut v) },
-        SUCCESS
-    );
-    assert_eq!(v, 40);
+    let rc = unsafe { nvmlDeviceGetNvLinkErrorCounter(h, 0, 2, &mut v) };
+    assert_eq!((rc, v), (SUCCESS, 40));
     // SAFETY: as above.
-    assert_eq!(
-        unsafe { nvmlDeviceGetNvLinkErrorCounter(h, 17, 2, &mut v) },
-        SUCCESS
-    );
-    assert_eq!(v, 0, "the other links are clean");
+    let rc = unsafe { nvmlDeviceGetNvLinkErrorCounter(h, 17, 2, &mut v) };
+    assert_eq!((rc, v), (SUCCESS, 0), "the other links are clean");
     assert_eq!(
         // SAFETY: as above.
         unsafe { nvmlDeviceGetNvLinkErrorCounter(h, 18, 2, &mut v) },

@@ -156,22 +156,23 @@ fn counters(
 }
 
 impl HealthFile {
-    /// The health of a device with `facts`: what the board has, with the scenario's counts.
-    pub fn resolve(&self, facts: &Facts) -> Result<Health, String> {
+    /// The health of a device with `facts` on a board with ECC memory or not (`ecc`): what
+    /// the board has, with the scenario's counts.
+    pub fn resolve(&self, facts: &Facts, board_ecc: bool) -> Result<Health, String> {
         let ampere = facts.architecture >= ARCH_AMPERE;
         let locations = if ampere {
             LOCATIONS_AMPERE
         } else {
             LOCATIONS_OLDER
         };
-        let ecc_now = self.ecc_enabled.unwrap_or(facts.ecc);
-        let ecc = (facts.ecc || self.ecc_enabled.is_some())
+        let ecc_now = self.ecc_enabled.unwrap_or(board_ecc);
+        let ecc = (board_ecc || self.ecc_enabled.is_some())
             .then(|| (ecc_now, self.ecc_pending_enabled.unwrap_or(ecc_now)));
         let any_remap = self.remap_correctable.is_some()
             || self.remap_uncorrectable.is_some()
             || self.remap_pending.is_some()
             || self.remap_failure.is_some();
-        let remap = (ampere && facts.ecc || any_remap).then(|| {
+        let remap = (ampere && board_ecc || any_remap).then(|| {
             (
                 self.remap_correctable.unwrap_or(0),
                 self.remap_uncorrectable.unwrap_or(0),
@@ -182,7 +183,7 @@ impl HealthFile {
         let any_retired = self.retired_single_bit.is_some()
             || self.retired_double_bit.is_some()
             || self.retired_pending.is_some();
-        let retired = (!ampere && facts.ecc || any_retired).then(|| {
+        let retired = (!ampere && board_ecc || any_retired).then(|| {
             (
                 self.retired_single_bit.unwrap_or(0),
                 self.retired_double_bit.unwrap_or(0),
@@ -232,16 +233,20 @@ mod tests {
     #[test]
     fn a_data_centre_gpu_has_ecc_and_remapping_a_geforce_has_neither() {
         let h100 = preset::lookup("H100-SXM5-80GB").expect("preset");
-        let h = HealthFile::default().resolve(&h100).expect("resolves");
+        let h = HealthFile::default()
+            .resolve(&h100, true)
+            .expect("resolves");
         assert_eq!(h.ecc, Some((true, true)));
         assert_eq!(h.remap, Some((0, 0, false, false)));
         assert_eq!(h.retired, None, "Ampere and newer retire rows, not pages");
         assert_eq!(h.locations, LOCATIONS_AMPERE);
         let rtx = preset::lookup("RTX-3090").expect("preset");
-        let h = HealthFile::default().resolve(&rtx).expect("resolves");
+        let h = HealthFile::default()
+            .resolve(&rtx, false)
+            .expect("resolves");
         assert_eq!((h.ecc, h.remap, h.retired), (None, None, None));
         let e = file(r#"{"corrected": {"dram": 1}}"#)
-            .resolve(&rtx)
+            .resolve(&rtx, false)
             .unwrap_err();
         assert!(e.contains("without ECC"), "{e}");
     }
@@ -250,19 +255,19 @@ mod tests {
     fn corrected_errors_rise_at_their_rate_and_names_are_checked() {
         let h100 = preset::lookup("H100-SXM5-80GB").expect("preset");
         let h = file(r#"{"corrected": {"dram": 10}, "corrected_per_min": {"dram": 6}}"#)
-            .resolve(&h100)
+            .resolve(&h100, true)
             .expect("resolves");
         let dram = h.corrected[&2];
         assert_eq!((dram.at(0.0), dram.at(60.0), dram.at(125.0)), (10, 16, 22));
         let e = file(r#"{"corrected": {"l1_cache": 1}}"#)
-            .resolve(&h100)
+            .resolve(&h100, true)
             .unwrap_err();
         assert!(
             e.contains("unknown location `l1_cache`") && e.contains("dram, sram"),
             "{e}"
         );
         let e = file(r#"{"nvlink": {"crc": 1}}"#)
-            .resolve(&h100)
+            .resolve(&h100, true)
             .unwrap_err();
         assert!(e.contains("unknown NVLink counter `crc`"), "{e}");
     }
@@ -271,7 +276,7 @@ mod tests {
     fn a_scenario_can_give_an_older_feature_to_a_newer_board() {
         let h100 = preset::lookup("H100-SXM5-80GB").expect("preset");
         let h = file(r#"{"retired_pending": true}"#)
-            .resolve(&h100)
+            .resolve(&h100, true)
             .expect("resolves");
         assert_eq!(h.retired, Some((0, 0, true)));
     }
