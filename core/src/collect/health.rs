@@ -81,14 +81,15 @@ impl HealthWatch {
         }
     }
 
-    /// Reads every counter still asked for, at report time `t`, and keeps the reading.
-    /// Returns the transient errors, to be counted as faults.
+    /// Reads every counter still asked for, at report time `t`, and keeps the reading; the
+    /// ECC mode is read until it answers once. Returns the transient errors, to be counted
+    /// as faults, and a lost GPU.
     pub fn read(&mut self, nvml: &Nvml, h: Device, t: f64, stats: &mut CallStats) -> Vec<Outcome> {
         let mut out = Vec::new();
         if self.gone {
             return out;
         }
-        if self.health.readings.is_empty() {
+        if self.health.ecc_enabled.is_none() {
             let mode = self.get(
                 counter::ECC_MODE,
                 stats,
