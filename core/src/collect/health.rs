@@ -16,7 +16,6 @@ use crate::report::{
     DeviceHealth, EccCounts, HealthReading, NvlinkErrors, RemappedRows, RetiredPages,
 };
 
-use super::cost::CallStats;
 use super::gpu::{reason, Outcome};
 
 /// Seconds between two health readings. Counters move over minutes to days; DCGM's health
@@ -84,19 +83,13 @@ impl HealthWatch {
     /// Reads every counter still asked for, at report time `t`, and keeps the reading; the
     /// ECC mode is read until it answers once. Returns the transient errors, to be counted
     /// as faults, and a lost GPU.
-    pub fn read(&mut self, nvml: &Nvml, h: Device, t: f64, stats: &mut CallStats) -> Vec<Outcome> {
+    pub fn read(&mut self, nvml: &Nvml, h: Device, t: f64) -> Vec<Outcome> {
         let mut out = Vec::new();
         if self.gone {
             return out;
         }
         if self.health.ecc_enabled.is_none() {
-            let mode = self.get(
-                counter::ECC_MODE,
-                stats,
-                &mut out,
-                "nvmlDeviceGetEccMode",
-                || nvml.ecc_mode(h),
-            );
+            let mode = self.get(counter::ECC_MODE, &mut out, || nvml.ecc_mode(h));
             if let Some((current, pending)) = mode {
                 self.health.ecc_enabled = Some(current);
                 self.health.ecc_pending_enabled = Some(pending);
@@ -104,11 +97,11 @@ impl HealthWatch {
         }
         let reading = HealthReading {
             t_s: t,
-            ecc: self.read_ecc(nvml, h, stats, &mut out),
-            ecc_locations: self.read_locations(nvml, h, stats, &mut out),
-            remapped_rows: self.read_remap(nvml, h, stats, &mut out),
-            retired_pages: self.read_retired(nvml, h, stats, &mut out),
-            nvlink_errors: self.read_nvlink(nvml, h, stats, &mut out),
+            ecc: self.read_ecc(nvml, h, &mut out),
+            ecc_locations: self.read_locations(nvml, h, &mut out),
+            remapped_rows: self.read_remap(nvml, h, &mut out),
+            retired_pages: self.read_retired(nvml, h, &mut out),
+            nvlink_errors: self.read_nvlink(nvml, h, &mut out),
         };
         if !self.gone {
             self.keep(reading);
@@ -135,15 +128,13 @@ impl HealthWatch {
     fn get<T>(
         &mut self,
         key: &'static str,
-        stats: &mut CallStats,
         out: &mut Vec<Outcome>,
-        function: &'static str,
         call: impl FnOnce() -> Result<T, NvmlError>,
     ) -> Option<T> {
         if self.gone || self.health.unavailable.contains_key(key) {
             return None;
         }
-        match stats.time(function, call) {
+        match call() {
             Ok(v) => {
                 self.seen.insert(key);
                 Some(v)
@@ -171,19 +162,8 @@ impl HealthWatch {
         }
     }
 
-    fn read_ecc(
-        &mut self,
-        nvml: &Nvml,
-        h: Device,
-        stats: &mut CallStats,
-        out: &mut Vec<Outcome>,
-    ) -> EccCounts {
-        let f = "nvmlDeviceGetTotalEccErrors";
-        ecc_counts(|kind, c| {
-            self.get(counter::ECC, stats, out, f, || {
-                nvml.total_ecc_errors(h, kind, c)
-            })
-        })
+    fn read_ecc(&mut self, nvml: &Nvml, h: Device, out: &mut Vec<Outcome>) -> EccCounts {
+        ecc_counts(|kind, c| self.get(counter::ECC, out, || nvml.total_ecc_errors(h, kind, c)))
     }
 
     /// Per location: a location whose first call is "not supported" is skipped for good;
@@ -192,14 +172,12 @@ impl HealthWatch {
         &mut self,
         nvml: &Nvml,
         h: Device,
-        stats: &mut CallStats,
         out: &mut Vec<Outcome>,
     ) -> std::collections::BTreeMap<String, EccCounts> {
         let mut by = std::collections::BTreeMap::new();
         if self.gone || self.health.unavailable.contains_key(counter::ECC_LOCATIONS) {
             return by;
         }
-        let f = "nvmlDeviceGetMemoryErrorCounter";
         let mut last_off = None;
         for (i, (_, loc, name)) in NVML_MEMORY_LOCATIONS.iter().enumerate() {
             if self.locations_off[i] || self.gone {
@@ -210,7 +188,7 @@ impl HealthWatch {
                 if off || self.gone {
                     return None;
                 }
-                match stats.time(f, || nvml.memory_error_counter(h, kind, c, *loc)) {
+                match nvml.memory_error_counter(h, kind, c, *loc) {
                     Ok(v) => Some(v),
                     Err(e) if e.is_unavailable() => {
                         off = true;
@@ -240,13 +218,9 @@ impl HealthWatch {
         &mut self,
         nvml: &Nvml,
         h: Device,
-        stats: &mut CallStats,
         out: &mut Vec<Outcome>,
     ) -> Option<RemappedRows> {
-        let f = "nvmlDeviceGetRemappedRows";
-        let r = self.get(counter::REMAPPED_ROWS, stats, out, f, || {
-            nvml.remapped_rows(h)
-        })?;
+        let r = self.get(counter::REMAPPED_ROWS, out, || nvml.remapped_rows(h))?;
         Some(RemappedRows {
             correctable: Some(u64::from(r.correctable)),
             uncorrectable: Some(u64::from(r.uncorrectable)),
@@ -259,19 +233,16 @@ impl HealthWatch {
         &mut self,
         nvml: &Nvml,
         h: Device,
-        stats: &mut CallStats,
         out: &mut Vec<Outcome>,
     ) -> Option<RetiredPages> {
-        let f = "nvmlDeviceGetRetiredPages";
         let key = counter::RETIRED_PAGES;
-        let single = self.get(key, stats, out, f, || {
+        let single = self.get(key, out, || {
             nvml.retired_pages(h, RetirementCause::MultipleSingleBit)
         });
-        let double = self.get(key, stats, out, f, || {
+        let double = self.get(key, out, || {
             nvml.retired_pages(h, RetirementCause::DoubleBit)
         });
-        let f = "nvmlDeviceGetRetiredPagesPendingStatus";
-        let pending = self.get(counter::RETIRED_PAGES_PENDING, stats, out, f, || {
+        let pending = self.get(counter::RETIRED_PAGES_PENDING, out, || {
             nvml.retired_pages_pending(h)
         });
         let r = RetiredPages {
@@ -288,7 +259,6 @@ impl HealthWatch {
         &mut self,
         nvml: &Nvml,
         h: Device,
-        stats: &mut CallStats,
         out: &mut Vec<Outcome>,
     ) -> Option<NvlinkErrors> {
         if self.links == 0
@@ -297,7 +267,6 @@ impl HealthWatch {
         {
             return None;
         }
-        let f = "nvmlDeviceGetNvLinkErrorCounter";
         let mut last_off = None;
         let links = self.links.min(crate::nvml::NVML_NVLINK_MAX_LINKS);
         let mut sum = |c: NvlinkCounter, this: &mut Self| -> Option<u64> {
@@ -306,7 +275,7 @@ impl HealthWatch {
                 if this.gone {
                     break;
                 }
-                match stats.time(f, || nvml.nvlink_error_counter(h, link, c)) {
+                match nvml.nvlink_error_counter(h, link, c) {
                     Ok(v) => total = Some(total.unwrap_or(0).saturating_add(v)),
                     Err(e)
                         if e.is_unavailable() || e.code == crate::nvml::codes::INVALID_ARGUMENT =>

@@ -135,7 +135,9 @@ fn read_health(
         let Some(w) = watch.as_mut().filter(|_| !g.lost) else {
             continue;
         };
-        let errors = w.read(nvml, g.handle(), t, &mut src.stats);
+        // Not in `src.stats`: like the static facts, these calls are not the per-tick cost
+        // the overhead figures describe (docs/health.md).
+        let errors = w.read(nvml, g.handle(), t);
         // A health call that says the GPU is lost stops the GPU, as a tick's call does.
         g.lost |= errors.iter().any(|o| matches!(o, Outcome::Lost(_)));
         if !errors.is_empty() {
