@@ -109,7 +109,7 @@ fn value_types(c: &mut Check) {
     }
 }
 
-/// The field ids, GPM metric ids, health enums and the health calls' prototypes.
+/// The field ids, GPM metric ids, the other enums' values, the health enums and the health calls' prototypes.
 fn health(c: &mut Check) {
     for (name, v) in [
         ("NVML_FEATURE_DISABLED", NVML_FEATURE_DISABLED),
@@ -161,6 +161,9 @@ fn health(c: &mut Check) {
         NVML_MEMORY_LOCATIONS.len() as u32,
     );
     for (name, v) in crate::field_ids::ALL.into_iter().chain(crate::gpm_ids::ALL) {
+        c.constant(name, v);
+    }
+    for (name, v) in crate::enums::ALL {
         c.constant(name, v);
     }
     for (name, prototypes) in health_prototypes() {

@@ -386,6 +386,7 @@ mod layout {
 #[cfg(any(test, feature = "header-check"))]
 mod c_names;
 pub mod codes;
+pub mod enums;
 pub mod field_ids;
 pub mod fns;
 pub mod gpm_ids;

@@ -9,7 +9,7 @@
 
 use std::ffi::{c_uint, c_void};
 
-use gpuwhy_nvml_sys::{codes, field_ids, gpm_ids};
+use gpuwhy_nvml_sys::{codes, enums, field_ids, gpm_ids};
 
 /// `nvmlReturn_t`: a C enum, 4 bytes.
 pub type NvmlReturn = c_uint;
@@ -56,33 +56,33 @@ pub const GPM_METRICS_GET_VERSION: c_uint = gpuwhy_nvml_sys::NVML_GPM_METRICS_GE
 pub const GPM_METRIC_MAX: usize = gpuwhy_nvml_sys::NVML_GPM_METRIC_MAX;
 
 /// `NVML_TEMPERATURE_GPU`: the GPU die sensor.
-pub const TEMPERATURE_GPU: c_uint = 0;
+pub const TEMPERATURE_GPU: c_uint = gpuwhy_nvml_sys::NVML_TEMPERATURE_GPU;
 /// `NVML_TEMPERATURE_GPU_MAX`: the hottest part of the die; the simulated GPUs lack it.
 pub const TEMPERATURE_GPU_MAX: c_uint = 1;
 /// `NVML_TEMPERATURE_COUNT`: sensors at or above it are invalid.
 pub const TEMPERATURE_COUNT: c_uint = 2;
 /// `NVML_TEMPERATURE_THRESHOLD_SHUTDOWN`.
-pub const TEMPERATURE_THRESHOLD_SHUTDOWN: c_uint = 0;
+pub const TEMPERATURE_THRESHOLD_SHUTDOWN: c_uint = enums::NVML_TEMPERATURE_THRESHOLD_SHUTDOWN;
 /// `NVML_TEMPERATURE_THRESHOLD_SLOWDOWN`.
-pub const TEMPERATURE_THRESHOLD_SLOWDOWN: c_uint = 1;
+pub const TEMPERATURE_THRESHOLD_SLOWDOWN: c_uint = enums::NVML_TEMPERATURE_THRESHOLD_SLOWDOWN;
 /// `NVML_TEMPERATURE_THRESHOLD_MEM_MAX`.
-pub const TEMPERATURE_THRESHOLD_MEM_MAX: c_uint = 2;
+pub const TEMPERATURE_THRESHOLD_MEM_MAX: c_uint = enums::NVML_TEMPERATURE_THRESHOLD_MEM_MAX;
 /// `NVML_TEMPERATURE_THRESHOLD_GPU_MAX`.
-pub const TEMPERATURE_THRESHOLD_GPU_MAX: c_uint = 3;
+pub const TEMPERATURE_THRESHOLD_GPU_MAX: c_uint = enums::NVML_TEMPERATURE_THRESHOLD_GPU_MAX;
 /// `NVML_TEMPERATURE_THRESHOLD_COUNT`: thresholds at or above it are invalid.
 pub const TEMPERATURE_THRESHOLD_COUNT: c_uint = 8;
 /// `NVML_CLOCK_GRAPHICS`.
-pub const CLOCK_GRAPHICS: c_uint = 0;
+pub const CLOCK_GRAPHICS: c_uint = enums::NVML_CLOCK_GRAPHICS;
 /// `NVML_CLOCK_SM`.
-pub const CLOCK_SM: c_uint = 1;
+pub const CLOCK_SM: c_uint = enums::NVML_CLOCK_SM;
 /// `NVML_CLOCK_MEM`.
-pub const CLOCK_MEM: c_uint = 2;
+pub const CLOCK_MEM: c_uint = enums::NVML_CLOCK_MEM;
 /// `NVML_CLOCK_VIDEO`.
-pub const CLOCK_VIDEO: c_uint = 3;
+pub const CLOCK_VIDEO: c_uint = enums::NVML_CLOCK_VIDEO;
 /// `NVML_PCIE_UTIL_TX_BYTES`.
-pub const PCIE_UTIL_TX_BYTES: c_uint = 0;
+pub const PCIE_UTIL_TX_BYTES: c_uint = enums::NVML_PCIE_UTIL_TX_BYTES;
 /// `NVML_PCIE_UTIL_RX_BYTES`.
-pub const PCIE_UTIL_RX_BYTES: c_uint = 1;
+pub const PCIE_UTIL_RX_BYTES: c_uint = enums::NVML_PCIE_UTIL_RX_BYTES;
 
 /// `NVML_MEMORY_LOCATION_COUNT`: locations at or above it are invalid.
 pub const MEMORY_LOCATION_COUNT: c_uint =
@@ -156,7 +156,7 @@ pub const VALUE_TYPE_UNSIGNED_LONG_LONG: c_uint = 3;
 pub const VALUE_TYPE_SIGNED_INT: c_uint = 5;
 
 /// `nvmlEventTypeXidCriticalError`.
-pub const EVENT_TYPE_XID_CRITICAL_ERROR: u64 = 0x8;
+pub const EVENT_TYPE_XID_CRITICAL_ERROR: u64 = enums::NVML_EVENT_TYPE_XID_CRITICAL_ERROR;
 /// Event types the simulated devices accept in `nvmlDeviceRegisterEvents`: single- and
 /// double-bit ECC, P-state and XID (only XID events are ever delivered).
 pub const SUPPORTED_EVENT_TYPES: u64 = 0x1 | 0x2 | 0x4 | EVENT_TYPE_XID_CRITICAL_ERROR;

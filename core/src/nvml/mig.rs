@@ -22,9 +22,9 @@ use super::library::{check, Nvml};
 use super::sys::{codes, nvmlDevice_t, nvmlGpmSample_t, nvmlProcessUtilizationSample_t};
 
 /// `NVML_DEVICE_MIG_ENABLE`: the MIG mode value of an enabled GPU.
-pub const NVML_DEVICE_MIG_ENABLE: u32 = 1;
+pub const NVML_DEVICE_MIG_ENABLE: u32 = super::sys::enums::NVML_DEVICE_MIG_ENABLE;
 /// `NVML_DEVICE_MIG_DISABLE`.
-pub const NVML_DEVICE_MIG_DISABLE: u32 = 0;
+pub const NVML_DEVICE_MIG_DISABLE: u32 = super::sys::enums::NVML_DEVICE_MIG_DISABLE;
 
 /// `nvmlReturn_t (nvmlDevice_t, unsigned int *current, unsigned int *pending)`.
 pub(super) type DevUintUintFn =

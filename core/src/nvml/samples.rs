@@ -19,7 +19,7 @@ use super::device::Device;
 use super::error::NvmlError;
 use super::fields::decode;
 use super::library::{check, Nvml};
-use super::sys::{codes, nvmlDevice_t, nvmlSample_t};
+use super::sys::{self, codes, nvmlDevice_t, nvmlSample_t};
 
 /// `nvmlReturn_t (nvmlDevice_t, nvmlSamplingType_t, unsigned long long lastSeenTimeStamp,
 /// nvmlValueType_t *sampleValType, unsigned int *sampleCount, nvmlSample_t *samples)`.
@@ -37,15 +37,15 @@ pub(super) type SamplesFn = unsafe extern "C" fn(
 #[repr(u32)]
 pub enum SamplingType {
     /// `NVML_TOTAL_POWER_SAMPLES`: board power, mW.
-    TotalPower = 0,
+    TotalPower = sys::enums::NVML_TOTAL_POWER_SAMPLES,
     /// `NVML_GPU_UTILIZATION_SAMPLES`: percent of the sample period a kernel ran.
-    GpuUtilization = 1,
+    GpuUtilization = sys::enums::NVML_GPU_UTILIZATION_SAMPLES,
     /// `NVML_MEMORY_UTILIZATION_SAMPLES`: percent of the period device memory was busy.
-    MemoryUtilization = 2,
+    MemoryUtilization = sys::enums::NVML_MEMORY_UTILIZATION_SAMPLES,
     /// `NVML_PROCESSOR_CLK_SAMPLES`: processor (SM) clock, MHz.
-    ProcessorClock = 5,
+    ProcessorClock = sys::enums::NVML_PROCESSOR_CLK_SAMPLES,
     /// `NVML_MEMORY_CLK_SAMPLES`: memory clock, MHz.
-    MemoryClock = 6,
+    MemoryClock = sys::enums::NVML_MEMORY_CLK_SAMPLES,
 }
 
 impl SamplingType {

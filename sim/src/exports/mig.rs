@@ -14,9 +14,9 @@ use crate::state::{self, Call};
 /// `NVML_ERROR_NOT_FOUND`: an empty MIG slot, or no process sample newer than asked.
 const ERROR_NOT_FOUND: NvmlReturn = 6;
 /// `NVML_DEVICE_MIG_ENABLE`.
-const MIG_ENABLE: c_uint = 1;
+const MIG_ENABLE: c_uint = gpuwhy_nvml_sys::enums::NVML_DEVICE_MIG_ENABLE;
 /// `NVML_DEVICE_MIG_DISABLE`.
-const MIG_DISABLE: c_uint = 0;
+const MIG_DISABLE: c_uint = gpuwhy_nvml_sys::enums::NVML_DEVICE_MIG_DISABLE;
 /// Most MIG devices of a GPU (A100, H100).
 const MAX_MIG_DEVICES: c_uint = 7;
 /// The first architecture with MIG (`NVML_DEVICE_ARCH_AMPERE`).

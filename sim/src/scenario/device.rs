@@ -104,7 +104,9 @@ pub struct Device {
     pub mig: Vec<Device>,
     /// For a MIG device: `(GPU instance id, compute instance id)`; its `index` is its GPU's.
     pub instance: Option<(u32, u32)>,
-    /// Max PCIe generation of the GPU alone (`nvmlDeviceGetGpuMaxPcieLinkGeneration`).
+    /// Max PCIe generation of the GPU alone (`nvmlDeviceGetGpuMaxPcieLinkGeneration`, which
+    /// the `old-driver` build does not export).
+    #[cfg_attr(feature = "old-driver", allow(dead_code))]
     pub pcie_device_max_gen: u32,
     /// Health counters (ECC, remapped rows, retired pages, NVLink errors).
     pub health: Health,
