@@ -34,6 +34,10 @@ fn main() {
         "cargo:rerun-if-changed={}",
         workspace.join("Cargo.lock").display()
     );
+    // The simulator's C layouts and constants live in the shared binding crate.
+    for rel in ["nvml-sys/src", "nvml-sys/Cargo.toml"] {
+        println!("cargo:rerun-if-changed={}", workspace.join(rel).display());
+    }
 
     // Target directories of their own: the outer cargo holds the lock on the main one.
     // Each variant gets its own, so neither build overwrites the other's artifact.

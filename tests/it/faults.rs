@@ -164,7 +164,7 @@ fn a_gpu_removed_mid_run_is_reported_and_the_others_keep_recording() {
 
 /// Functions gpuwhy calls once per GPU when it opens it (static facts, GPM and event
 /// support), and the system-wide ones (versions, the XID event set).
-const OPEN_FUNCTIONS: [&str; 13] = [
+const OPEN_FUNCTIONS: [&str; 14] = [
     "nvmlDeviceGetName",
     "nvmlDeviceGetUUID",
     "nvmlDeviceGetPciInfo_v3",
@@ -174,6 +174,7 @@ const OPEN_FUNCTIONS: [&str; 13] = [
     "nvmlDeviceGetMaxClockInfo",
     "nvmlDeviceGetMaxPcieLinkGeneration",
     "nvmlDeviceGetMaxPcieLinkWidth",
+    "nvmlDeviceGetGpuMaxPcieLinkGeneration",
     "nvmlDeviceGetTemperatureThreshold",
     "nvmlDeviceGetSupportedEventTypes",
     "nvmlDeviceRegisterEvents",

@@ -8,6 +8,7 @@ mod fault_matrix;
 mod faults;
 mod faults_buffered;
 mod field_batch;
+mod health;
 mod job_gpus;
 mod loader;
 mod memory;

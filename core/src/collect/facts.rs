@@ -83,9 +83,13 @@ pub(super) fn device_info(
     info.max_graphics_clock_mhz = max_clock(ClockType::Graphics);
     info.pcie_max_gen = f.get(nvml.max_pcie_link_gen(handle));
     info.pcie_max_width = f.get(nvml.max_pcie_link_width(handle));
-    info.temp_slowdown_c = f
-        .get(nvml.temperature_threshold_c(handle, TemperatureThreshold::Slowdown))
-        .map(f64::from);
+    info.pcie_device_max_gen = f.get(nvml.gpu_max_pcie_link_gen(handle));
+    let mut threshold = |t| {
+        f.get(nvml.temperature_threshold_c(handle, t))
+            .map(f64::from)
+    };
+    info.temp_slowdown_c = threshold(TemperatureThreshold::Slowdown);
+    info.temp_shutdown_c = threshold(TemperatureThreshold::Shutdown);
     let mut links = [FieldValue::new(NVLINK_LINK_COUNT)];
     if f.get(nvml.field_values(handle, &mut links)).is_some() {
         info.nvlink_links = links[0].result.as_ref().ok().map(|v| *v as u32);

@@ -53,7 +53,7 @@ pub enum Outcome {
     Lost(NvmlError),
 }
 
-fn reason(e: &NvmlError) -> String {
+pub(super) fn reason(e: &NvmlError) -> String {
     if e.missing_symbol {
         format!("{} is not exported by this NVML (older driver)", e.function)
     } else {

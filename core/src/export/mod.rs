@@ -4,6 +4,7 @@
 
 mod chrome;
 mod prometheus;
+mod prometheus_health;
 
 pub use chrome::chrome_trace;
 pub use prometheus::prometheus_text;

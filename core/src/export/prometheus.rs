@@ -99,8 +99,9 @@ fn labels(d: &DeviceInfo, host: &str) -> String {
     )
 }
 
-/// The latest present value of each exported metric per GPU, plus the current verdict, as
-/// Prometheus text exposition (format 0.0.4).
+/// The latest present value of each exported metric per GPU, each GPU's last health
+/// counters (`prometheus_health`), and the current verdict, as Prometheus text exposition
+/// (format 0.0.4).
 pub fn prometheus_text(r: &Report) -> String {
     let mut out = String::new();
     let host = if r.run.host.is_empty() {
@@ -135,6 +136,9 @@ pub fn prometheus_text(r: &Report) -> String {
             }
         }
     }
+    out.push_str(&super::prometheus_health::health_text(&r.devices, |d| {
+        labels(d, host)
+    }));
     let _ = writeln!(out, "# HELP gpuwhy_top_finding The current top finding of gpuwhy's diagnosis (value: its confidence; id none when no bottleneck was found).");
     let _ = writeln!(out, "# TYPE gpuwhy_top_finding gauge");
     let _ = writeln!(

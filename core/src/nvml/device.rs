@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use super::error::{wants_fallback, NvmlError};
 use super::library::{check, Nvml};
-use super::symbols::{Chain, DevEnumUintFn, DevStrFn, DevUintFn, SysStrFn};
+use super::symbols::Chain;
+use super::sys::fns::{DevEnumUintFn, DevStrFn, DevUintFn, SysStrFn};
 use super::sys::{self, codes, nvmlDevice_t};
 
 /// A GPU as NVML knows it: a copyable handle, valid only with the [`Nvml`] that returned it

@@ -9,7 +9,7 @@ use super::library::{check, Nvml};
 use super::sys::{self, codes};
 
 /// `nvmlEventTypeXidCriticalError`: a critical Xid error; the Xid is in [`EventData::xid`].
-pub const EVENT_XID_CRITICAL: u64 = 0x8;
+pub const EVENT_XID_CRITICAL: u64 = super::sys::enums::NVML_EVENT_TYPE_XID_CRITICAL_ERROR;
 
 /// One event from [`EventSet::wait`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,24 +9,7 @@ use super::error::NvmlError;
 use super::library::{check, Nvml};
 use super::sys::{self, codes};
 
-/// `NVML_GPM_METRIC_GRAPHICS_UTIL`: % of time any compute/graphics work was active.
-pub const GPM_GRAPHICS_UTIL: u32 = 1;
-/// `NVML_GPM_METRIC_SM_UTIL`: % of SMs busy.
-pub const GPM_SM_UTIL: u32 = 2;
-/// `NVML_GPM_METRIC_SM_OCCUPANCY`: % of resident warps vs the theoretical maximum.
-pub const GPM_SM_OCCUPANCY: u32 = 3;
-/// `NVML_GPM_METRIC_ANY_TENSOR_UTIL`: % of time any tensor pipe was active.
-pub const GPM_ANY_TENSOR_UTIL: u32 = 5;
-/// `NVML_GPM_METRIC_DRAM_BW_UTIL`: % of theoretical DRAM bandwidth.
-pub const GPM_DRAM_BW_UTIL: u32 = 10;
-/// `NVML_GPM_METRIC_PCIE_TX_PER_SEC`: MiB/s sent by the GPU.
-pub const GPM_PCIE_TX_PER_SEC: u32 = 20;
-/// `NVML_GPM_METRIC_PCIE_RX_PER_SEC`: MiB/s received by the GPU.
-pub const GPM_PCIE_RX_PER_SEC: u32 = 21;
-/// `NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC`: MiB/s received over all NVLinks.
-pub const GPM_NVLINK_TOTAL_RX_PER_SEC: u32 = 60;
-/// `NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC`: MiB/s sent over all NVLinks.
-pub const GPM_NVLINK_TOTAL_TX_PER_SEC: u32 = 61;
+pub use super::sys::gpm_ids::*;
 
 /// Most metrics requested in one `nvmlGpmMetricsGet` call: the array length of the oldest
 /// GPM headers, which older drivers assume.

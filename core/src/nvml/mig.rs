@@ -19,24 +19,12 @@ use super::device::Device;
 use super::error::NvmlError;
 use super::gpm::GpmSample;
 use super::library::{check, Nvml};
-use super::sys::{codes, nvmlDevice_t, nvmlGpmSample_t};
+use super::sys::{codes, nvmlDevice_t, nvmlGpmSample_t, nvmlProcessUtilizationSample_t};
 
 /// `NVML_DEVICE_MIG_ENABLE`: the MIG mode value of an enabled GPU.
-pub const NVML_DEVICE_MIG_ENABLE: u32 = 1;
+pub const NVML_DEVICE_MIG_ENABLE: u32 = super::sys::enums::NVML_DEVICE_MIG_ENABLE;
 /// `NVML_DEVICE_MIG_DISABLE`.
-pub const NVML_DEVICE_MIG_DISABLE: u32 = 0;
-
-/// `nvmlProcessUtilizationSample_t` (nvml.h; checked by the header test).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct nvmlProcessUtilizationSample_t {
-    pub(super) pid: c_uint,
-    pub(super) timeStamp: c_ulonglong,
-    pub(super) smUtil: c_uint,
-    pub(super) memUtil: c_uint,
-    pub(super) encUtil: c_uint,
-    pub(super) decUtil: c_uint,
-}
+pub const NVML_DEVICE_MIG_DISABLE: u32 = super::sys::enums::NVML_DEVICE_MIG_DISABLE;
 
 /// `nvmlReturn_t (nvmlDevice_t, unsigned int *current, unsigned int *pending)`.
 pub(super) type DevUintUintFn =
@@ -224,22 +212,10 @@ impl Nvml {
 /// The layouts, constants and prototypes of this file, for the check against `nvml.h`.
 #[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
 pub(super) mod header {
-    use nvml_header_check::{layout, CType, Check};
-
-    use super::nvmlProcessUtilizationSample_t;
-
-    impl CType for nvmlProcessUtilizationSample_t {
-        fn c_names() -> Vec<String> {
-            vec!["nvmlProcessUtilizationSample_t".into()]
-        }
-    }
+    use nvml_header_check::Check;
 
     /// Adds this file's facts to `c`.
     pub(in super::super) fn facts(c: &mut Check) {
-        layout!(c, nvmlProcessUtilizationSample_t => "nvmlProcessUtilizationSample_t" {
-            pid: "pid", timeStamp: "timeStamp", smUtil: "smUtil", memUtil: "memUtil",
-            encUtil: "encUtil", decUtil: "decUtil",
-        });
         c.constant("NVML_DEVICE_MIG_ENABLE", super::NVML_DEVICE_MIG_ENABLE);
         c.constant("NVML_DEVICE_MIG_DISABLE", super::NVML_DEVICE_MIG_DISABLE);
     }

@@ -22,6 +22,7 @@ mod fields;
 mod gpm;
 #[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
 mod header_check;
+mod health;
 mod library;
 mod mig;
 mod processes;
@@ -29,7 +30,9 @@ mod readings;
 mod samples;
 mod search;
 mod symbols;
-mod sys;
+/// NVML's C layouts and constants: the shared binding crate (`nvml-sys/`), which the
+/// simulator's exports use too.
+use gpuwhy_nvml_sys as sys;
 
 pub use arch::{architecture_name, ARCHITECTURES};
 pub use device::{Device, PciInfo};
@@ -41,6 +44,7 @@ pub use gpm::{
     GPM_NVLINK_TOTAL_RX_PER_SEC, GPM_NVLINK_TOTAL_TX_PER_SEC, GPM_PCIE_RX_PER_SEC,
     GPM_PCIE_TX_PER_SEC, GPM_SM_OCCUPANCY, GPM_SM_UTIL,
 };
+pub use health::{EccCounter, EccErrorType, NvlinkCounter, RetirementCause, RowRemap};
 pub use library::Nvml;
 pub use mig::{ProcessUtilization, NVML_DEVICE_MIG_DISABLE, NVML_DEVICE_MIG_ENABLE};
 pub use processes::ProcessInfo;
@@ -50,6 +54,7 @@ pub use readings::{
 pub use samples::{Sample, SamplingType, SAMPLES_PER_CALL};
 pub use search::ENV_NVML_PATH;
 pub use sys::codes;
+pub use sys::health::{NVML_MEMORY_LOCATIONS, NVML_NVLINK_MAX_LINKS};
 
 #[cfg(all(test, target_os = "linux"))]
 mod c_fake_tests;

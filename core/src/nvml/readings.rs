@@ -58,13 +58,13 @@ impl MemoryInfo {
 #[repr(u32)]
 pub enum TemperatureThreshold {
     /// The GPU shuts down.
-    Shutdown = 0,
+    Shutdown = sys::enums::NVML_TEMPERATURE_THRESHOLD_SHUTDOWN,
     /// Hardware slowdown starts.
-    Slowdown = 1,
+    Slowdown = sys::enums::NVML_TEMPERATURE_THRESHOLD_SLOWDOWN,
     /// Maximum memory temperature.
-    MemMax = 2,
+    MemMax = sys::enums::NVML_TEMPERATURE_THRESHOLD_MEM_MAX,
     /// Maximum GPU temperature for normal operation.
-    GpuMax = 3,
+    GpuMax = sys::enums::NVML_TEMPERATURE_THRESHOLD_GPU_MAX,
 }
 
 /// `nvmlClockType_t`.
@@ -72,13 +72,13 @@ pub enum TemperatureThreshold {
 #[repr(u32)]
 pub enum ClockType {
     /// Graphics clock (nvidia-smi's `pclk`).
-    Graphics = 0,
+    Graphics = sys::enums::NVML_CLOCK_GRAPHICS,
     /// SM clock.
-    Sm = 1,
+    Sm = sys::enums::NVML_CLOCK_SM,
     /// Memory clock.
-    Mem = 2,
+    Mem = sys::enums::NVML_CLOCK_MEM,
     /// Video encoder/decoder clock.
-    Video = 3,
+    Video = sys::enums::NVML_CLOCK_VIDEO,
 }
 
 /// `nvmlPcieUtilCounter_t`.
@@ -86,9 +86,9 @@ pub enum ClockType {
 #[repr(u32)]
 pub enum PcieCounter {
     /// Bytes sent by the GPU.
-    Tx = 0,
+    Tx = sys::enums::NVML_PCIE_UTIL_TX_BYTES,
     /// Bytes received by the GPU.
-    Rx = 1,
+    Rx = sys::enums::NVML_PCIE_UTIL_RX_BYTES,
 }
 
 impl Nvml {

@@ -19,30 +19,7 @@ use super::device::Device;
 use super::error::NvmlError;
 use super::fields::decode;
 use super::library::{check, Nvml};
-use super::sys::{codes, nvmlDevice_t, nvmlValue_t};
-
-/// `nvmlSample_t` (16 bytes): one buffered sample.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(super) struct nvmlSample_t {
-    /// CPU timestamp, microseconds since 1970.
-    pub(super) timeStamp: c_ulonglong,
-    /// The value, of the type the call reports.
-    pub(super) sampleValue: nvmlValue_t,
-}
-
-impl nvmlSample_t {
-    const EMPTY: Self = Self {
-        timeStamp: 0,
-        sampleValue: nvmlValue_t { ullVal: 0 },
-    };
-}
-
-#[cfg(target_pointer_width = "64")]
-const _: () = {
-    assert!(std::mem::size_of::<nvmlSample_t>() == 16);
-    assert!(std::mem::offset_of!(nvmlSample_t, sampleValue) == 8);
-};
+use super::sys::{self, codes, nvmlDevice_t, nvmlSample_t};
 
 /// `nvmlReturn_t (nvmlDevice_t, nvmlSamplingType_t, unsigned long long lastSeenTimeStamp,
 /// nvmlValueType_t *sampleValType, unsigned int *sampleCount, nvmlSample_t *samples)`.
@@ -60,15 +37,15 @@ pub(super) type SamplesFn = unsafe extern "C" fn(
 #[repr(u32)]
 pub enum SamplingType {
     /// `NVML_TOTAL_POWER_SAMPLES`: board power, mW.
-    TotalPower = 0,
+    TotalPower = sys::enums::NVML_TOTAL_POWER_SAMPLES,
     /// `NVML_GPU_UTILIZATION_SAMPLES`: percent of the sample period a kernel ran.
-    GpuUtilization = 1,
+    GpuUtilization = sys::enums::NVML_GPU_UTILIZATION_SAMPLES,
     /// `NVML_MEMORY_UTILIZATION_SAMPLES`: percent of the period device memory was busy.
-    MemoryUtilization = 2,
+    MemoryUtilization = sys::enums::NVML_MEMORY_UTILIZATION_SAMPLES,
     /// `NVML_PROCESSOR_CLK_SAMPLES`: processor (SM) clock, MHz.
-    ProcessorClock = 5,
+    ProcessorClock = sys::enums::NVML_PROCESSOR_CLK_SAMPLES,
     /// `NVML_MEMORY_CLK_SAMPLES`: memory clock, MHz.
-    MemoryClock = 6,
+    MemoryClock = sys::enums::NVML_MEMORY_CLK_SAMPLES,
 }
 
 impl SamplingType {
@@ -186,21 +163,12 @@ impl Nvml {
 /// The layouts, constants and prototypes of this file, for the check against `nvml.h`.
 #[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
 pub(super) mod header {
-    use nvml_header_check::{layout, CType, Check};
+    use nvml_header_check::Check;
 
-    use super::{nvmlSample_t, SamplingType};
-
-    impl CType for nvmlSample_t {
-        fn c_names() -> Vec<String> {
-            vec!["nvmlSample_t".into()]
-        }
-    }
+    use super::SamplingType;
 
     /// Adds this file's facts to `c`.
     pub(in super::super) fn facts(c: &mut Check) {
-        layout!(c, nvmlSample_t => "nvmlSample_t" {
-            timeStamp: "timeStamp", sampleValue: "sampleValue",
-        });
         for (name, kind) in SamplingType::ALL {
             c.constant(name, kind as u32);
         }

@@ -8,59 +8,14 @@
 //!
 //! The function pointers live here and in [`super::Nvml`] only; nothing hands them out.
 
-use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use libloading::Library;
 
 use super::error::{wants_fallback, NvmlError};
+use super::sys::fns::*;
+use super::sys::health::*;
 use super::sys::*;
-
-/// `nvmlReturn_t (void)`.
-pub(super) type VoidFn = unsafe extern "C" fn() -> c_uint;
-/// `const char* (nvmlReturn_t)`.
-pub(super) type ErrorStringFn = unsafe extern "C" fn(c_uint) -> *const c_char;
-/// `nvmlReturn_t (char *buf, unsigned int length)`.
-pub(super) type SysStrFn = unsafe extern "C" fn(*mut c_char, c_uint) -> c_uint;
-/// `nvmlReturn_t (int *out)`.
-pub(super) type SysIntFn = unsafe extern "C" fn(*mut c_int) -> c_uint;
-/// `nvmlReturn_t (unsigned int *out)`.
-pub(super) type SysUintFn = unsafe extern "C" fn(*mut c_uint) -> c_uint;
-/// `nvmlReturn_t (unsigned int index, nvmlDevice_t *device)`.
-pub(super) type HandleByIndexFn = unsafe extern "C" fn(c_uint, *mut nvmlDevice_t) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, char *buf, unsigned int length)`.
-pub(super) type DevStrFn = unsafe extern "C" fn(nvmlDevice_t, *mut c_char, c_uint) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, unsigned int *out)` (also enum outputs such as P-states).
-pub(super) type DevUintFn = unsafe extern "C" fn(nvmlDevice_t, *mut c_uint) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, <enum> which, unsigned int *out)`.
-pub(super) type DevEnumUintFn = unsafe extern "C" fn(nvmlDevice_t, c_uint, *mut c_uint) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, int *major, int *minor)`.
-pub(super) type DevIntIntFn = unsafe extern "C" fn(nvmlDevice_t, *mut c_int, *mut c_int) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, unsigned long long *out)`.
-pub(super) type DevU64Fn = unsafe extern "C" fn(nvmlDevice_t, *mut c_ulonglong) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, T *out)` for a struct `T`.
-pub(super) type DevStructFn<T> = unsafe extern "C" fn(nvmlDevice_t, *mut T) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, int count, nvmlFieldValue_t *values)`.
-pub(super) type FieldValuesFn =
-    unsafe extern "C" fn(nvmlDevice_t, c_int, *mut nvmlFieldValue_t) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, unsigned int *count, nvmlProcessInfo*_t *infos)`; the
-/// element type differs between versions, so it is bound as raw bytes.
-pub(super) type ProcessesFn =
-    unsafe extern "C" fn(nvmlDevice_t, *mut c_uint, *mut c_void) -> c_uint;
-/// `nvmlReturn_t (H *out)` for an opaque handle type `H` (set or sample allocation).
-pub(super) type AllocFn = unsafe extern "C" fn(*mut *mut c_void) -> c_uint;
-/// `nvmlReturn_t (H handle)` (set or sample free).
-pub(super) type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, unsigned long long eventTypes, nvmlEventSet_t)`.
-pub(super) type RegisterEventsFn =
-    unsafe extern "C" fn(nvmlDevice_t, c_ulonglong, nvmlEventSet_t) -> c_uint;
-/// `nvmlReturn_t (nvmlEventSet_t, nvmlEventData_t *, unsigned int timeoutms)`.
-pub(super) type EventSetWaitFn =
-    unsafe extern "C" fn(nvmlEventSet_t, *mut nvmlEventData_t, c_uint) -> c_uint;
-/// `nvmlReturn_t (nvmlDevice_t, nvmlGpmSample_t)`.
-pub(super) type GpmSampleGetFn = unsafe extern "C" fn(nvmlDevice_t, nvmlGpmSample_t) -> c_uint;
-/// `nvmlReturn_t (nvmlGpmMetricsGet_t *)`.
-pub(super) type GpmMetricsGetFn = unsafe extern "C" fn(*mut nvmlGpmMetricsGet_t) -> c_uint;
 
 /// The two memory-info entry points, which take different structs.
 #[derive(Clone, Copy)]
@@ -391,6 +346,29 @@ symbols! {
     /// GPM metrics between two snapshots.
     gpm_metrics_get: "nvmlGpmMetricsGet", GpmMetricsGetFn =
         ["nvmlGpmMetricsGet": GpmMetricsGetFn => same];
+    /// ECC mode, current and pending (`health.rs`).
+    ecc_mode: "nvmlDeviceGetEccMode", EccModeFn = ["nvmlDeviceGetEccMode": EccModeFn => same];
+    /// ECC error totals by type and counter.
+    total_ecc_errors: "nvmlDeviceGetTotalEccErrors", TotalEccErrorsFn =
+        ["nvmlDeviceGetTotalEccErrors": TotalEccErrorsFn => same];
+    /// ECC errors by memory location.
+    memory_error_counter: "nvmlDeviceGetMemoryErrorCounter", MemoryErrorCounterFn =
+        ["nvmlDeviceGetMemoryErrorCounter": MemoryErrorCounterFn => same];
+    /// Remapped rows, pending and failed remaps.
+    remapped_rows: "nvmlDeviceGetRemappedRows", RemappedRowsFn =
+        ["nvmlDeviceGetRemappedRows": RemappedRowsFn => same];
+    /// Retired pages by cause.
+    retired_pages: "nvmlDeviceGetRetiredPages", RetiredPagesFn =
+        ["nvmlDeviceGetRetiredPages": RetiredPagesFn => same];
+    /// Whether pages are pending retirement.
+    retired_pages_pending: "nvmlDeviceGetRetiredPagesPendingStatus", RetiredPagesPendingFn =
+        ["nvmlDeviceGetRetiredPagesPendingStatus": RetiredPagesPendingFn => same];
+    /// One NVLink error counter of one link.
+    nvlink_error_counter: "nvmlDeviceGetNvLinkErrorCounter", NvLinkErrorCounterFn =
+        ["nvmlDeviceGetNvLinkErrorCounter": NvLinkErrorCounterFn => same];
+    /// The GPU's own maximum PCIe generation, whatever its slot.
+    gpu_max_pcie_link_gen: "nvmlDeviceGetGpuMaxPcieLinkGeneration", GpuMaxPcieLinkGenerationFn =
+        ["nvmlDeviceGetGpuMaxPcieLinkGeneration": GpuMaxPcieLinkGenerationFn => same];
 }
 
 #[cfg(test)]

@@ -180,6 +180,11 @@ pub fn replay(bytes: &[u8], path: &Path) -> Result<Recording> {
                     rec.mark_unavailable(dev, m, reason);
                 }
             }
+            JournalLine::Health { dev, health } => {
+                if let Some(d) = rec.devices.get_mut(dev) {
+                    d.info.health = Some(health);
+                }
+            }
             JournalLine::Lost { dev, t } => {
                 if let Some(d) = rec.devices.get_mut(dev) {
                     d.info.lost_at_s = Some(t);

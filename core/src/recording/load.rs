@@ -89,4 +89,42 @@ mod tests {
         std::fs::write(&file, &bytes).expect("writes");
         assert_eq!(Report::load(&file).expect("loads").to_json(), r.to_json());
     }
+
+    /// A killed run's journal keeps the health readings up to its last flush: each
+    /// `health` line replaces the device's health, so the last one read is the one kept.
+    #[test]
+    fn a_journal_keeps_the_last_health_line_of_each_gpu() {
+        use crate::report::{DeviceHealth, EccCounts, HealthReading, RemappedRows};
+        let reading = |t_s: f64, corrected: u64| HealthReading {
+            t_s,
+            ecc: EccCounts {
+                volatile_corrected: Some(corrected),
+                ..Default::default()
+            },
+            remapped_rows: Some(RemappedRows {
+                pending: Some(true),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut health = DeviceHealth {
+            ecc_enabled: Some(true),
+            readings: vec![reading(0.0, 3)],
+            ..Default::default()
+        };
+        let mut bytes = journal();
+        for r in [None, Some(reading(60.0, 9))] {
+            health.readings.extend(r);
+            let line = JournalLine::Health {
+                dev: 0,
+                health: health.clone(),
+            };
+            bytes.extend(serde_json::to_vec(&line).expect("line"));
+            bytes.push(b'\n');
+        }
+        let r = Report::from_slice(&bytes, Path::new("run.json.partial")).expect("reads");
+        let got = r.devices[0].health.as_ref().expect("health replayed");
+        assert_eq!(got, &health);
+        assert_eq!(got.last().and_then(|h| h.ecc.volatile_corrected), Some(9));
+    }
 }

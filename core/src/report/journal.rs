@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::column::Column;
+use super::health::DeviceHealth;
 use super::model::{DeviceInfo, Event, Fault, HostFacts, NvmlInfo, Overhead, RunInfo};
 use super::steps::StepsData;
 use super::SeriesData;
@@ -104,6 +105,14 @@ pub enum JournalLine {
         dev: usize,
         /// When, seconds.
         t: f64,
+    },
+    /// A GPU's health counters so far (`collect::health`): each line replaces the device's
+    /// previous health, so a killed run keeps the readings up to its last flush.
+    Health {
+        /// Device position.
+        dev: usize,
+        /// Its health: ECC mode, the readings so far, what could not be read.
+        health: DeviceHealth,
     },
     /// Fault counts and overhead so far (each line replaces the previous one).
     Status {

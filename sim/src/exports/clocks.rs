@@ -39,11 +39,11 @@ pub unsafe extern "C" fn nvmlDeviceGetTemperatureV(
             return Err(ERROR_ARGUMENT_VERSION_MISMATCH);
         }
         // SAFETY: as above, for the input field `sensorType`.
-        let sensor_type = unsafe { (&raw const (*temperature).sensor_type).read() };
+        let sensor_type = unsafe { (&raw const (*temperature).sensorType).read() };
         sensor(sensor_type)?;
         Ok(NvmlTemperature {
             version,
-            sensor_type,
+            sensorType: sensor_type,
             temperature: d.value(Metric::TempC, c.t).round() as i32,
         })
     };

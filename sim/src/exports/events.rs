@@ -115,10 +115,10 @@ unsafe fn wait(
         let (device, xid) = event;
         let filled = NvmlEventData {
             device: state::handle_of(device),
-            event_type: EVENT_TYPE_XID_CRITICAL_ERROR,
-            event_data: xid,
-            gpu_instance_id: NO_MIG_INSTANCE,
-            compute_instance_id: NO_MIG_INSTANCE,
+            eventType: EVENT_TYPE_XID_CRITICAL_ERROR,
+            eventData: xid,
+            gpuInstanceId: NO_MIG_INSTANCE,
+            computeInstanceId: NO_MIG_INSTANCE,
         };
         // SAFETY: forwarded from this function's contract.
         unsafe { put(data, filled) }

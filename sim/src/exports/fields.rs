@@ -51,18 +51,18 @@ pub unsafe extern "C" fn nvmlDeviceGetFieldValues(
             // SAFETY: `values` is valid for `count` elements and `i < count`.
             let element = unsafe { values.add(i) };
             // SAFETY: `element` is in bounds and its input field `fieldId` is initialised.
-            let field_id = unsafe { (&raw const (*element).field_id).read() };
+            let field_id = unsafe { (&raw const (*element).fieldId).read() };
             // SAFETY: as above, for `scopeId`.
-            let scope_id = unsafe { (&raw const (*element).scope_id).read() };
+            let scope_id = unsafe { (&raw const (*element).scopeId).read() };
             let (nvml_return, value_type, value) =
                 field(call, d, field_id, scope_id, &mut counters);
             let filled = NvmlFieldValue {
-                field_id,
-                scope_id,
+                fieldId: field_id,
+                scopeId: scope_id,
                 timestamp: call.unix_us(),
-                latency_usec: LATENCY_USEC,
-                value_type,
-                nvml_return,
+                latencyUsec: LATENCY_USEC,
+                valueType: value_type,
+                nvmlReturn: nvml_return,
                 value,
             };
             // SAFETY: `element` is in bounds and valid for writes.
@@ -81,16 +81,12 @@ fn field(
     counters: &mut Option<state::LinkTotals>,
 ) -> (NvmlReturn, c_uint, NvmlValue) {
     let links = d.facts.nvlink_links;
-    let none = NvmlValue { ull_val: 0 };
+    let none = NvmlValue { ullVal: 0 };
     if single_call_unsupported(d, field_id) {
         return (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none);
     }
     match field_id {
-        FI_NVLINK_LINK_COUNT => (
-            SUCCESS,
-            VALUE_TYPE_UNSIGNED_INT,
-            NvmlValue { ui_val: links },
-        ),
+        FI_NVLINK_LINK_COUNT => (SUCCESS, VALUE_TYPE_UNSIGNED_INT, NvmlValue { uiVal: links }),
         FI_NVLINK_THROUGHPUT_DATA_TX
         | FI_NVLINK_THROUGHPUT_DATA_RX
         | FI_PCIE_COUNT_TX_BYTES
@@ -102,19 +98,19 @@ fn field(
             SUCCESS,
             VALUE_TYPE_UNSIGNED_INT,
             NvmlValue {
-                ui_val: super::usage::milliwatts(d.value(Metric::PowerW, call.t)),
+                uiVal: super::usage::milliwatts(d.value(Metric::PowerW, call.t)),
             },
         ),
         FI_GPU_TEMP => (
             SUCCESS,
             VALUE_TYPE_DOUBLE,
             NvmlValue {
-                d_val: d.value(Metric::TempC, call.t),
+                dVal: d.value(Metric::TempC, call.t),
             },
         ),
         FI_TEMPERATURE_SHUTDOWN_TLIMIT..=FI_TEMPERATURE_GPU_MAX_TLIMIT => tlimit(d, field_id)
             .map_or((ERROR_NOT_SUPPORTED, VALUE_TYPE_SIGNED_INT, none), |c| {
-                (SUCCESS, VALUE_TYPE_SIGNED_INT, NvmlValue { si_val: c })
+                (SUCCESS, VALUE_TYPE_SIGNED_INT, NvmlValue { siVal: c })
             }),
         _ => (ERROR_NOT_SUPPORTED, VALUE_TYPE_UNSIGNED_LONG_LONG, none),
     }
@@ -130,7 +126,7 @@ fn counter_field(
     counters: &mut Option<state::LinkTotals>,
 ) -> (NvmlReturn, c_uint, NvmlValue) {
     let links = d.facts.nvlink_links;
-    let none = NvmlValue { ull_val: 0 };
+    let none = NvmlValue { ullVal: 0 };
     match field_id {
         FI_NVLINK_THROUGHPUT_DATA_TX | FI_NVLINK_THROUGHPUT_DATA_RX => {
             if links == 0 {
@@ -151,7 +147,7 @@ fn counter_field(
                 totals.nvlink_rx_kib
             };
             let value = NvmlValue {
-                ull_val: (kib * share).floor() as u64,
+                ullVal: (kib * share).floor() as u64,
             };
             (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG, value)
         }
@@ -163,7 +159,7 @@ fn counter_field(
                     t.pcie_rx_bytes
                 };
                 let value = NvmlValue {
-                    ull_val: bytes.floor() as u64,
+                    ullVal: bytes.floor() as u64,
                 };
                 (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG, value)
             }
@@ -176,7 +172,7 @@ fn counter_field(
             match totals(call, d, counters) {
                 Ok(t) => {
                     let value = NvmlValue {
-                        ull_val: t.policy_ns[k].floor() as u64,
+                        ullVal: t.policy_ns[k].floor() as u64,
                     };
                     (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG, value)
                 }

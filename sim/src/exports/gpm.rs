@@ -31,7 +31,7 @@ pub unsafe extern "C" fn nvmlGpmQueryDeviceSupport(
         }
         Ok(NvmlGpmSupport {
             version,
-            is_supported_device: c_uint::from(d.gpm),
+            isSupportedDevice: c_uint::from(d.gpm),
         })
     };
     // SAFETY: forwarded from this function's contract.
@@ -98,7 +98,7 @@ pub unsafe extern "C" fn nvmlGpmMetricsGet(metrics_get: *mut NvmlGpmMetricsGet) 
             return Err(ERROR_ARGUMENT_VERSION_MISMATCH);
         }
         // SAFETY: as above.
-        let num_metrics = unsafe { (&raw const (*metrics_get).num_metrics).read() } as usize;
+        let num_metrics = unsafe { (&raw const (*metrics_get).numMetrics).read() } as usize;
         // SAFETY: as above.
         let sample1 = unsafe { (&raw const (*metrics_get).sample1).read() };
         // SAFETY: as above.
@@ -118,30 +118,31 @@ pub unsafe extern "C" fn nvmlGpmMetricsGet(metrics_get: *mut NvmlGpmMetricsGet) 
             // SAFETY: the caller's array holds at least `num_metrics > i` entries.
             let entry = unsafe { first.add(i) };
             // SAFETY: `entry` is in bounds and its input field `metricId` is initialised.
-            let metric_id = unsafe { (&raw const (*entry).metric_id).read() };
+            let metric_id = unsafe { (&raw const (*entry).metricId).read() };
             let (nvml_return, value) = match Metric::for_gpm_id(metric_id) {
                 Some(m) => (SUCCESS, d.mean(m, s1.t, s2.t)),
                 None => (ERROR_NOT_SUPPORTED, 0.0),
             };
             let (short_name, long_name, unit) = info(metric_id);
             let filled = NvmlGpmMetric {
-                metric_id,
-                nvml_return,
+                metricId: metric_id,
+                nvmlReturn: nvml_return,
                 value,
-                short_name: short_name.as_ptr(),
-                long_name: long_name.as_ptr(),
-                unit: unit.as_ptr(),
+                // nvml.h declares the names `char *`; the caller only reads them.
+                shortName: short_name.as_ptr().cast_mut(),
+                longName: long_name.as_ptr().cast_mut(),
+                unit: unit.as_ptr().cast_mut(),
             };
             // SAFETY: `entry` is in bounds and writable.
             unsafe { entry.write(filled) };
         }
         let cleared = NvmlGpmMetric {
-            metric_id: 0,
-            nvml_return: SUCCESS,
+            metricId: 0,
+            nvmlReturn: SUCCESS,
             value: 0.0,
-            short_name: std::ptr::null(),
-            long_name: std::ptr::null(),
-            unit: std::ptr::null(),
+            shortName: std::ptr::null_mut(),
+            longName: std::ptr::null_mut(),
+            unit: std::ptr::null_mut(),
         };
         for i in num_metrics..GPM_METRIC_MAX {
             // SAFETY: the caller's struct is of the full length, `GPM_METRIC_MAX > i` entries.

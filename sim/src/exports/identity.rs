@@ -96,16 +96,16 @@ unsafe fn pci_info(function: &str, device: NvmlDevice, out: *mut NvmlPciInfo) ->
 fn pci_struct(d: &Device) -> NvmlPciInfo {
     let a = d.pci;
     NvmlPciInfo {
-        bus_id_legacy: c_chars(&format!(
+        busIdLegacy: c_chars(&format!(
             "{:04X}:{:02X}:{:02X}.0",
             a.domain, a.bus, a.device
         )),
         domain: a.domain,
         bus: a.bus,
         device: a.device,
-        pci_device_id: d.facts.pci_device_id,
-        pci_sub_system_id: d.facts.pci_subsystem_id,
-        bus_id: c_chars(&format!(
+        pciDeviceId: d.facts.pci_device_id,
+        pciSubSystemId: d.facts.pci_subsystem_id,
+        busId: c_chars(&format!(
             "{:08X}:{:02X}:{:02X}.0",
             a.domain, a.bus, a.device
         )),

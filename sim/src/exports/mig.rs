@@ -14,31 +14,15 @@ use crate::state::{self, Call};
 /// `NVML_ERROR_NOT_FOUND`: an empty MIG slot, or no process sample newer than asked.
 const ERROR_NOT_FOUND: NvmlReturn = 6;
 /// `NVML_DEVICE_MIG_ENABLE`.
-const MIG_ENABLE: c_uint = 1;
+const MIG_ENABLE: c_uint = gpuwhy_nvml_sys::enums::NVML_DEVICE_MIG_ENABLE;
 /// `NVML_DEVICE_MIG_DISABLE`.
-const MIG_DISABLE: c_uint = 0;
+const MIG_DISABLE: c_uint = gpuwhy_nvml_sys::enums::NVML_DEVICE_MIG_DISABLE;
 /// Most MIG devices of a GPU (A100, H100).
 const MAX_MIG_DEVICES: c_uint = 7;
 /// The first architecture with MIG (`NVML_DEVICE_ARCH_AMPERE`).
 const ARCH_AMPERE: u32 = 7;
 
-/// `nvmlProcessUtilizationSample_t`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct NvmlProcessUtilizationSample {
-    /// Process id.
-    pub pid: c_uint,
-    /// CPU timestamp, µs.
-    pub time_stamp: c_ulonglong,
-    /// SM utilization, %.
-    pub sm_util: c_uint,
-    /// Memory utilization, %.
-    pub mem_util: c_uint,
-    /// Encoder utilization, %.
-    pub enc_util: c_uint,
-    /// Decoder utilization, %.
-    pub dec_util: c_uint,
-}
+pub use crate::abi::NvmlProcessUtilizationSample;
 
 /// A GPU (not a MIG device) that can run MIG, or NOT_SUPPORTED.
 fn mig_capable(d: &Device) -> Result<(), NvmlReturn> {
@@ -242,11 +226,11 @@ pub unsafe extern "C" fn nvmlDeviceGetProcessUtilization(
             .filter_map(|p| {
                 p.sm_util.map(|sm| NvmlProcessUtilizationSample {
                     pid: p.reported_pid(),
-                    time_stamp: now,
-                    sm_util: sm,
-                    mem_util: 0,
-                    enc_util: 0,
-                    dec_util: 0,
+                    timeStamp: now,
+                    smUtil: sm,
+                    memUtil: 0,
+                    encUtil: 0,
+                    decUtil: 0,
                 })
             })
             .collect();

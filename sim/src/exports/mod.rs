@@ -19,6 +19,7 @@ pub mod events;
 pub mod fields;
 #[cfg(not(feature = "old-driver"))]
 pub mod gpm;
+pub mod health;
 pub mod identity;
 pub mod mig;
 pub mod pcie;
@@ -94,6 +95,15 @@ pub const FUNCTIONS: &[&str] = &[
     "nvmlDeviceGetComputeInstanceId",
     "nvmlGpmMigSampleGet",
     "nvmlDeviceGetProcessUtilization",
+    // Health (`health.rs`).
+    "nvmlDeviceGetEccMode",
+    "nvmlDeviceGetTotalEccErrors",
+    "nvmlDeviceGetMemoryErrorCounter",
+    "nvmlDeviceGetRemappedRows",
+    "nvmlDeviceGetRetiredPages",
+    "nvmlDeviceGetRetiredPagesPendingStatus",
+    "nvmlDeviceGetNvLinkErrorCounter",
+    "nvmlDeviceGetGpuMaxPcieLinkGeneration",
 ];
 
 /// The functions the `old-driver` build leaves out (an R450-era symbol set).
@@ -114,6 +124,7 @@ pub const OLD_DRIVER_OMITS: &[&str] = &[
     "nvmlGpmSampleGet",
     "nvmlGpmMetricsGet",
     "nvmlGpmMigSampleGet",
+    "nvmlDeviceGetGpuMaxPcieLinkGeneration",
 ];
 
 /// Runs an export's body, turning `Err(code)` into `code` and a panic into
@@ -208,6 +219,7 @@ mod tests {
             include_str!("events.rs"),
             include_str!("gpm.rs"),
             include_str!("mig.rs"),
+            include_str!("health.rs"),
         ];
         let mut exported: Vec<&str> = sources
             .iter()

@@ -12,16 +12,16 @@ const MIB: u64 = 1 << 20;
 fn info_v2(p: &Process) -> NvmlProcessInfo {
     NvmlProcessInfo {
         pid: p.reported_pid(),
-        used_gpu_memory: p.used_mib * MIB,
-        gpu_instance_id: NO_MIG_INSTANCE,
-        compute_instance_id: NO_MIG_INSTANCE,
+        usedGpuMemory: p.used_mib * MIB,
+        gpuInstanceId: NO_MIG_INSTANCE,
+        computeInstanceId: NO_MIG_INSTANCE,
     }
 }
 
 fn info_v1(p: &Process) -> NvmlProcessInfoV1 {
     NvmlProcessInfoV1 {
         pid: p.reported_pid(),
-        used_gpu_memory: p.used_mib * MIB,
+        usedGpuMemory: p.used_mib * MIB,
     }
 }
 

@@ -19,17 +19,18 @@ use crate::state::{self, Call};
 const ERROR_NOT_FOUND: NvmlReturn = 6;
 
 /// `NVML_TOTAL_POWER_SAMPLES`.
-pub const TOTAL_POWER_SAMPLES: c_uint = 0;
+pub const TOTAL_POWER_SAMPLES: c_uint = gpuwhy_nvml_sys::enums::NVML_TOTAL_POWER_SAMPLES;
 /// `NVML_GPU_UTILIZATION_SAMPLES`.
-pub const GPU_UTILIZATION_SAMPLES: c_uint = 1;
+pub const GPU_UTILIZATION_SAMPLES: c_uint = gpuwhy_nvml_sys::enums::NVML_GPU_UTILIZATION_SAMPLES;
 /// `NVML_MEMORY_UTILIZATION_SAMPLES`.
-pub const MEMORY_UTILIZATION_SAMPLES: c_uint = 2;
+pub const MEMORY_UTILIZATION_SAMPLES: c_uint =
+    gpuwhy_nvml_sys::enums::NVML_MEMORY_UTILIZATION_SAMPLES;
 /// `NVML_PROCESSOR_CLK_SAMPLES`.
-pub const PROCESSOR_CLK_SAMPLES: c_uint = 5;
+pub const PROCESSOR_CLK_SAMPLES: c_uint = gpuwhy_nvml_sys::enums::NVML_PROCESSOR_CLK_SAMPLES;
 /// `NVML_MEMORY_CLK_SAMPLES`.
-pub const MEMORY_CLK_SAMPLES: c_uint = 6;
+pub const MEMORY_CLK_SAMPLES: c_uint = gpuwhy_nvml_sys::enums::NVML_MEMORY_CLK_SAMPLES;
 /// `NVML_SAMPLINGTYPE_COUNT`: types at or above it are invalid.
-pub const SAMPLINGTYPE_COUNT: c_uint = 10;
+pub const SAMPLINGTYPE_COUNT: c_uint = gpuwhy_nvml_sys::enums::NVML_SAMPLINGTYPE_COUNT;
 
 /// Samples the driver keeps per type. NVML does not document the depth; 120 holds 12 s of
 /// power samples and 20 s of utilization samples here, far more than a reader that comes
@@ -158,9 +159,9 @@ pub unsafe extern "C" fn nvmlDeviceGetSamples(
                     break;
                 }
                 let s = NvmlSample {
-                    time_stamp: ts,
-                    sample_value: NvmlValue {
-                        ui_val: value(d, kind, t),
+                    timeStamp: ts,
+                    sampleValue: NvmlValue {
+                        uiVal: value(d, kind, t),
                     },
                 };
                 // SAFETY: `samples` is valid for `capacity` elements and `n < capacity`.

@@ -75,7 +75,7 @@ fn fires(id: &str, m: &Measured) -> bool {
         "dynamic_shapes" => {
             st.is_some_and(|s| s.iqr_over_p50 >= 0.3 || s.p95_over_p50 >= 1.5) && !periodic_stall
         }
-        "gpu_fault" => m.xids + m.lost > 0,
+        "gpu_fault" => m.xids + m.lost + m.health_faults > 0,
         "shared_gpu" => m.shared,
         other => panic!("unknown rule id `{other}` in an expectation"),
     }

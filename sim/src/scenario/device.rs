@@ -12,9 +12,11 @@ use super::preset::{self, Facts};
 use crate::metric::{self, Metric};
 use crate::pattern::{FromWorkload, Kind, Noise, NoiseKey, Pattern};
 
+mod health;
 mod mig;
 mod process;
 
+pub use health::{Health, HealthFile};
 pub use process::Process;
 
 /// A device as written in the scenario file; every fact is optional.
@@ -45,6 +47,10 @@ pub struct DeviceFile {
     temp_gpu_max_c: Option<u32>,
     temp_mem_max_c: Option<u32>,
     nvlink_links: Option<u32>,
+    pcie_device_max_gen: Option<u32>,
+    /// Health counters (`health.rs`).
+    #[serde(default)]
+    health: HealthFile,
     gpm: Option<bool>,
     #[serde(default)]
     unsupported: Vec<String>,
@@ -98,6 +104,12 @@ pub struct Device {
     pub mig: Vec<Device>,
     /// For a MIG device: `(GPU instance id, compute instance id)`; its `index` is its GPU's.
     pub instance: Option<(u32, u32)>,
+    /// Max PCIe generation of the GPU alone (`nvmlDeviceGetGpuMaxPcieLinkGeneration`, which
+    /// the `old-driver` build does not export).
+    #[cfg_attr(feature = "old-driver", allow(dead_code))]
+    pub pcie_device_max_gen: u32,
+    /// Health counters (ECC, remapped rows, retired pages, NVLink errors).
+    pub health: Health,
     patterns: Vec<Pattern>,
     seed: u64,
 }
@@ -211,7 +223,13 @@ impl DeviceFile {
                 preset::NAMES.join(", ")
             )
         })?;
+        let preset_gen = facts.pcie_max_gen;
         self.override_facts(&mut facts);
+        // `pcie_max_gen` is the lower of the GPU's and the slot's: a scenario that lowers it
+        // puts the preset's GPU in a slower slot; one that raises it has a faster GPU.
+        let pcie_device_max_gen = self
+            .pcie_device_max_gen
+            .unwrap_or(preset_gen.max(facts.pcie_max_gen));
         let gpm = self.gpm.unwrap_or(facts.architecture == 9);
         if self.count > 1 && (self.pci_bus_id.is_some() || self.uuid.is_some()) {
             return Err(
@@ -236,6 +254,7 @@ impl DeviceFile {
             }
         }
         let patterns = self.patterns(&facts, schedule)?;
+        let health = self.health.resolve(&facts, preset::has_ecc(preset_name))?;
         Ok(Device {
             index,
             name: self.name.clone().unwrap_or_else(|| facts.name.to_owned()),
@@ -248,6 +267,8 @@ impl DeviceFile {
             processes: self.processes.clone(),
             mig: Vec::new(),
             instance: None,
+            pcie_device_max_gen,
+            health,
             patterns,
             seed,
         })

@@ -57,6 +57,10 @@ pub struct Measured {
     pub steps: Option<Steps>,
     pub xids: usize,
     pub lost: usize,
+    /// Devices whose health counters show a fault level during the run: uncorrected ECC
+    /// errors, a pending or failed row remap, pages pending retirement, or a corrected
+    /// count that rises (docs/health.md).
+    pub health_faults: usize,
     /// A process other than the job's (`"pid": "self"`) on one of the job's GPUs.
     pub shared: bool,
 }
@@ -151,10 +155,26 @@ pub fn measure(json: &str, scenario: &Scenario, duration_s: f64) -> Measured {
             _ => {}
         }
     }
+    out.health_faults = scenario
+        .devices
+        .iter()
+        .filter(|d| health_fault(&d.health, duration_s))
+        .count();
     out.steps = Workload::from_scenario_json(json)
         .expect("valid workload")
         .map(|w| steps(&Schedule::new(&w, duration_s)));
     out
+}
+
+/// Whether a device's health shows a fault level over `[0, duration_s]`.
+fn health_fault(h: &super::Health, duration_s: f64) -> bool {
+    let uncorrected = h.uncorrected.values().any(|c| c.at(duration_s) > 0);
+    let rising = h.corrected.values().any(|c| c.at(duration_s) > c.at(0.0));
+    let remap = h
+        .remap
+        .is_some_and(|(_, _, pending, failure)| pending || failure);
+    let retired = h.retired.is_some_and(|(_, _, pending)| pending);
+    uncorrected || rising || remap || retired
 }
 
 /// The mean utilization while busy and the spread of the GPUs' medians. Start-up and

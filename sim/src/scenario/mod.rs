@@ -18,7 +18,7 @@ use nvml_sim_workload::{Schedule, Workload};
 use serde::Deserialize;
 
 use crate::metric::Metric;
-pub use device::{Device, Process};
+pub use device::{Device, Health, Process};
 pub use fault::Fault;
 #[cfg(test)]
 pub use source::test_override as source_test_override;

@@ -59,6 +59,14 @@ pub const NAMES: &[&str] = &[
     "RTX-3090",
 ];
 
+/// Presets whose boards have no ECC memory (GeForce): every ECC call is NOT_SUPPORTED.
+const WITHOUT_ECC: &[&str] = &["RTX-3090"];
+
+/// Whether the board of preset `name` has ECC memory (case-insensitive).
+pub fn has_ecc(name: &str) -> bool {
+    !WITHOUT_ECC.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
+
 /// The facts of a preset, by name (case-insensitive).
 pub fn lookup(name: &str) -> Option<Facts> {
     let name = name.to_ascii_uppercase();

@@ -40,9 +40,9 @@ fn identity_matches_the_preset() {
     );
     // SAFETY: SUCCESS means the whole struct was written.
     let pci = unsafe { pci.assume_init() };
-    assert_eq!(pci.pci_device_id, 0x2330_10DE);
-    assert_eq!(text(&pci.bus_id), "00000000:18:00.0");
-    assert_eq!(text(&pci.bus_id_legacy), "0000:18:00.0");
+    assert_eq!(pci.pciDeviceId, 0x2330_10DE);
+    assert_eq!(text(&pci.busId), "00000000:18:00.0");
+    assert_eq!(text(&pci.busIdLegacy), "0000:18:00.0");
     assert_eq!(get_u32(nvmlDeviceGetArchitecture, h), 9);
     let (mut major, mut minor) = (0, 0);
     assert_eq!(
@@ -98,7 +98,7 @@ fn temperature_v_checks_version_and_sensor() {
     let h = s.handle(0);
     let mut t = NvmlTemperature {
         version: 1,
-        sensor_type: 0,
+        sensorType: 0,
         temperature: -1,
     };
     assert_eq!(
@@ -108,19 +108,19 @@ fn temperature_v_checks_version_and_sensor() {
     );
     t.version = TEMPERATURE_V1_VERSION;
     // NVML_TEMPERATURE_GPU_MAX exists in the header; a GPU without it says NOT_SUPPORTED.
-    t.sensor_type = TEMPERATURE_GPU_MAX;
+    t.sensorType = TEMPERATURE_GPU_MAX;
     assert_eq!(
         // SAFETY: as above.
         unsafe { nvmlDeviceGetTemperatureV(h, &mut t) },
         ERROR_NOT_SUPPORTED
     );
-    t.sensor_type = TEMPERATURE_COUNT;
+    t.sensorType = TEMPERATURE_COUNT;
     assert_eq!(
         // SAFETY: as above.
         unsafe { nvmlDeviceGetTemperatureV(h, &mut t) },
         ERROR_INVALID_ARGUMENT
     );
-    t.sensor_type = 0;
+    t.sensorType = 0;
     // SAFETY: as above.
     assert_eq!(unsafe { nvmlDeviceGetTemperatureV(h, &mut t) }, SUCCESS);
     assert!((32..=68).contains(&t.temperature), "{}", t.temperature);
@@ -194,9 +194,9 @@ fn the_process_list_is_a_size_query_then_a_fill() {
     assert_eq!((r, count), (ERROR_INSUFFICIENT_SIZE, 2));
     let empty = NvmlProcessInfo {
         pid: 0,
-        used_gpu_memory: 0,
-        gpu_instance_id: 0,
-        compute_instance_id: 0,
+        usedGpuMemory: 0,
+        gpuInstanceId: 0,
+        computeInstanceId: 0,
     };
     let mut infos = [empty; 4];
     count = 4;
@@ -206,12 +206,12 @@ fn the_process_list_is_a_size_query_then_a_fill() {
         SUCCESS
     );
     assert_eq!(count, 2);
-    assert_eq!((infos[0].pid, infos[0].used_gpu_memory), (11, 700 << 20));
-    assert_eq!(infos[1].gpu_instance_id, NO_MIG_INSTANCE);
+    assert_eq!((infos[0].pid, infos[0].usedGpuMemory), (11, 700 << 20));
+    assert_eq!(infos[1].gpuInstanceId, NO_MIG_INSTANCE);
     assert_eq!(infos[2].pid, 0, "nothing written past the count");
     let mut v1 = [NvmlProcessInfoV1 {
         pid: 0,
-        used_gpu_memory: 0,
+        usedGpuMemory: 0,
     }; 2];
     count = 2;
     assert_eq!(
@@ -219,7 +219,7 @@ fn the_process_list_is_a_size_query_then_a_fill() {
         unsafe { nvmlDeviceGetComputeRunningProcesses(h, &mut count, v1.as_mut_ptr()) },
         SUCCESS
     );
-    assert_eq!((v1[1].pid, v1[1].used_gpu_memory), (12, 300 << 20));
+    assert_eq!((v1[1].pid, v1[1].usedGpuMemory), (12, 300 << 20));
     count = 1;
     // SAFETY: `v1` holds 2 >= `count` elements.
     let r = unsafe { nvmlDeviceGetComputeRunningProcesses(h, &mut count, v1.as_mut_ptr()) };
@@ -241,13 +241,13 @@ fn field_values(h: NvmlDevice, requests: &[(c_uint, c_uint)]) -> Vec<NvmlFieldVa
     let mut values: Vec<NvmlFieldValue> = requests
         .iter()
         .map(|&(field_id, scope_id)| NvmlFieldValue {
-            field_id,
-            scope_id,
+            fieldId: field_id,
+            scopeId: scope_id,
             timestamp: 0,
-            latency_usec: 0,
-            value_type: 99,
-            nvml_return: 99,
-            value: NvmlValue { ull_val: 0 },
+            latencyUsec: 0,
+            valueType: 99,
+            nvmlReturn: 99,
+            value: NvmlValue { ullVal: 0 },
         })
         .collect();
     let n = values.len() as i32;
@@ -264,21 +264,21 @@ fn nvlink_fields_are_counters_integrated_from_the_rate() {
     let s = Session::start(SQUARE);
     let h = s.handle(0);
     let first = field_values(h, &[(91, 0), (138, u32::MAX), (139, u32::MAX), (83, 0)]);
-    assert_eq!(first[0].nvml_return, SUCCESS);
+    assert_eq!(first[0].nvmlReturn, SUCCESS);
     assert_eq!(
         // SAFETY: `valueType` 1 selects `uiVal`.
-        (first[0].value_type, unsafe { first[0].value.ui_val }),
+        (first[0].valueType, unsafe { first[0].value.uiVal }),
         (VALUE_TYPE_UNSIGNED_INT, 18)
     );
     assert_eq!(
-        first[3].nvml_return, ERROR_NOT_SUPPORTED,
+        first[3].nvmlReturn, ERROR_NOT_SUPPORTED,
         "unmodelled ids fail per element"
     );
-    assert_eq!(first[3].field_id, 83, "ids are kept");
+    assert_eq!(first[3].fieldId, 83, "ids are kept");
     s.advance(10.0);
     let later = field_values(h, &[(138, u32::MAX), (139, u32::MAX), (138, 0), (138, 18)]);
     // SAFETY: `valueType` 3 selects `ullVal` in every successful element below.
-    let kib = |v: &NvmlFieldValue| unsafe { v.value.ull_val } as f64;
+    let kib = |v: &NvmlFieldValue| unsafe { v.value.ullVal } as f64;
     let dt_s = (later[0].timestamp - first[1].timestamp) as f64 / 1e6;
     let tx_rate = (kib(&later[0]) - kib(&first[1])) / dt_s;
     assert!(
@@ -296,7 +296,7 @@ fn nvlink_fields_are_counters_integrated_from_the_rate() {
         "per-link share"
     );
     assert_eq!(
-        later[3].nvml_return, ERROR_INVALID_ARGUMENT,
+        later[3].nvmlReturn, ERROR_INVALID_ARGUMENT,
         "link 18 does not exist"
     );
 }
@@ -337,26 +337,26 @@ fn temperature_and_tlimit_fields_and_pcie_byte_counters() {
         ],
     );
     assert_eq!(
-        (v[0].nvml_return, v[0].value_type),
+        (v[0].nvmlReturn, v[0].valueType),
         (SUCCESS, VALUE_TYPE_DOUBLE)
     );
     // SAFETY: `valueType` 0 selects `dVal`.
-    let t = unsafe { v[0].value.d_val };
+    let t = unsafe { v[0].value.dVal };
     assert!((32.0..=68.0).contains(&t), "{t}");
     assert_eq!(
-        (v[1].nvml_return, v[1].value_type),
+        (v[1].nvmlReturn, v[1].valueType),
         (SUCCESS, VALUE_TYPE_SIGNED_INT)
     );
     // SAFETY: `valueType` 5 selects `siVal`.
-    let slowdown = unsafe { v[1].value.si_val };
+    let slowdown = unsafe { v[1].value.siVal };
     assert_eq!(slowdown, 89, "the H100 preset's slowdown");
     assert_eq!(
-        (v[2].nvml_return, v[2].value_type),
+        (v[2].nvmlReturn, v[2].valueType),
         (SUCCESS, VALUE_TYPE_UNSIGNED_LONG_LONG)
     );
     // An Ampere GPU has no T.Limit fields (the header: Ada and later).
     drop(s);
     let a = Session::start(r#"{"devices": [{"preset": "A100-SXM4-80GB"}]}"#);
     let v = field_values(a.handle(0), &[(FI_TEMPERATURE_SLOWDOWN_TLIMIT, 0)]);
-    assert_eq!(v[0].nvml_return, ERROR_NOT_SUPPORTED);
+    assert_eq!(v[0].nvmlReturn, ERROR_NOT_SUPPORTED);
 }

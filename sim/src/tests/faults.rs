@@ -105,10 +105,10 @@ fn new_set() -> NvmlEventSet {
 fn wait(set: NvmlEventSet) -> Result<NvmlEventData, NvmlReturn> {
     let mut data = NvmlEventData {
         device: std::ptr::null_mut(),
-        event_type: 0,
-        event_data: 0,
-        gpu_instance_id: 0,
-        compute_instance_id: 0,
+        eventType: 0,
+        eventData: 0,
+        gpuInstanceId: 0,
+        computeInstanceId: 0,
     };
     // SAFETY: valid out pointer.
     match unsafe { nvmlEventSetWait(set, &mut data, 0) } {
@@ -141,37 +141,37 @@ fn an_xid_is_delivered_once_to_a_registered_set() {
         ERROR_NOT_SUPPORTED
     );
     assert_eq!(
-        wait(set).map(|d| d.event_data),
+        wait(set).map(|d| d.eventData),
         Err(ERROR_TIMEOUT),
         "nothing before 2 s"
     );
     s.advance(2.5);
     let event = wait(set).expect("the XID at 2 s");
     assert_eq!(
-        (event.device, event.event_type, event.event_data),
+        (event.device, event.eventType, event.eventData),
         (h0, 0x8, 48)
     );
-    assert_eq!(event.gpu_instance_id, NO_MIG_INSTANCE);
+    assert_eq!(event.gpuInstanceId, NO_MIG_INSTANCE);
     assert_eq!(
-        wait(set).map(|d| d.event_data),
+        wait(set).map(|d| d.eventData),
         Err(ERROR_TIMEOUT),
         "delivered once"
     );
     assert_eq!(
-        wait(other).map(|d| d.event_data),
+        wait(other).map(|d| d.eventData),
         Err(ERROR_TIMEOUT),
         "not registered for XIDs"
     );
     s.advance(4.0);
     let lost = wait(set).expect("the lost GPU's XID 79");
-    assert_eq!((lost.device, lost.event_data), (h1, 79));
+    assert_eq!((lost.device, lost.eventData), (h1, 79));
     assert_eq!(nvmlEventSetFree(set), SUCCESS);
     assert_eq!(
         nvmlEventSetFree(set),
         ERROR_INVALID_ARGUMENT,
         "already freed"
     );
-    assert_eq!(wait(set).map(|d| d.event_data), Err(ERROR_INVALID_ARGUMENT));
+    assert_eq!(wait(set).map(|d| d.eventData), Err(ERROR_INVALID_ARGUMENT));
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn waiting_with_a_zero_timeout_does_not_block_and_long_timeouts_are_capped() {
     let _s = Session::start(FAULTS);
     let set = new_set();
     let before = crate::state::paused_ms();
-    assert_eq!(wait(set).map(|d| d.event_data), Err(ERROR_TIMEOUT));
+    assert_eq!(wait(set).map(|d| d.eventData), Err(ERROR_TIMEOUT));
     assert_eq!(
         crate::state::paused_ms(),
         before,
@@ -230,7 +230,7 @@ fn a_removed_gpu_leaves_the_count_and_the_others_move_down() {
         SUCCESS
     );
     assert_eq!(
-        wait(set).map(|d| d.event_data),
+        wait(set).map(|d| d.eventData),
         Err(ERROR_TIMEOUT),
         "a removal raises no XID"
     );

@@ -40,13 +40,13 @@ fn fields(h: NvmlDevice, ids: &[c_uint]) -> Vec<(NvmlReturn, f64, i64)> {
     let mut v: Vec<NvmlFieldValue> = ids
         .iter()
         .map(|&field_id| NvmlFieldValue {
-            field_id,
-            scope_id: 0,
+            fieldId: field_id,
+            scopeId: 0,
             timestamp: 0,
-            latency_usec: 0,
-            value_type: 99,
-            nvml_return: 99,
-            value: NvmlValue { ull_val: 0 },
+            latencyUsec: 0,
+            valueType: 99,
+            nvmlReturn: 99,
+            value: NvmlValue { ullVal: 0 },
         })
         .collect();
     let n = v.len() as i32;
@@ -59,13 +59,13 @@ fn fields(h: NvmlDevice, ids: &[c_uint]) -> Vec<(NvmlReturn, f64, i64)> {
         .map(|f| {
             // SAFETY: each arm reads the member `valueType` names.
             let x = unsafe {
-                match f.value_type {
-                    VALUE_TYPE_DOUBLE => f.value.d_val,
-                    VALUE_TYPE_UNSIGNED_INT => f64::from(f.value.ui_val),
-                    _ => f.value.ull_val as f64,
+                match f.valueType {
+                    VALUE_TYPE_DOUBLE => f.value.dVal,
+                    VALUE_TYPE_UNSIGNED_INT => f64::from(f.value.uiVal),
+                    _ => f.value.ullVal as f64,
                 }
             };
-            (f.nvml_return, x, f.timestamp)
+            (f.nvmlReturn, x, f.timestamp)
         })
         .collect()
 }

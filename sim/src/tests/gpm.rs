@@ -20,22 +20,22 @@ fn sample() -> NvmlGpmSample {
 
 fn request(s1: NvmlGpmSample, s2: NvmlGpmSample, ids: &[u32]) -> Box<NvmlGpmMetricsGet> {
     let blank = NvmlGpmMetric {
-        metric_id: 0,
-        nvml_return: 12345,
+        metricId: 0,
+        nvmlReturn: 12345,
         value: -1.0,
-        short_name: std::ptr::null(),
-        long_name: std::ptr::null(),
-        unit: std::ptr::null(),
+        shortName: std::ptr::null_mut(),
+        longName: std::ptr::null_mut(),
+        unit: std::ptr::null_mut(),
     };
     let mut get = Box::new(NvmlGpmMetricsGet {
         version: GPM_METRICS_GET_VERSION,
-        num_metrics: ids.len() as u32,
+        numMetrics: ids.len() as u32,
         sample1: s1,
         sample2: s2,
         metrics: [blank; GPM_METRIC_MAX],
     });
     for (m, id) in get.metrics.iter_mut().zip(ids) {
-        m.metric_id = *id;
+        m.metricId = *id;
     }
     get
 }
@@ -45,7 +45,7 @@ fn support_follows_the_architecture() {
     let s = Session::start(GPM);
     let mut support = NvmlGpmSupport {
         version: 2,
-        is_supported_device: 7,
+        isSupportedDevice: 7,
     };
     assert_eq!(
         // SAFETY: valid in/out pointer.
@@ -58,13 +58,13 @@ fn support_follows_the_architecture() {
         unsafe { nvmlGpmQueryDeviceSupport(s.handle(0), &mut support) },
         SUCCESS
     );
-    assert_eq!(support.is_supported_device, 1, "Hopper");
+    assert_eq!(support.isSupportedDevice, 1, "Hopper");
     assert_eq!(
         // SAFETY: as above.
         unsafe { nvmlGpmQueryDeviceSupport(s.handle(1), &mut support) },
         SUCCESS
     );
-    assert_eq!(support.is_supported_device, 0, "Ampere");
+    assert_eq!(support.isSupportedDevice, 0, "Ampere");
     let smp = sample();
     assert_eq!(nvmlGpmSampleGet(s.handle(1), smp), ERROR_NOT_SUPPORTED);
     assert_eq!(nvmlGpmSampleFree(smp), SUCCESS);
@@ -80,11 +80,11 @@ fn metrics_are_interval_means_and_entries_past_num_metrics_are_cleared() {
     s.advance(2.0);
     assert_eq!(nvmlGpmSampleGet(h, s2), SUCCESS);
     let mut get = request(s1, s2, &[1, 2, 4, 60, 5]);
-    get.num_metrics = 4;
+    get.numMetrics = 4;
     // SAFETY: `get` is a full, initialised struct.
     assert_eq!(unsafe { nvmlGpmMetricsGet(&mut *get) }, SUCCESS);
     let m = &get.metrics;
-    assert_eq!(m[0].nvml_return, SUCCESS);
+    assert_eq!(m[0].nvmlReturn, SUCCESS);
     assert!(
         (m[0].value - 50.0).abs() < 5.0,
         "a 50% square wave over 2 s means ~50: {}",
@@ -92,17 +92,17 @@ fn metrics_are_interval_means_and_entries_past_num_metrics_are_cleared() {
     );
     assert!((m[1].value - 80.0).abs() < 1e-9, "{}", m[1].value);
     assert_eq!(
-        m[2].nvml_return, ERROR_NOT_SUPPORTED,
+        m[2].nvmlReturn, ERROR_NOT_SUPPORTED,
         "integer util is not modelled"
     );
-    assert_eq!((m[3].nvml_return, m[3].value), (SUCCESS, 0.0));
+    assert_eq!((m[3].nvmlReturn, m[3].value), (SUCCESS, 0.0));
     assert!(!m[0].unit.is_null());
     assert_eq!(
-        (m[4].metric_id, m[4].nvml_return, m[4].value),
+        (m[4].metricId, m[4].nvmlReturn, m[4].value),
         (0, SUCCESS, 0.0),
         "entries past numMetrics are cleared, as a full-length driver may"
     );
-    assert_eq!(m[GPM_METRIC_MAX - 1].nvml_return, SUCCESS);
+    assert_eq!(m[GPM_METRIC_MAX - 1].nvmlReturn, SUCCESS);
     // Samples in the wrong order, bad versions and too many metrics are refused.
     let mut swapped = request(s2, s1, &[1]);
     assert_eq!(
@@ -118,7 +118,7 @@ fn metrics_are_interval_means_and_entries_past_num_metrics_are_cleared() {
         ERROR_ARGUMENT_VERSION_MISMATCH
     );
     let mut too_many = request(s1, s2, &[1]);
-    too_many.num_metrics = GPM_METRIC_MAX as u32 + 1;
+    too_many.numMetrics = GPM_METRIC_MAX as u32 + 1;
     assert_eq!(
         // SAFETY: refused before any entry is read.
         unsafe { nvmlGpmMetricsGet(&mut *too_many) },
@@ -173,7 +173,7 @@ fn a_buffer_shorter_than_the_newest_header_gets_overwritten() {
     // SAFETY: the allocation is as long as the newest header's struct; its first part is
     // an initialised 98-entry struct with one metric requested.
     assert_eq!(unsafe { nvmlGpmMetricsGet(get.cast()) }, SUCCESS);
-    assert_eq!(old.metrics[0].nvml_return, SUCCESS);
+    assert_eq!(old.metrics[0].nvmlReturn, SUCCESS);
     assert!(
         old.guard.iter().any(|w| *w != GUARD),
         "the memory after a 98-entry buffer was written"

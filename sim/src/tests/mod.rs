@@ -22,6 +22,8 @@ mod gpm;
     target_pointer_width = "64"
 ))]
 mod header;
+#[cfg(not(feature = "old-driver"))]
+mod health;
 mod lifecycle;
 mod samples;
 mod threads;

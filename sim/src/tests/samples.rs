@@ -14,8 +14,8 @@ use crate::exports::usage::{nvmlDeviceGetPowerUsage, nvmlDeviceGetUtilizationRat
 fn read(h: NvmlDevice, kind: c_uint, last_seen: c_ulonglong, capacity: usize) -> Read {
     let mut buf = vec![
         NvmlSample {
-            time_stamp: 0,
-            sample_value: NvmlValue { ull_val: 0 },
+            timeStamp: 0,
+            sampleValue: NvmlValue { ullVal: 0 },
         };
         capacity
     ];
@@ -27,7 +27,7 @@ fn read(h: NvmlDevice, kind: c_uint, last_seen: c_ulonglong, capacity: usize) ->
         buf[..n as usize]
             .iter()
             // SAFETY: the call reported UNSIGNED_INT (checked by the callers), `ui_val`.
-            .map(|s| (s.time_stamp, f64::from(unsafe { s.sample_value.ui_val })))
+            .map(|s| (s.timeStamp, f64::from(unsafe { s.sampleValue.uiVal })))
             .collect()
     } else {
         Vec::new()

@@ -30,17 +30,17 @@ fn concurrent_calls_all_succeed() {
                     );
                     assert!(get_u32(nvmlDeviceGetPowerUsage, h.0) >= 100_000);
                     let mut f = [NvmlFieldValue {
-                        field_id: 138 + k % 2,
-                        scope_id: u32::MAX,
+                        fieldId: 138 + k % 2,
+                        scopeId: u32::MAX,
                         timestamp: 0,
-                        latency_usec: 0,
-                        value_type: 0,
-                        nvml_return: 0,
-                        value: NvmlValue { ull_val: 0 },
+                        latencyUsec: 0,
+                        valueType: 0,
+                        nvmlReturn: 0,
+                        value: NvmlValue { ullVal: 0 },
                     }];
                     // SAFETY: `f` holds one initialised element.
                     let r = unsafe { nvmlDeviceGetFieldValues(h.0, 1, f.as_mut_ptr()) };
-                    assert_eq!((r, f[0].nvml_return), (SUCCESS, SUCCESS));
+                    assert_eq!((r, f[0].nvmlReturn), (SUCCESS, SUCCESS));
                 }
             })
         })

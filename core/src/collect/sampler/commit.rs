@@ -62,6 +62,17 @@ pub(super) fn commit(
             j.1.push(Column(row.to_vec()));
         }
     }
+    for (pos, health) in r.health {
+        if keep {
+            journal.pending.push(JournalLine::Health {
+                dev: pos,
+                health: health.clone(),
+            });
+        }
+        if let Some(d) = rec.devices.get_mut(pos) {
+            d.info.health = Some(health);
+        }
+    }
     if let (Some(h), Some(row)) = (rec.host.as_mut(), r.host) {
         h.series.push(t, &row);
         if keep {
@@ -185,6 +196,7 @@ mod tests {
                 }],
                 windows: Vec::new(),
                 host: None,
+                health: Vec::new(),
             };
             let counts = TickCounts {
                 tick,

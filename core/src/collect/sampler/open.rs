@@ -5,6 +5,7 @@ use super::{lock, Shared};
 use crate::collect::clock::Clock;
 use crate::collect::cost::CallStats;
 use crate::collect::gpu::{nvml_info, Gpu};
+use crate::collect::health::HealthWatch;
 use crate::collect::host_rows::host_column_name;
 use crate::collect::procwatch::ProcWatch;
 use crate::collect::RecorderConfig;
@@ -30,6 +31,9 @@ pub(super) struct Sources<'n> {
     pub stats: CallStats,
     /// Thread CPU spent reading GPUs inside ticks, nanoseconds.
     pub gpu_work_ns: u64,
+    /// Each GPU's health counters (`collect::health`), in the order of `gpus`; `None` for
+    /// a MIG slice, whose GPU's counters are its own.
+    pub health: Vec<Option<HealthWatch>>,
 }
 
 impl<'n> Sources<'n> {
@@ -53,6 +57,16 @@ impl<'n> Sources<'n> {
             }
         }
         shared.probed.set();
+        let health = {
+            let rec = lock(&shared.rec);
+            gpus.iter()
+                .zip(&gpm_routes)
+                .map(|(g, route)| {
+                    let links = rec.devices.get(g.pos).and_then(|d| d.info.nvlink_links);
+                    route.is_none().then(|| HealthWatch::new(links))
+                })
+                .collect()
+        };
         let events = nvml.and_then(|n| {
             let mut set = n.event_set().ok()?;
             for g in &gpus {
@@ -86,6 +100,7 @@ impl<'n> Sources<'n> {
             ),
             stats,
             gpu_work_ns: 0,
+            health,
         }
     }
 

@@ -10,6 +10,7 @@ use super::{lock, Shared};
 use crate::collect::clock::Clock;
 use crate::collect::cost::thread_cpu_seconds;
 use crate::collect::gpu::SLOW_PERIOD_S;
+use crate::collect::health::HEALTH_PERIOD_S;
 use crate::collect::hook::SamplerHook;
 use crate::collect::journal_buf::{flush, Journal};
 use crate::collect::live::update_live;
@@ -28,6 +29,10 @@ struct Pace {
     next: f64,
     /// Unscaled clock seconds of the last journal flush.
     flushed_at: f64,
+    /// Report time the health counters are next due (`collect::health`).
+    next_health: f64,
+    /// Whether this tick reads them.
+    health_now: bool,
 }
 
 impl Pace {
@@ -40,6 +45,8 @@ impl Pace {
             mig_gpm_every: ((crate::collect::mig::GPM_PERIOD_S / interval).ceil() as u64).max(1),
             next: 0.0,
             flushed_at: 0.0,
+            next_health: 0.0,
+            health_now: false,
         }
     }
 
@@ -50,11 +57,21 @@ impl Pace {
             host_every: self.host_every,
             mig_gpm_every: self.mig_gpm_every,
             last,
+            health: self.health_now,
         }
     }
 
     /// Moves to the next tick without waking for this one (nothing was due on it) and
     /// returns when the next is due.
+    /// Whether the health counters are read on the tick at report time `t`: the first, one
+    /// at least [`HEALTH_PERIOD_S`] after the last read, and the last.
+    fn health_due(&mut self, t: f64, last: bool) {
+        self.health_now = last || t >= self.next_health;
+        if self.health_now {
+            self.next_health = t + HEALTH_PERIOD_S;
+        }
+    }
+
     fn sleep_through(&mut self) -> f64 {
         self.counts.tick += 1;
         self.next += self.interval;
@@ -106,6 +123,7 @@ pub(super) fn run_sampler(
         for s in slept.drain(..).filter(|s| *s < t) {
             slept_through(&mut src, s);
         }
+        pace.health_due(t, stopping);
         let mut reading = read(&mut src, pace.cadence(stopping), t);
         if let Some(h) = hook {
             h.tick(&mut reading.events);
@@ -167,6 +185,7 @@ fn settle(shared: &Shared, cfg: &RecorderConfig, src: Sources<'_>, cpu0: Option<
         procs,
         stats,
         gpu_work_ns,
+        health: _,
     } = src;
     drop(gpm);
     drop(events);

@@ -10,7 +10,7 @@ use crate::collect::procwatch::ProcWatch;
 use crate::metric::GpuMetric;
 use crate::nvml::{EventSet, Nvml};
 use crate::os::thread_cpu_ns;
-use crate::report::Event;
+use crate::report::{DeviceHealth, Event};
 
 /// Most events drained from NVML's event set per tick it covers: a drain once a second
 /// (buffered mode) takes up to this many for each tick since the last.
@@ -33,6 +33,8 @@ pub(super) struct Reading {
     /// Times the hook asked full resolution around (slow steps).
     pub windows: Vec<f64>,
     pub host: Option<Vec<f32>>,
+    /// (device position, health so far) of each GPU whose health counters were read.
+    pub health: Vec<(usize, DeviceHealth)>,
 }
 
 /// When the slow reads and the host are due.
@@ -45,6 +47,8 @@ pub(super) struct Cadence {
     pub mig_gpm_every: u64,
     /// The recording is stopping: every buffered GPU reads now, so no row is left pending.
     pub last: bool,
+    /// The health counters are due (at the start, about once a minute, at the stop).
+    pub health: bool,
 }
 
 impl Cadence {
@@ -81,7 +85,7 @@ impl Cadence {
 /// Reads everything due at tick `c` at report time `t`.
 pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
     let work0 = thread_cpu_ns();
-    let (rows, outcomes) = read_gpus(src, c, t);
+    let (rows, mut outcomes) = read_gpus(src, c, t);
     if let (Some(a), Some(b)) = (work0, thread_cpu_ns()) {
         src.gpu_work_ns += b.saturating_sub(a);
     }
@@ -95,6 +99,11 @@ pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
         }
         _ => Vec::new(),
     };
+    let health = if c.health {
+        read_health(src, &mut outcomes, t)
+    } else {
+        Vec::new()
+    };
     let host = if c.tick % c.host_every == 0 {
         src.host.as_mut().map(|h| host_row(&h.sample()))
     } else {
@@ -107,7 +116,36 @@ pub(super) fn read(src: &mut Sources<'_>, c: Cadence, t: f64) -> Reading {
         events,
         windows: Vec::new(),
         host,
+        health,
     }
+}
+
+/// Reads the health counters of every GPU still on the bus (not on the per-tick path: only
+/// when [`Cadence::health`] says so), with their transient errors as outcomes.
+fn read_health(
+    src: &mut Sources<'_>,
+    outcomes: &mut Vec<(usize, u32, Vec<Outcome>)>,
+    t: f64,
+) -> Vec<(usize, DeviceHealth)> {
+    let Some(nvml) = src.nvml else {
+        return Vec::new();
+    };
+    let mut read = Vec::new();
+    for (g, watch) in src.gpus.iter_mut().zip(src.health.iter_mut()) {
+        let Some(w) = watch.as_mut().filter(|_| !g.lost) else {
+            continue;
+        };
+        // Not in `src.stats`: like the static facts, these calls are not the per-tick cost
+        // the overhead figures describe (docs/health.md).
+        let errors = w.read(nvml, g.handle(), t);
+        // A health call that says the GPU is lost stops the GPU, as a tick's call does.
+        g.lost |= errors.iter().any(|o| matches!(o, Outcome::Lost(_)));
+        if !errors.is_empty() {
+            outcomes.push((g.pos, g.index, errors));
+        }
+        read.push((g.pos, w.health.clone()));
+    }
+    read
 }
 
 /// Whether tick `c` has anything to read: a GPU read every tick (per-tick mode, or a

@@ -1,7 +1,12 @@
-//! `#[repr(C)]` mirrors of the NVML structs gpuwhy passes across the C boundary, the
-//! constants that go with them, and compile-time checks of every size and field offset on
-//! x86-64 Linux. The header test (`header_check.rs`) checks all of them against NVIDIA's
-//! `nvml.h` at the version pinned in docs/nvml-loading.md.
+//! NVML's C side, written once: `#[repr(C)]` mirrors of the structs that cross the C
+//! boundary, the constants and return codes that go with them, and compile-time checks of
+//! every size and field offset on x86-64 Linux. gpuwhy's loader (`core/src/nvml/`) calls
+//! through these layouts and the simulated NVML (`sim/`) exports them, so a layout fixed
+//! here is fixed for both. The header test (`header.rs`) checks all of them against
+//! NVIDIA's `nvml.h` at the version pinned in docs/nvml-loading.md.
+//!
+//! What it is not for: loading the library, calling it, or deciding what a value means.
+//! This crate has no dependencies and no `unsafe` code.
 //!
 //! Names follow the C header so the mirrors can be checked against it line by line.
 //! Enums are plain `u32`/`c_uint` here on purpose: a driver may return a value this
@@ -299,6 +304,42 @@ pub struct nvmlGpmMetricsGet_t {
     pub metrics: [nvmlGpmMetric_t; NVML_GPM_METRIC_MAX],
 }
 
+/// `nvmlSample_t` (16 bytes): one sample of a driver buffer (`nvmlDeviceGetSamples`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct nvmlSample_t {
+    /// CPU timestamp, microseconds since 1970.
+    pub timeStamp: c_ulonglong,
+    /// The value, of the type the call reports.
+    pub sampleValue: nvmlValue_t,
+}
+
+impl nvmlSample_t {
+    /// An unused slot.
+    pub const EMPTY: Self = Self {
+        timeStamp: 0,
+        sampleValue: nvmlValue_t { ullVal: 0 },
+    };
+}
+
+/// `nvmlProcessUtilizationSample_t` (32 bytes): one process's utilization sample.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct nvmlProcessUtilizationSample_t {
+    /// Process id.
+    pub pid: c_uint,
+    /// CPU timestamp, microseconds since 1970.
+    pub timeStamp: c_ulonglong,
+    /// SM utilization, percent.
+    pub smUtil: c_uint,
+    /// Frame-buffer memory utilization, percent.
+    pub memUtil: c_uint,
+    /// Encoder utilization, percent.
+    pub encUtil: c_uint,
+    /// Decoder utilization, percent.
+    pub decUtil: c_uint,
+}
+
 /// Makes the item it precedes fail to compile unless `$t` has size `$size` and alignment
 /// `$align`, and each listed field sits at the listed offset.
 macro_rules! assert_layout {
@@ -337,6 +378,18 @@ mod layout {
         metricId @ 0, nvmlReturn @ 4, value @ 8, shortName @ 16, longName @ 24, unit @ 32);
     assert_layout!(nvmlGpmMetricsGet_t, size 19_104, align 8,
         version @ 0, numMetrics @ 4, sample1 @ 8, sample2 @ 16, metrics @ 24);
+    assert_layout!(nvmlSample_t, size 16, align 8, timeStamp @ 0, sampleValue @ 8);
+    assert_layout!(nvmlProcessUtilizationSample_t, size 32, align 8,
+        pid @ 0, timeStamp @ 8, smUtil @ 16, memUtil @ 20, encUtil @ 24, decUtil @ 28);
 }
 
+#[cfg(any(test, feature = "header-check"))]
+mod c_names;
 pub mod codes;
+pub mod enums;
+pub mod field_ids;
+pub mod fns;
+pub mod gpm_ids;
+#[cfg(all(test, target_os = "linux", target_pointer_width = "64"))]
+mod header;
+pub mod health;
