@@ -284,18 +284,13 @@ impl Signals {
         self.devices.iter().filter(|d| d.util.is_some() && d.job)
     }
 
-    /// The sampled devices that did no work in the whole recording: the job's, and those
-    /// left out of the job only because no process of it ran there (a GPU the job was given
-    /// and left unused is its waste) — not those the user or `CUDA_VISIBLE_DEVICES` left
-    /// out.
+    /// The job's sampled devices that did no work in the whole recording. A GPU the
+    /// recording found not to be the job's (no process of it there, `--gpus`,
+    /// `CUDA_VISIBLE_DEVICES`) is shown and never judged, idle or not.
     pub fn unused_devices(&self) -> impl Iterator<Item = &DeviceSignals> {
-        let by_processes = self
-            .job_gpus
-            .as_ref()
-            .is_some_and(|j| j.method == crate::report::JobGpusMethod::Processes);
         self.devices
             .iter()
-            .filter(move |d| d.util.is_some() && d.no_work && (d.job || by_processes))
+            .filter(|d| d.util.is_some() && d.no_work && d.job)
     }
 
     /// Utilization samples of the GPU with the most: 1 for a snapshot (`nvidia-smi -q`),

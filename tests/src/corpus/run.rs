@@ -72,13 +72,16 @@ impl Got {
     }
 }
 
-/// 1 − the mean of every device's mean sampled utilization; samples of a log or recording
-/// are evenly spaced, so the mean of samples is the time-weighted mean. Falls back on the
-/// trace's busy share.
+/// 1 − the mean of every job device's mean sampled utilization (GPUs the recording found
+/// not to be the job's are not its idle time); samples of a log or recording are evenly
+/// spaced, so the mean of samples is the time-weighted mean. Falls back on the trace's busy
+/// share.
 fn idle_share(report: &Report, trace: Option<&TraceSummary>) -> Option<f64> {
+    let job = |d: u32| report.run.job_gpus.as_ref().is_none_or(|j| j.is_job(d));
     let per_device: Vec<f64> = report
         .series
         .iter()
+        .filter(|s| job(s.device))
         .filter_map(|s| {
             let col = s.data.metrics.get("util_gpu")?;
             let (sum, n) = col
