@@ -208,6 +208,19 @@ fn machine(out: &mut String, r: &Report) {
             }
         }
     }
+    // Health counters, per GPU, only where something is non-zero or pending.
+    let health: Vec<(u32, Vec<String>)> = r
+        .devices
+        .iter()
+        .filter_map(|d| Some((d.index, d.health.as_ref()?.notable())))
+        .filter(|(_, n)| !n.is_empty())
+        .collect();
+    if !health.is_empty() {
+        let _ = writeln!(out, "\nHealth:");
+        for (i, n) in health {
+            let _ = writeln!(out, "  GPU {i}: {}", n.join("; "));
+        }
+    }
     if !r.faults.is_empty() {
         let _ = writeln!(out, "\nNVML errors during the run:");
         for f in &r.faults {

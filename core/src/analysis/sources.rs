@@ -129,7 +129,12 @@ pub fn temper(report: &mut Report) {
         )
     };
     // Findings measured from a profiler trace read beside the log keep their confidence.
-    for f in report.findings.iter_mut().filter(|f| !from_trace(f)) {
+    // A failing GPU is the driver's own word on its errors, not a reading of few samples.
+    for f in report
+        .findings
+        .iter_mut()
+        .filter(|f| !from_trace(f) && f.id != "gpu_fault")
+    {
         f.confidence = round(f.confidence * factor);
         f.unseen.push(why.clone());
     }

@@ -144,3 +144,108 @@ impl DeviceHealth {
         self.readings.last()
     }
 }
+
+impl DeviceHealth {
+    /// What is non-zero or pending in the last reading (and what rose since the first), in
+    /// words, one item each; empty when the GPU's counters are clean or were not read. The
+    /// one wording the text output and the viewer show.
+    pub fn notable(&self) -> Vec<String> {
+        let Some(last) = self.last() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let nz = |v: Option<u64>| v.filter(|n| *n > 0);
+        let e = &last.ecc;
+        for (what, v) in [
+            (
+                "uncorrected ECC errors since the driver loaded",
+                e.volatile_uncorrected,
+            ),
+            (
+                "uncorrected ECC errors over the GPU's life",
+                e.aggregate_uncorrected,
+            ),
+            (
+                "corrected ECC errors since the driver loaded",
+                e.volatile_corrected,
+            ),
+            (
+                "corrected ECC errors over the GPU's life",
+                e.aggregate_corrected,
+            ),
+        ] {
+            if let Some(n) = nz(v) {
+                out.push(format!("{n} {what}"));
+            }
+        }
+        if let Some(r) = last.remapped_rows {
+            if r.pending == Some(true) {
+                out.push("a remapped row pending (reset the GPU)".into());
+            }
+            if r.failure == Some(true) {
+                out.push("a row remap failed".into());
+            }
+            for (what, v) in [
+                ("correctable", r.correctable),
+                ("uncorrectable", r.uncorrectable),
+            ] {
+                if let Some(n) = nz(v) {
+                    let rows = if n == 1 { "row" } else { "rows" };
+                    out.push(format!("{n} {rows} remapped after {what} errors"));
+                }
+            }
+        }
+        if let Some(p) = last.retired_pages {
+            if p.pending == Some(true) {
+                out.push("pages pending retirement".into());
+            }
+            let retired = p.single_bit.unwrap_or(0) + p.double_bit.unwrap_or(0);
+            if retired > 0 {
+                out.push(format!("{retired} retired pages"));
+            }
+        }
+        if let Some(l) = last.nvlink_errors {
+            let n = l.crc_flit.unwrap_or(0)
+                + l.crc_data.unwrap_or(0)
+                + l.replay.unwrap_or(0)
+                + l.recovery.unwrap_or(0);
+            if n > 0 {
+                out.push(format!("{n} NVLink CRC, replay or recovery errors"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_is_non_zero_or_pending_is_notable() {
+        let mut h = DeviceHealth::default();
+        assert!(h.notable().is_empty());
+        h.readings.push(HealthReading {
+            ecc: EccCounts {
+                volatile_corrected: Some(0),
+                aggregate_corrected: Some(177),
+                ..Default::default()
+            },
+            remapped_rows: Some(RemappedRows {
+                correctable: Some(0),
+                uncorrectable: Some(0),
+                pending: Some(true),
+                failure: Some(false),
+            }),
+            retired_pages: Some(RetiredPages::default()),
+            ..Default::default()
+        });
+        assert_eq!(
+            h.notable(),
+            [
+                "177 corrected ECC errors over the GPU's life",
+                "a remapped row pending (reset the GPU)"
+            ]
+        );
+    }
+}

@@ -116,7 +116,7 @@ impl Rule for GpuFault {
             lost_share_basis: Some(if lost_share > 0.0 {
                 "time from the GPU's loss to the end of the run, over the run".into()
             } else {
-                "not estimated: an XID does not say how much time it cost".into()
+                "not estimated: an XID or a health counter does not say how much time it cost".into()
             }),
             devices,
             evidence: ev,
