@@ -29,7 +29,7 @@ pub const RINGS_BOUND_BYTES: usize = (MAX_LANES + 1) * RING_BYTES;
 /// that time, folds its own ring once. Without it the first empty tick let the sampler
 /// sleep, and a loop resuming after a 20 ms pause filled its ring and folded it on the
 /// training thread: half the C marker's cost in `cargo xtask bench` (docs/benchmarks.md).
-const QUIET_AFTER_NS: u64 = 2_000_000_000;
+const QUIET_AFTER_NS: u64 = 1_000_000_000;
 
 /// Index of the shared lane.
 const SHARED: usize = MAX_LANES;
