@@ -7,6 +7,7 @@
 mod accuracy;
 mod bench;
 mod bench_ffi;
+mod bench_loop;
 mod bench_merge;
 mod bench_sampler;
 mod bench_trace;
