@@ -187,6 +187,7 @@ impl Names {
     /// Interns every name of `other` in its id order and returns, for each of its ids, the
     /// id here. Names first seen in `other` get ids in the order `other` met them: after
     /// reading a trace's parts apart, the ids are those one reader of the whole would give.
+    #[cfg(feature = "parallel")]
     fn absorb(&mut self, other: &Names) -> Vec<u32> {
         other.names.iter().map(|n| self.intern(n)).collect()
     }
@@ -241,6 +242,7 @@ impl Store {
     /// Appends the events `next` read from the part of the trace that follows this store's:
     /// the result is what one reader of both parts would have kept, names and their ids
     /// included ([`Names::absorb`]).
+    #[cfg(feature = "parallel")]
     pub(crate) fn append(&mut self, next: Store) {
         let ids = self.names.absorb(&next.names);
         self.names.full |= next.names.full;

@@ -35,6 +35,7 @@ impl<R: BufRead> Splitter<R> {
     /// [`super::super::parallel`] cut at a guessed event start): the events up to the stop,
     /// or the rest of the array and of the trace (`object`: the trace is an object, whose
     /// other keys may follow the array).
+    #[cfg(feature = "parallel")]
     pub(crate) fn read_from_event(&mut self, store: &mut Store, object: bool) -> Res<()> {
         self.event_list(store)?;
         if self.stopped.is_some() {
