@@ -22,6 +22,7 @@ mod scenarios;
 mod test;
 mod viewer;
 mod wheel;
+mod wheel_dev;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
