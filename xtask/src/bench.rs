@@ -36,9 +36,12 @@ use serde_json::Value;
 
 use crate::root;
 
+/// One part of the bench: its name and what runs it.
+type Part = (&'static str, fn() -> Result<()>);
+
 /// The parts of the bench, in the order a full run takes them; `cargo xtask bench PART...`
 /// runs the named ones alone.
-const PARTS: &[(&str, fn() -> Result<()>)] = &[
+const PARTS: &[Part] = &[
     ("sampler", crate::bench_sampler::sampler),
     ("memory", memory),
     ("report-size", week_report),

@@ -249,11 +249,13 @@ pub fn ranks() -> Result<()> {
     );
     for (i, (a, b)) in one.iter().zip(&all).enumerate() {
         println!(
-            "  round {}: 1 thread {:.2} s, {threads} threads {:.2} s: {:.2}× (peak RSS {:.0} / {:.0} MB)",
+            "  round {}: 1 thread {:.2} s, {threads} threads {:.2} s: {:.2}× (CPU {:.2} / {:.2} s; peak RSS {:.0} / {:.0} MB)",
             i + 1,
             a.wall_s,
             b.wall_s,
             a.wall_s / b.wall_s,
+            a.cpu_s,
+            b.cpu_s,
             a.rss_kb / 1024.0,
             b.rss_kb / 1024.0
         );

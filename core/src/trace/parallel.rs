@@ -179,15 +179,13 @@ fn event_start(buf: &[u8]) -> Option<usize> {
         let after = i + at + 1;
         i = after;
         let rest = &buf[after..];
-        let Some(j) = rest.iter().position(|b| !b.is_ascii_whitespace()) else {
-            return None;
-        };
+        let j = rest.iter().position(|b| !b.is_ascii_whitespace())?;
         if rest[j] != b',' {
             continue;
         }
-        let Some(k) = rest[j + 1..].iter().position(|b| !b.is_ascii_whitespace()) else {
-            return None;
-        };
+        let k = rest[j + 1..]
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())?;
         let start = after + j + 1 + k;
         if buf[start] == b'{' {
             if let Some((e, _)) = super::fast::event(&buf[start..], &mut names) {
