@@ -106,7 +106,7 @@ fn read_file_in(path: &Path, opts: &ReadOptions, parts: usize) -> Result<RankSum
 }
 
 /// [`read_file_in`] for files of at least `min_bytes`; also says how many parts were read
-/// apart and joined (1: on one thread).
+/// apart and joined (1: on one thread; 2 for a gzip file inflated on another thread).
 fn read_path(
     path: &Path,
     opts: &ReadOptions,
@@ -129,6 +129,9 @@ fn read_path(
             path: opts.label.clone().into(),
             reason: format!("cannot read the trace: {e}"),
         })?;
+        if gz && parts > 1 && size >= min_bytes {
+            return Ok((gzip::read(f, opts)?, 2));
+        }
         return Ok((read_rank(f, opts)?, 1));
     }
     let object = first == Some(b'{');
@@ -284,5 +287,6 @@ fn read_parts(
     Ok((store, bytes, joined))
 }
 
+mod gzip;
 #[cfg(test)]
 mod tests;

@@ -78,6 +78,25 @@ fn a_fixture_read_in_parts_is_the_same() {
 }
 
 #[test]
+fn gzip_inflated_on_another_thread_reads_the_same() {
+    let p = PathBuf::from(fixture("small.json.gz"));
+    let one = whole(&p).expect("reads");
+    let (two, threads) = parts(&p, 2).expect("reads");
+    assert_eq!(two, one);
+    assert_eq!(threads, 2, "inflated on another thread");
+    // Damaged in the middle: the same error as on one thread.
+    let bytes = std::fs::read(&p).expect("read");
+    let mut bad = bytes.clone();
+    let mid = bad.len() / 2;
+    bad[mid..mid + 8].fill(0xff);
+    let mut f = tempfile::NamedTempFile::new().expect("temp file");
+    f.write_all(&bad).expect("write");
+    let one = whole(f.path()).expect_err("damaged");
+    let two = parts(f.path(), 2).expect_err("damaged");
+    assert_eq!(one.to_string(), two.to_string());
+}
+
+#[test]
 fn a_cut_short_trace_gives_the_same_error_in_parts() {
     let f = written(300, true);
     let text = std::fs::read(f.path()).expect("read");
