@@ -6,7 +6,8 @@ through the torch wrapper; on the CPU it has no CUDA events to record). Run by
 
 The three sides alternate in short blocks (ABC, then CBA, ...), so a change in the machine's
 load falls on all of them; each block pair gives one overhead, and the median of the pairs,
-their spread and the standard error of their mean are printed as one JSON line. Each marked
+their spread and the standard error of their mean are printed as one JSON line, for the wall
+time and for the training thread's CPU time. Each marked
 block runs inside a session of its own, opened before the block's clock starts and stopped
 after it ends: the block pays for the markers and for the sampler thread running beside it,
 the unmarked block has no session at all.
@@ -27,7 +28,7 @@ WARMUP_STEPS = 300
 def model_and_batch():
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    width = int(sys.argv[1]) if len(sys.argv) > 1 else 256
+    width = int(sys.argv[1]) if len(sys.argv) > 1 else 192
     model = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.ReLU(),
                                 torch.nn.Linear(width, width), torch.nn.ReLU(),
                                 torch.nn.Linear(width, 10))
@@ -38,8 +39,11 @@ def model_and_batch():
 
 
 def block(model, opt, x, y, gw):
-    """BLOCK_STEPS steps, marked through `gw` (None: unmarked); returns the seconds."""
+    """BLOCK_STEPS steps, marked through `gw` (None: unmarked); returns the wall seconds and
+    the training thread's CPU seconds (which leave out the time the thread waited for a
+    core: on a shared machine that wait is most of the wall time's noise)."""
     loss_fn = torch.nn.functional.cross_entropy
+    c0 = time.thread_time()
     t0 = time.perf_counter()
     if gw is None:
         for _ in range(BLOCK_STEPS):
@@ -60,7 +64,7 @@ def block(model, opt, x, y, gw):
             opt.step()
             opt.zero_grad()
             gw.step_end()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.thread_time() - c0
 
 
 def summary(overheads):
@@ -96,16 +100,21 @@ def main():
     for r in range(ROUNDS):
         for k in (order if r % 2 == 0 else order[::-1]):
             times[k].append(timed(k))
-    base = times["none"]
+    base = [w for w, _ in times["none"]]
+    base_cpu = [c for _, c in times["none"]]
     step_ms = 1000 * statistics.median(base) / BLOCK_STEPS
     out = {"step_ms": step_ms, "rounds": ROUNDS, "block_steps": BLOCK_STEPS,
            "torch": torch.__version__}
     for k in ("session", "torch_session"):
-        over = [t / b - 1 for t, b in zip(times[k], base)]
-        out[k] = summary(over)
+        wall = [w for w, _ in times[k]]
+        cpu = [c for _, c in times[k]]
+        out[k] = summary([t / b - 1 for t, b in zip(wall, base)])
+        out[k]["cpu"] = summary([t / b - 1 for t, b in zip(cpu, base_cpu)])
         # The added time per step, against the unmarked loop of the same round.
-        added = [(t - b) / BLOCK_STEPS * 1e6 for t, b in zip(times[k], base)]
+        added = [(t - b) / BLOCK_STEPS * 1e6 for t, b in zip(wall, base)]
         out[k]["added_us_per_step"] = statistics.median(added)
+        added_cpu = [(t - b) / BLOCK_STEPS * 1e6 for t, b in zip(cpu, base_cpu)]
+        out[k]["cpu"]["added_us_per_step"] = statistics.median(added_cpu)
     json.dump(out, sys.stdout)
     print()
 
