@@ -11,6 +11,7 @@ and traceName.
 Usage:
   scripts/gen_trace.py fixtures DIR        # the small hand-checkable fixtures
   scripts/gen_trace.py big FILE [MB]       # a large trace (default 500 MB) for the bench
+  scripts/gen_trace.py ranks DIR N MB      # N rank traces of MB each (the many-ranks bench)
 
 Only the standard library is used.
 """
@@ -238,13 +239,13 @@ def fixtures(d):
     write(os.path.join(d, "dynamic.json"), dynamic)
 
 
-def big(path, mb=500, cycles_per_step=5000):
+def big(path, mb=500, cycles_per_step=5000, rank=0, world=1):
     """Steps of `cycles_per_step` repetitions of the small trace's 1000 µs cycle, until the
     file reaches `mb` MB (millions of events). Profiler traces hold a few long steps, not
     thousands of short ones; every cycle is the same, so idle % is hand-checkable."""
     target = mb * 1_000_000
     with open(path, "w", encoding="utf-8") as f:
-        w = Writer(f)
+        w = Writer(f, rank, world)
         step = 0
         s = 0.0
         while f.tell() < target:
@@ -270,11 +271,21 @@ def big(path, mb=500, cycles_per_step=5000):
     print(f"{path}: {os.path.getsize(path) / 1e6:.0f} MB, {step} steps")
 
 
+def ranks(d, n, mb):
+    """`n` rank traces of `mb` MB each in directory `d` (rank{i}.json), as a job's ranks
+    write them: the big trace's cycle, with each rank's distributedInfo."""
+    os.makedirs(d, exist_ok=True)
+    for r in range(n):
+        big(os.path.join(d, f"rank{r}.json"), mb, cycles_per_step=500, rank=r, world=n)
+
+
 if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "fixtures":
         fixtures(sys.argv[2])
     elif len(sys.argv) >= 3 and sys.argv[1] == "big":
         big(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 500)
+    elif len(sys.argv) >= 5 and sys.argv[1] == "ranks":
+        ranks(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
         print(__doc__)
         sys.exit(2)

@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use gpuwhy::analysis::{self, Diagnosed};
 use gpuwhy::import::{self, ImportOptions, Input, Kind};
 use gpuwhy::report::Report;
-use gpuwhy::trace::{self, Choices, ReadOptions, TraceSummary};
+use gpuwhy::trace::{self, Choices, TraceSummary};
 
 /// Files at least this large get a progress line (when stderr is a terminal).
 const PROGRESS_FROM_BYTES: u64 = 64 << 20;
@@ -91,16 +91,22 @@ pub fn load(inp: &Inputs) -> Result<Loaded> {
     } else {
         Choices::default()
     };
-    let mut ranks = Vec::new();
-    for (i, t) in traces.iter().enumerate() {
-        let opts = ReadOptions {
-            choices,
-            label: t.display().to_string(),
-            position: i as u32,
-        };
-        let reader = progress_reader(t)?;
-        ranks.push(trace::read_rank(reader, &opts)?);
+    // Traces are read on every core (one large file in parts, many rank files at once), so
+    // there is no single stream to show progress on: one line says what is being read.
+    let total: u64 = traces
+        .iter()
+        .filter_map(|t| std::fs::metadata(t).ok())
+        .map(|m| m.len())
+        .sum();
+    if total >= PROGRESS_FROM_BYTES && std::io::stderr().is_terminal() {
+        eprintln!(
+            "  reading {} profiler trace file(s), {:.0} MB, on {} threads",
+            traces.len(),
+            total as f64 / 1e6,
+            trace::read_threads()
+        );
     }
+    let ranks = trace::read_files(&traces, choices)?;
     let trace = (!ranks.is_empty()).then(|| TraceSummary::from_ranks(ranks, choices));
     // Reading is this side's (with a progress line); the rest is core's, as in the browser.
     let mut bytes = Vec::new();

@@ -6,8 +6,12 @@
  * batches of 6,000 bare clock_gettime(CLOCK_MONOTONIC) reads, the clock a C++ framework
  * would time steps with; after each pair the program sleeps two sampling intervals so that
  * the sampler thread drains the markers, as it does between the steps of a real loop. Each
- * round reports per-batch medians; the median round is printed. */
-#define _POSIX_C_SOURCE 199309L
+ * round reports per-batch medians; the median round is printed, with the lowest and highest
+ * round ratio (the spread across rounds) and the share of batches over the 1.5x goal, and the
+ * path of the library the loader resolved (an LD_LIBRARY_PATH pointing at a debug build,
+ * as cargo's does, would otherwise be measured silently). */
+#define _GNU_SOURCE /* dladdr: which libgpuwhy the loader gave us */
+#include <dlfcn.h>
 #include <gpuwhy.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +54,7 @@ int main(void) {
   volatile unsigned bad = 0; /* statuses are checked, as a careful caller would */
   volatile double sink = 0;
   double bare[ROUNDS], marker[ROUNDS], ratio[ROUNDS];
+  int over = 0; /* batches whose ratio is above the 1.5x goal */
   for (int r = 0; r < ROUNDS; r++) {
     double b[BATCHES], m[BATCHES], q[BATCHES];
     for (int i = 0; i < BATCHES; i++) {
@@ -72,6 +77,7 @@ int main(void) {
       b[i] = (t1 - t0) / (BATCH_STEPS * MARKERS);
       m[i] = (t2 - t1) / (BATCH_STEPS * MARKERS);
       q[i] = m[i] / b[i];
+      over += q[i] > 1.5;
       pause_ms(20);
     }
     bare[r] = median(b, BATCHES);
@@ -86,8 +92,17 @@ int main(void) {
     fprintf(stderr, "a marker or stop failed (status bits %u, stop %u)\n", bad, st);
     return 1;
   }
-  printf("{\"bare_ns\": %.2f, \"marker_ns\": %.2f, \"ratio\": %.3f, \"steps\": %d, \"report_bytes\": %zu}\n",
-         median(bare, ROUNDS), median(marker, ROUNDS), median(ratio, ROUNDS),
-         ROUNDS * BATCHES * BATCH_STEPS, len);
+  Dl_info info;
+  const char *lib = dladdr((void *)gpuwhy_step_begin, &info) && info.dli_fname ? info.dli_fname : "?";
+  double lo = ratio[0], hi = ratio[0];
+  for (int r = 1; r < ROUNDS; r++) {
+    lo = ratio[r] < lo ? ratio[r] : lo;
+    hi = ratio[r] > hi ? ratio[r] : hi;
+  }
+  printf("{\"bare_ns\": %.2f, \"marker_ns\": %.2f, \"ratio\": %.3f, \"ratio_min\": %.3f, "
+         "\"ratio_max\": %.3f, \"batches_over_goal\": %d, \"batches\": %d, \"steps\": %d, "
+         "\"report_bytes\": %zu, \"library\": \"%s\"}\n",
+         median(bare, ROUNDS), median(marker, ROUNDS), median(ratio, ROUNDS), lo, hi, over,
+         ROUNDS * BATCHES, ROUNDS * BATCHES * BATCH_STEPS, len, lib);
   return 0;
 }

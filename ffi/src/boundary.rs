@@ -35,32 +35,47 @@ thread_local! {
 
 /// Runs `body`, turning its failure or panic into a status and the last-error message.
 /// `on_panic` runs after a panic was caught (to poison a session).
+///
+/// Inlined into each export so that a call that succeeds costs no more than `body`: the
+/// unwinding machinery is a landing pad, taken only by a panic, and the failure paths are
+/// out of line.
+#[inline(always)]
 pub(crate) fn guard(body: impl FnOnce() -> Res, on_panic: impl FnOnce()) -> gpuwhy_status {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => gpuwhy_status::GPUWHY_OK,
-        Ok(Err(fail)) => {
-            set_last_error(&fail.message);
-            fail.status
-        }
-        Err(payload) => {
-            let what = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".into());
-            // Dropping the payload could itself panic (a payload with a panicking Drop), so it
-            // is dropped inside another boundary; only the payload of such a second panic is
-            // leaked. Forgetting every payload would leak one allocation per panic.
-            if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-                std::mem::forget(again);
-            }
-            let _ = catch_unwind(AssertUnwindSafe(on_panic));
-            set_last_error(&format!(
-                "internal error in gpuwhy: {what}; the session is poisoned (free it; your process is unaffected). Please report this with the message."
-            ));
-            gpuwhy_status::GPUWHY_PANIC
-        }
+        Ok(Err(fail)) => failed(fail),
+        Err(payload) => panicked(payload, on_panic),
     }
+}
+
+/// A failed call: its message becomes the last error.
+#[cold]
+#[inline(never)]
+fn failed(fail: Fail) -> gpuwhy_status {
+    set_last_error(&fail.message);
+    fail.status
+}
+
+/// A caught panic: the payload's message becomes the last error, `on_panic` runs.
+#[cold]
+#[inline(never)]
+fn panicked(payload: Box<dyn std::any::Any + Send>, on_panic: impl FnOnce()) -> gpuwhy_status {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    // Dropping the payload could itself panic (a payload with a panicking Drop), so it is
+    // dropped inside another boundary; only the payload of such a second panic is leaked.
+    // Forgetting every payload would leak one allocation per panic.
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(again);
+    }
+    let _ = catch_unwind(AssertUnwindSafe(on_panic));
+    set_last_error(&format!(
+        "internal error in gpuwhy: {what}; the session is poisoned (free it; your process is unaffected). Please report this with the message."
+    ));
+    gpuwhy_status::GPUWHY_PANIC
 }
 
 /// Runs an export's body inside the panic boundary (see [`guard`]).

@@ -75,15 +75,34 @@ impl Drop for Owned {
 
 thread_local! {
     static OWNED: RefCell<Owned> = const { RefCell::new(Owned([None, None, None, None])) };
-    /// The entry this thread used last: its token and a pointer into `OWNED`. It has no
-    /// destructor, so it can be read at any time, even while the thread is torn down; the
-    /// markers' hot path reads only this.
-    static LAST: Cell<(usize, *const Entry)> = const { Cell::new((0, std::ptr::null())) };
+    /// The entry this thread used last ([`Hot`]). It has no destructor, so it can be read at
+    /// any time, even while the thread is torn down; the markers' hot path reads only this:
+    /// one thread-local access.
+    static LAST: Cell<Hot> = const { Cell::new(Hot::NONE) };
     static NEXT_SLOT: Cell<usize> = const { Cell::new(0) };
 }
 
+/// What a marker needs of the entry this thread used last, copied out of it so that the hot
+/// path reads one thread-local value and follows no pointer to find the session and lane:
+/// the token it answers to, the session, and the thread's lane in it (set only once the
+/// thread has its lane, and only for a session of this process's fork generation).
+#[derive(Clone, Copy)]
+pub(crate) struct Hot {
+    token: usize,
+    inner: *const Inner,
+    lane: *const ThreadMarkers,
+}
+
+impl Hot {
+    const NONE: Hot = Hot {
+        token: 0,
+        inner: std::ptr::null(),
+        lane: std::ptr::null(),
+    };
+}
+
 fn forget_last() {
-    let _ = LAST.try_with(|l| l.set((0, std::ptr::null())));
+    let _ = LAST.try_with(|l| l.set(Hot::NONE));
 }
 
 /// The current fork generation (0 in the process that loaded the library).
@@ -105,6 +124,10 @@ extern "C" fn after_fork_parent() {
 
 extern "C" fn after_fork_child() {
     FORK_GEN.fetch_add(1, Ordering::Relaxed);
+    // The child's only thread is the one that forked: with its hot entry gone, its next
+    // marker takes the slow path, which sees the older generation (and never caches it
+    // again), so the hot path needs no generation check.
+    forget_last();
     LOADER_GATE.open();
     GATE.open();
 }
@@ -222,42 +245,36 @@ pub(crate) fn find(token: usize) -> Result<Arc<Inner>, Fail> {
 
 /// Runs `f` on the cached session `token` and this thread's lane in it, if this thread has
 /// it, without a lock or a reference count change; `None` for a freed session.
-#[inline(always)]
+#[inline]
 pub(crate) fn cached<R>(token: usize, f: impl FnOnce(&Arc<Inner>, &Lane) -> R) -> Option<R> {
-    let (last, ptr) = LAST.try_with(Cell::get).ok()?;
-    if last == token && !ptr.is_null() {
-        // SAFETY: `ptr` points into a box held by this thread's `OWNED`; every change to
-        // `OWNED`, and its destructor, clears `LAST` first, and only this thread changes
-        // either. The box is not touched while `f` runs (markers never reach the cache).
-        let e = unsafe { &*ptr };
-        if e.inner.state.load(Ordering::Relaxed) == FREED {
-            return None;
-        }
-        return Some(f(&e.inner, &e.lane));
-    }
     cached_slow(token, f)
 }
 
-/// The hot path of [`cached`]: the session and this thread's lane in it, if this thread
-/// marked running session `token` last and already has its lane; `None` for anything else
-/// (the caller takes the slow path).
+/// The hot path of the markers: the session and this thread's lane in it, if this thread
+/// marked running session `token` last (in this process) and already has its lane; `None`
+/// for anything else (the caller takes the slow path). One thread-local read, one load of
+/// the session's state.
 ///
 /// The references live as long as the thread's cache entry, which only this thread changes
 /// and which markers never change; callers use them before returning to C.
 #[inline(always)]
 pub(crate) fn running<'a>(token: usize) -> Option<(&'a Inner, &'a ThreadMarkers)> {
-    let (last, ptr) = LAST.try_with(Cell::get).ok()?;
-    if last != token || ptr.is_null() {
+    // A const thread-local without a destructor: never unavailable, no lazy initialisation.
+    let hot = LAST.with(Cell::get);
+    if hot.token != token || hot.lane.is_null() {
         return None;
     }
-    // SAFETY: as in `cached`: `ptr` points into a box held by this thread's `OWNED`; it
-    // changes only through this thread's own non-marker calls (which clear `LAST` first),
-    // never while a marker runs, so the entry outlives the marker that uses it.
-    let e: &'a Entry = unsafe { &*ptr };
-    if e.inner.state.load(Ordering::Acquire) != RUNNING || e.inner.fork_gen != fork_generation() {
+    // SAFETY: `hot` was copied from an entry of this thread's `OWNED` by `cached_slow`; every
+    // change to `OWNED`, and its destructor, clears `LAST` first, and only this thread changes
+    // either, never while a marker runs. So the entry, the `Arc<Inner>` it holds and its lane
+    // outlive the marker that uses them.
+    let inner: &'a Inner = unsafe { &*hot.inner };
+    // SAFETY: as above; `lane` points into the entry's `OnceCell`, set once and never taken.
+    let lane: &'a ThreadMarkers = unsafe { &*hot.lane };
+    if inner.state.load(Ordering::Acquire) != RUNNING {
         return None;
     }
-    Some((&e.inner, e.lane.lane.get()?))
+    Some((inner, lane))
 }
 
 /// [`cached`] for a session this thread did not use last.
@@ -270,8 +287,20 @@ fn cached_slow<R>(token: usize, f: impl FnOnce(&Arc<Inner>, &Lane) -> R) -> Opti
             if e.inner.state.load(Ordering::Relaxed) == FREED {
                 return None;
             }
-            let _ = LAST.try_with(|l| l.set((token, &**e as *const Entry)));
-            Some(f(&e.inner, &e.lane))
+            let r = f(&e.inner, &e.lane);
+            // Hot only once the lane exists (`f` may have claimed it), and never for a
+            // session inherited across fork().
+            if let Some(lane) = e.lane.lane.get() {
+                if e.inner.fork_gen == fork_generation() {
+                    let hot = Hot {
+                        token,
+                        inner: Arc::as_ptr(&e.inner),
+                        lane,
+                    };
+                    let _ = LAST.try_with(|l| l.set(hot));
+                }
+            }
+            Some(r)
         })
         .ok()
         .flatten()

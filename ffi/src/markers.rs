@@ -40,11 +40,32 @@ fn apply(inner: &Inner, lane: &ThreadMarkers, op: Op) -> Res {
     Ok(())
 }
 
+// The kinds of marker, as [`mark`]'s constant parameter (a closure in a generic function is
+// a type of its own per instance, so each export gets its own catch_unwind body).
+const STEP_BEGIN: u8 = 0;
+const PHASE: u8 = 1;
+const STEP_END: u8 = 2;
+const GPU_PHASE: u8 = 3;
+const SET_MAIN: u8 = 4;
+const STEP_DISCARD: u8 = 5;
+
 /// Runs marker `op` on the calling thread's lane of session `h`: from the thread's cache
-/// when it marked this running session last (no lock, one state load), else through
-/// [`mark_slow`]. In a child process after fork() it does nothing and succeeds.
+/// when it marked this running session last (no lock, one thread-local read, one state
+/// load), else through [`mark_slow`]. In a child process after fork() it does nothing and
+/// succeeds.
+///
+/// Each export passes its own `op`, a constant, so the whole hot path is specialised and
+/// inlined into the export: no dispatch on the kind of marker (docs/benchmarks.md).
 #[inline(always)]
-fn mark(h: *mut gpuwhy_session, op: Op) -> gpuwhy_status {
+fn mark<const K: u8>(h: *mut gpuwhy_session, phase: u32, seconds: f64) -> gpuwhy_status {
+    let op = match K {
+        STEP_BEGIN => Op::StepBegin,
+        PHASE => Op::Phase(phase),
+        STEP_END => Op::StepEnd,
+        GPU_PHASE => Op::GpuPhase(phase, seconds),
+        SET_MAIN => Op::SetMain,
+        _ => Op::StepDiscard,
+    };
     let token = h as usize;
     guard(
         || match handle::running(token) {
@@ -107,7 +128,7 @@ fn known_phase(inner: &Inner, phase: u32) -> Result<PhaseId, Fail> {
 /// recorded). In a child process after fork() it does nothing and returns GPUWHY_OK.
 #[no_mangle]
 pub extern "C" fn gpuwhy_step_begin(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, Op::StepBegin)
+    mark::<STEP_BEGIN>(session, 0, 0.0)
 }
 
 /// Enters phase `phase` on the calling thread: ends the current phase, starts this one
@@ -120,7 +141,7 @@ pub extern "C" fn gpuwhy_phase(
     session: *mut gpuwhy_session,
     phase: gpuwhy_phase_id,
 ) -> gpuwhy_status {
-    mark(session, Op::Phase(phase))
+    mark::<PHASE>(session, phase, 0.0)
 }
 
 /// Ends the calling thread's step and its phase. Same cost and errors as
@@ -128,7 +149,7 @@ pub extern "C" fn gpuwhy_phase(
 /// (`steps.ignored_markers`), not an error.
 #[no_mangle]
 pub extern "C" fn gpuwhy_step_end(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, Op::StepEnd)
+    mark::<STEP_END>(session, 0, 0.0)
 }
 
 /// Attaches a GPU-measured duration of `phase` in seconds (e.g. cudaEventElapsedTime / 1000)
@@ -141,7 +162,7 @@ pub extern "C" fn gpuwhy_gpu_phase(
     phase: gpuwhy_phase_id,
     seconds: f64,
 ) -> gpuwhy_status {
-    mark(session, Op::GpuPhase(phase, seconds))
+    mark::<GPU_PHASE>(session, phase, seconds)
 }
 
 /// Names the calling thread the training loop: the report's `steps` section, and so the
@@ -157,7 +178,7 @@ pub extern "C" fn gpuwhy_gpu_phase(
 /// the calling thread only.
 #[no_mangle]
 pub extern "C" fn gpuwhy_session_set_main_thread(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, Op::SetMain)
+    mark::<SET_MAIN>(session, 0, 0.0)
 }
 
 /// Drops the calling thread's open step: nothing of it is recorded. For a loop that learns
@@ -166,7 +187,7 @@ pub extern "C" fn gpuwhy_session_set_main_thread(session: *mut gpuwhy_session) -
 /// step it does nothing. Same cost and errors as gpuwhy_step_begin().
 #[no_mangle]
 pub extern "C" fn gpuwhy_step_discard(session: *mut gpuwhy_session) -> gpuwhy_status {
-    mark(session, Op::StepDiscard)
+    mark::<STEP_DISCARD>(session, 0, 0.0)
 }
 
 fn poison(token: usize) {

@@ -1,5 +1,7 @@
 //! `cargo xtask bench`: benchmarks printed as ratios against baselines measured in the same run.
 //!
+//! Each part runs alone as `cargo xtask bench PART` (the names in [`PARTS`]).
+//!
 //! - sampler: NVML calls per GPU per tick with and without the field batch, the sampler
 //!   thread's CPU per GPU per tick against `pynvml` polling the same metrics through the same
 //!   simulated library with a real driver's per-call cost, and the host sample's cost before
@@ -12,10 +14,16 @@
 //!   (goal ≤ 1.5×), and a million-step run's step storage against its documented bound.
 //! - markers through the C ABI: a C program's marker calls against its bare clock reads
 //!   (`bench_ffi`; goal ≤ 1.5×).
+//! - markers from Python: each marker through the `gpuwhy` package against a bare ctypes call
+//!   of a trivial C function in the same process (`bench_ffi::py_markers`; goal ≤ 2×).
 //! - torch phases: the CPU `gpuwhy.torch` adds per phase marker (CUDA-event timing, stand-in
 //!   events) against a plain Python marker (`bench_ffi::torch_phases`).
-//! - trace: gpuwhy against HTA on a generated ≥ 500 MB profiler trace (`bench_trace`; alone:
-//!   `cargo xtask bench trace`).
+//! - torch loop: a real PyTorch CPU loop of ~1 ms steps with and without a session,
+//!   interleaved rounds (`bench_loop`; goal ≤ 0.5 %); torch is installed into its own venv only
+//!   with `GPUWHY_BENCH_TORCH=install`, else the part says how and is skipped.
+//! - trace: gpuwhy against HTA on a generated ≥ 500 MB profiler trace, and against itself
+//!   on one reading thread (`bench_trace`; alone: `cargo xtask bench trace`).
+//! - ranks: 64 rank traces read at once against one thread (`bench_trace::ranks`).
 //! - merge: `gpuwhy merge` on 1 000 rank reports against diagnosing them one by one
 //!   (`bench_merge`; alone: `cargo xtask bench merge`).
 //! - summary: `gpuwhy summary` on 10,000 reports (JSON, and the page with every run's
@@ -31,21 +39,39 @@ use serde_json::Value;
 
 use crate::root;
 
+/// One part of the bench: its name and what runs it.
+type Part = (&'static str, fn() -> Result<()>);
+
+/// The parts of the bench, in the order a full run takes them; `cargo xtask bench PART...`
+/// runs the named ones alone.
+const PARTS: &[Part] = &[
+    ("sampler", crate::bench_sampler::sampler),
+    ("memory", memory),
+    ("report-size", week_report),
+    ("week", crate::bench_week::week),
+    ("markers", markers),
+    ("c-markers", crate::bench_ffi::markers),
+    ("py-markers", crate::bench_ffi::py_markers),
+    ("torch-phases", crate::bench_ffi::torch_phases),
+    ("torch-loop", crate::bench_loop::torch_loop),
+    ("viewer", viewer),
+    ("trace", crate::bench_trace::trace),
+    ("ranks", crate::bench_trace::ranks),
+    ("merge", crate::bench_merge::merge),
+    ("summary", crate::bench_summary::summary),
+];
+
 pub fn run(args: &[String]) -> Result<()> {
-    if args.first().map(String::as_str) == Some("sampler") {
-        return crate::bench_sampler::sampler();
+    if args.is_empty() {
+        return PARTS.iter().try_for_each(|(_, part)| part());
     }
-    crate::bench_sampler::sampler()?;
-    memory()?;
-    week_report()?;
-    crate::bench_week::week()?;
-    markers()?;
-    crate::bench_ffi::markers()?;
-    crate::bench_ffi::torch_phases()?;
-    viewer()?;
-    crate::bench_trace::trace()?;
-    crate::bench_merge::merge()?;
-    crate::bench_summary::summary()?;
+    for name in args {
+        let Some((_, part)) = PARTS.iter().find(|(n, _)| n == name) else {
+            let names: Vec<&str> = PARTS.iter().map(|(n, _)| *n).collect();
+            bail!("no bench part {name:?}; the parts: {}", names.join(", "));
+        };
+        part()?;
+    }
     Ok(())
 }
 

@@ -7,6 +7,7 @@
 mod accuracy;
 mod bench;
 mod bench_ffi;
+mod bench_loop;
 mod bench_merge;
 mod bench_sampler;
 mod bench_summary;
@@ -22,6 +23,7 @@ mod scenarios;
 mod test;
 mod viewer;
 mod wheel;
+mod wheel_dev;
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -32,12 +34,6 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test::run(&args[1..]),
-        Some("bench") if args.get(1).map(String::as_str) == Some("trace") => bench_trace::trace(),
-        Some("bench") if args.get(1).map(String::as_str) == Some("merge") => bench_merge::merge(),
-        Some("bench") if args.get(1).map(String::as_str) == Some("week") => bench_week::week(),
-        Some("bench") if args.get(1).map(String::as_str) == Some("summary") => {
-            bench_summary::summary()
-        }
         Some("bench") => bench::run(&args[1..]),
         Some("scenarios") => scenarios::run(&args[1..]).map(|_| ()),
         Some("accuracy") => accuracy::run(&args[1..]),

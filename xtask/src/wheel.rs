@@ -46,7 +46,8 @@ fn venv(venv: &Path) -> Result<PathBuf> {
 
 /// Builds the wheel into `target/wheel/dist/` (emptied first) and returns its path: from the
 /// release profile, or the dev one (what `cargo xtask test` has built already: the wheel it
-/// tests is the same package, with unoptimised binaries).
+/// tests is the same package, with unoptimised binaries), which goes to `dist-dev/` with
+/// the version `<version>+dev`, which PyPI refuses ([`crate::wheel_dev`]).
 pub fn build(release: bool) -> Result<PathBuf> {
     let (profile, dir_name) = if release {
         ("release", "release")
@@ -73,7 +74,8 @@ pub fn build(release: bool) -> Result<PathBuf> {
     let pkg = root().join("ffi").join("python").join("gpuwhy");
     std::fs::copy(&lib, pkg.join("libgpuwhy.so"))
         .with_context(|| format!("cannot copy {} into {}", lib.display(), pkg.display()))?;
-    let dist = dir().join("dist");
+    // A dev wheel never lands where the release one does (see `wheel_dev`).
+    let dist = dir().join(if release { "dist" } else { "dist-dev" });
     if dist.exists() {
         std::fs::remove_dir_all(&dist)?;
     }
@@ -91,7 +93,12 @@ pub fn build(release: bool) -> Result<PathBuf> {
     if !cmd.status().context("cannot run maturin")?.success() {
         bail!("maturin failed; see its output above");
     }
-    wheel_in(&dist)
+    let wheel = wheel_in(&dist)?;
+    if release {
+        Ok(wheel)
+    } else {
+        crate::wheel_dev::relabel(&py, &wheel)
+    }
 }
 
 /// The one `.whl` in `dist`.

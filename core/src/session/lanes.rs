@@ -3,7 +3,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Instant;
 
@@ -22,6 +22,15 @@ pub const MAX_EVENT_KINDS: usize = 64;
 pub const MAX_NAME_BYTES: usize = 64;
 /// The most the lanes' rings use: one per private lane and the shared one, 1,179,648 bytes.
 pub const RINGS_BOUND_BYTES: usize = (MAX_LANES + 1) * RING_BYTES;
+/// Ticks the sampler keeps folding, one by one, after the last tick that found markers (1 s
+/// at the default 100 ms interval). A loop that pauses for fewer ticks than this (a data
+/// wait, a short eval) still has its rings drained every tick when it resumes; one that
+/// pauses longer may find the sampler sleeping through ticks (up to a second) and, if it then
+/// marks more than a ring holds in that time, folds its own ring once. Without it the first
+/// empty tick let the sampler sleep, and a loop resuming after a 20 ms pause filled its ring
+/// and folded it on the training thread: half the C marker's cost in `cargo xtask bench`
+/// (docs/benchmarks.md).
+const QUIET_AFTER_TICKS: u32 = 10;
 
 /// Index of the shared lane.
 const SHARED: usize = MAX_LANES;
@@ -77,8 +86,9 @@ pub struct Markers {
     /// Phase names in id order.
     pub names: Mutex<Vec<String>>,
     kinds: Mutex<Vec<String>>,
-    /// The sampler's last fold found no record ([`SamplerHook::quiet`]).
-    quiet: AtomicBool,
+    /// Sampler ticks in a row that found no record ([`SamplerHook::quiet`] from
+    /// [`QUIET_AFTER_TICKS`] on). Only the sampler thread writes it.
+    empty_ticks: AtomicU32,
 }
 
 impl std::fmt::Debug for Markers {
@@ -113,7 +123,7 @@ impl Markers {
             fold: Mutex::new(folder),
             names: Mutex::new(names),
             kinds: Mutex::new(Vec::new()),
-            quiet: AtomicBool::new(false),
+            empty_ticks: AtomicU32::new(0),
         }
     }
 
@@ -368,13 +378,16 @@ fn truncate(s: &str, max: usize) -> &str {
 impl SamplerHook for Markers {
     fn tick(&self, events: &mut Vec<Event>) {
         let mut f = lock(&self.fold);
-        let folded = self.drain_all(&mut f);
-        self.quiet.store(folded == 0, Ordering::Relaxed);
+        let empty = match self.drain_all(&mut f) {
+            0 => self.empty_ticks.load(Ordering::Relaxed).saturating_add(1),
+            _ => 0,
+        };
+        self.empty_ticks.store(empty, Ordering::Relaxed);
         f.take_events(events);
     }
 
     fn quiet(&self) -> bool {
-        self.quiet.load(Ordering::Relaxed)
+        self.empty_ticks.load(Ordering::Relaxed) >= QUIET_AFTER_TICKS
     }
 
     fn windows(&self, times: &mut Vec<f64>) {

@@ -384,8 +384,10 @@ impl SamplerHook for LateHook {
     }
 
     fn quiet(&self) -> bool {
-        // No markers yet: nothing to fold.
-        self.0.get().is_none_or(|m| m.quiet())
+        // Not quiet before the markers exist (they do a moment after the sampler starts):
+        // a first tick found quiet let the sampler sleep through its first second, and a
+        // loop marking from the start filled its ring and folded it itself.
+        self.0.get().is_some_and(|m| m.quiet())
     }
 }
 

@@ -183,6 +183,14 @@ impl Names {
     pub(crate) fn get(&self, id: u32) -> &str {
         self.names.get(id as usize).map_or("", |s| s)
     }
+
+    /// Interns every name of `other` in its id order and returns, for each of its ids, the
+    /// id here. Names first seen in `other` get ids in the order `other` met them: after
+    /// reading a trace's parts apart, the ids are those one reader of the whole would give.
+    #[cfg(feature = "parallel")]
+    fn absorb(&mut self, other: &Names) -> Vec<u32> {
+        other.names.iter().map(|n| self.intern(n)).collect()
+    }
 }
 
 /// One raw event as read, before it is classified.
@@ -231,6 +239,36 @@ fn contains_ci(hay: &str, needle: &str) -> bool {
 }
 
 impl Store {
+    /// Appends the events `next` read from the part of the trace that follows this store's:
+    /// the result is what one reader of both parts would have kept, names and their ids
+    /// included ([`Names::absorb`]).
+    #[cfg(feature = "parallel")]
+    pub(crate) fn append(&mut self, next: Store) {
+        let ids = self.names.absorb(&next.names);
+        self.names.full |= next.names.full;
+        let id = |n: u32| ids.get(n as usize).copied().unwrap_or(n);
+        self.ops.extend(next.ops.into_iter().map(|o| GpuOp {
+            name: id(o.name),
+            ..o
+        }));
+        self.calls.extend(next.calls.into_iter().map(|c| ApiCall {
+            name: id(c.name),
+            ..c
+        }));
+        self.steps.extend(next.steps);
+        self.cpu.extend(next.cpu.into_iter().map(|c| CpuSpan {
+            name: id(c.name),
+            ..c
+        }));
+        self.cpu_events += next.cpu_events;
+        self.events += next.events;
+        self.malformed += next.malformed;
+        // As for one reader, a later `distributedInfo` wins.
+        self.rank = next.rank.or(self.rank);
+        self.world_size = next.world_size.or(self.world_size);
+        self.devices.extend(next.devices);
+    }
+
     /// Why this trace cannot be read further within the memory limits, if it cannot.
     pub(crate) fn over_limit(&self) -> Option<String> {
         let limits = self.names.limits;

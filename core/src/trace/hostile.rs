@@ -22,7 +22,7 @@ fn kernel(name: &str, ts: u32) -> String {
 fn read_limited(trace: &str, limits: Limits) -> Result<u64> {
     let mut store = Store::default();
     store.names.limits = limits;
-    parse(trace.as_bytes(), &mut store, &opts())
+    parse(trace.as_bytes(), &mut store).map_err(|e| split_error(e, &opts()))
 }
 
 #[test]

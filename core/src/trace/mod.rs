@@ -19,6 +19,8 @@ mod fast;
 mod gaps;
 mod intervals;
 mod multi;
+#[cfg(feature = "parallel")]
+mod parallel;
 mod read;
 mod split;
 mod steps;
@@ -27,6 +29,8 @@ mod summary;
 pub use activity::CPU_OP_MIN_US;
 pub(crate) use activity::{classify, is_allocator_call, CpuKind};
 pub use gaps::{GapCauses, LAUNCH_GAP_MAX_US, MIN_OPTIMIZER_IDLE, OPENER_SLACK_US, TOP_RANGES};
+#[cfg(feature = "parallel")]
+pub use parallel::{read_file, read_files, read_threads, MAX_READ_THREADS, PARALLEL_FROM_BYTES};
 pub use summary::{
     Choices, IdleBreakdown, KernelStats, LaunchStats, RankSummary, SkewSummary, Spread, StepStats,
     StepSummary, StreamSummary, SyncStats, TopKernel, TraceSummary,
@@ -85,10 +89,16 @@ pub fn read_rank<R: Read>(reader: R, opts: &ReadOptions) -> Result<RankSummary> 
     let mut store = events::Store::default();
     let consumed = if gz {
         let dec = BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(buf));
-        parse(dec, &mut store, opts)?
+        parse(dec, &mut store)
     } else {
-        parse(buf, &mut store, opts)?
-    };
+        parse(buf, &mut store)
+    }
+    .map_err(|e| split_error(e, opts))?;
+    finish(store, consumed, opts)
+}
+
+/// The summary of everything read from one trace (`consumed` bytes of JSON).
+fn finish(store: events::Store, consumed: u64, opts: &ReadOptions) -> Result<RankSummary> {
     if store.events == 0 {
         return Err(Error::BadReport {
             path: opts.label.clone().into(),
@@ -106,28 +116,31 @@ pub fn read_rank<R: Read>(reader: R, opts: &ReadOptions) -> Result<RankSummary> 
     ))
 }
 
-fn parse<R: BufRead>(reader: R, store: &mut events::Store, opts: &ReadOptions) -> Result<u64> {
+fn parse<R: BufRead>(
+    reader: R,
+    store: &mut events::Store,
+) -> std::result::Result<u64, split::SplitError> {
     let mut sp = split::Splitter::new(reader);
-    match sp.read(store) {
-        Ok(()) => Ok(sp.bytes()),
-        Err(e) => {
-            let at = format!("byte {} of the (decompressed) JSON", e.byte);
-            let reason = if e.limit {
-                format!("the trace is too large to read (at {at}): {}", e.what)
-            } else if e.eof {
-                format!(
-                    "the trace ends in the middle of the JSON at {at}: the file was cut short \
-                     (was the profiler stopped while writing, or the copy incomplete?); {}",
-                    e.what
-                )
-            } else {
-                format!("not a valid Chrome trace at {at}: {}", e.what)
-            };
-            Err(Error::BadReport {
-                path: opts.label.clone().into(),
-                reason,
-            })
-        }
+    sp.read(store).map(|()| sp.bytes())
+}
+
+/// The error a reader's stop becomes, in the user's terms.
+fn split_error(e: split::SplitError, opts: &ReadOptions) -> Error {
+    let at = format!("byte {} of the (decompressed) JSON", e.byte);
+    let reason = if e.limit {
+        format!("the trace is too large to read (at {at}): {}", e.what)
+    } else if e.eof {
+        format!(
+            "the trace ends in the middle of the JSON at {at}: the file was cut short \
+             (was the profiler stopped while writing, or the copy incomplete?); {}",
+            e.what
+        )
+    } else {
+        format!("not a valid Chrome trace at {at}: {}", e.what)
+    };
+    Error::BadReport {
+        path: opts.label.clone().into(),
+        reason,
     }
 }
 

@@ -33,16 +33,29 @@ pub(crate) struct Splitter<R> {
     r: R,
     byte: u64,
     scratch: Vec<u8>,
+    /// Reading a part of the events ([`super::parallel`]): stop before the first event that
+    /// starts at or past this byte.
+    stop_at: Option<u64>,
+    /// Where it stopped: the byte of the event it did not read.
+    pub(crate) stopped: Option<u64>,
 }
 
 type Res<T> = Result<T, SplitError>;
 
 impl<R: BufRead> Splitter<R> {
     pub(crate) fn new(r: R) -> Self {
+        Splitter::at(r, 0, None)
+    }
+
+    /// A splitter whose input starts at byte `byte` of the file (so that its offsets are the
+    /// file's), stopping before the first event at or past `stop_at`.
+    pub(crate) fn at(r: R, byte: u64, stop_at: Option<u64>) -> Self {
         Splitter {
             r,
-            byte: 0,
+            byte,
             scratch: Vec::with_capacity(4096),
+            stop_at,
+            stopped: None,
         }
     }
 

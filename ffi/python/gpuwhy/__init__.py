@@ -287,7 +287,7 @@ class Session:
                              "or None to turn the provisional diagnosis off")
         self._settings = (output, label, interval, nvml_path, (rank, world_size, local_rank),
                           baseline, flags, gpus, host_proc, provisional_period_s)
-        self._h = self._pid = self._json = self._top = self._finalizer = None
+        self._h = self._m = self._pid = self._json = self._top = self._finalizer = None
         self._state = "new"  # running, stopped, closed
         self._ids = dict(BUILTIN_PHASES)
         # Bound once: a marker is two attribute loads, one ctypes call and one int test.
@@ -329,6 +329,12 @@ class Session:
         h = ctypes.c_void_p()
         _call(lib, "gpuwhy_session_new", ctypes.byref(cfg), ctypes.byref(h))
         self._h, self._pid, self._state = h, os.getpid(), "running"
+        # The markers pass the handle as a plain int: a handle is a small number, never a
+        # pointer (gpuwhy.h), and ctypes converts an int argument without building a
+        # parameter object as it does for a c_void_p: ~70 ns of the ~500 ns a marker cost
+        # (docs/benchmarks.md). Without argtypes an int goes as a C int, which libffi widens
+        # to the register with its sign, so only handles below 2**31 go that way.
+        self._m = h.value if h.value is not None and h.value < 2**31 else h
         # For a Session never closed (collected, or at exit): free stops it and writes the
         # report; in a child after fork() it only forgets the handle inherited from the parent.
         self._finalizer = weakref.finalize(self, lib.gpuwhy_session_free, h)
@@ -378,13 +384,13 @@ class Session:
 
     def step_begin(self):
         """Begins a step on this thread (ending one still open there)."""
-        status = self._c_begin(self._h)
+        status = self._c_begin(self._m)
         if status:
             self._fail(status, "gpuwhy_step_begin")
 
     def step_end(self):
         """Ends this thread's step."""
-        status = self._c_end(self._h)
+        status = self._c_end(self._m)
         if status:
             self._fail(status, "gpuwhy_step_end")
 
@@ -406,7 +412,7 @@ class Session:
         pid = self._ids.get(name)
         if pid is None:
             pid = self.phase_id(name)
-        status = self._c_phase(self._h, pid)
+        status = self._c_phase(self._m, pid)
         if status:
             self._fail(status, "gpuwhy_phase")
 
@@ -481,7 +487,7 @@ class Session:
         the next one is asked for or the loop ends or breaks. With len(iterable) the fetch that
         finds the end is in no step; without, it is one more short step (the C ABI cannot drop
         an open step). Mark forward/backward/optimizer in the loop body with phase()."""
-        h, begin, phase, end, fail = self._h, self._c_begin, self._c_phase, self._c_end, self._fail
+        h, begin, phase, end, fail = self._m, self._c_begin, self._c_phase, self._c_end, self._fail
         try:
             left = len(iterable)
         except Exception:

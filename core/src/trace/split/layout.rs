@@ -12,7 +12,7 @@ use crate::trace::events::{Cat, Store};
 use crate::trace::read::EventSeed;
 
 impl<R: BufRead> Splitter<R> {
-    /// Reads the whole trace into `store`.
+    /// Reads the whole trace into `store` (up to the stop, if there is one).
     pub(crate) fn read(&mut self, store: &mut Store) -> Res<()> {
         match self.peek()? {
             Some(b'{') => {
@@ -27,6 +27,31 @@ impl<R: BufRead> Splitter<R> {
                 )))
             }
             None => return Err(self.eof("a Chrome trace")),
+        }
+        self.end()
+    }
+
+    /// Reads on from the start of an event inside the events array (a part of the trace
+    /// [`super::super::parallel`] cut at a guessed event start): the events up to the stop,
+    /// or the rest of the array and of the trace (`object`: the trace is an object, whose
+    /// other keys may follow the array).
+    #[cfg(feature = "parallel")]
+    pub(crate) fn read_from_event(&mut self, store: &mut Store, object: bool) -> Res<()> {
+        self.event_list(store)?;
+        if self.stopped.is_some() {
+            return Ok(());
+        }
+        if object {
+            self.after_value()?;
+            self.object(store)?;
+        }
+        self.end()
+    }
+
+    /// Nothing but whitespace may follow the trace.
+    fn end(&mut self) -> Res<()> {
+        if self.stopped.is_some() {
+            return Ok(());
         }
         match self.peek()? {
             None => Ok(()),
@@ -76,17 +101,26 @@ impl<R: BufRead> Splitter<R> {
                 }
                 _ => self.skip()?,
             }
-            match self.peek()? {
-                Some(b',') => self.consume(1),
-                Some(b'}') => {}
-                Some(b) => {
-                    return Err(self.err(format!(
-                        "expected `,` or `}}` after a value, found `{}`",
-                        b as char
-                    )))
-                }
-                None => return Err(self.eof("`,` or `}`")),
+            if self.stopped.is_some() {
+                return Ok(());
             }
+            self.after_value()?;
+        }
+    }
+
+    /// The `,` or `}` after a value of the top-level object (a `,` is consumed).
+    fn after_value(&mut self) -> Res<()> {
+        match self.peek()? {
+            Some(b',') => {
+                self.consume(1);
+                Ok(())
+            }
+            Some(b'}') => Ok(()),
+            Some(b) => Err(self.err(format!(
+                "expected `,` or `}}` after a value, found `{}`",
+                b as char
+            ))),
+            None => Err(self.eof("`,` or `}`")),
         }
     }
 
@@ -103,6 +137,12 @@ impl<R: BufRead> Splitter<R> {
 
     fn events(&mut self, store: &mut Store) -> Res<()> {
         self.expect(b'[', "the `[` of the traceEvents array")?;
+        self.event_list(store)
+    }
+
+    /// The events of the array, from the first one (or its `]`) to the `]` included, or up
+    /// to the stop.
+    fn event_list(&mut self, store: &mut Store) -> Res<()> {
         let cat = memchr::memmem::Finder::new(b"\"cat\"");
         loop {
             match self.peek()? {
@@ -112,6 +152,10 @@ impl<R: BufRead> Splitter<R> {
                 }
                 Some(_) => {}
                 None => return Err(self.eof("an event or `]`")),
+            }
+            if self.stop_at.is_some_and(|stop| self.byte >= stop) {
+                self.stopped = Some(self.byte);
+                return Ok(());
             }
             // Most events are read where they lie in the buffer (`fast`); the rest, and
             // those the buffer's end cuts, are cut out and read with serde_json.
