@@ -20,6 +20,24 @@ pub struct Args {
     verbose: bool,
 }
 
+/// Says in one line what to do without a driver; the places searched follow only with
+/// `verbose` (one place the user named is no list: it is said).
+fn no_driver(why: &str, verbose: bool) -> ExitCode {
+    eprintln!("gpuwhy: {}", gpuwhy::headline(why));
+    match why.split_once(gpuwhy::TRIED).map(|p| p.1) {
+        Some(places) if verbose => {
+            eprintln!("gpuwhy: places searched for NVML:");
+            for place in places.split("; ") {
+                eprintln!("gpuwhy:   {place}");
+            }
+        }
+        Some(place) if !place.contains("; ") => eprintln!("gpuwhy: tried {place}"),
+        Some(_) => eprintln!("gpuwhy: (`gpuwhy devices -v` lists the places searched)"),
+        None => {}
+    }
+    ExitCode::from(2)
+}
+
 fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
     v.as_ref()
         .map_or_else(|| "-".to_string(), |x| x.to_string())
@@ -28,24 +46,7 @@ fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
 pub fn run(a: Args) -> Result<ExitCode> {
     let found = match probe(a.nvml.as_deref(), true) {
         Ok(f) => f,
-        Err(e) => {
-            // One line says what to do; the places searched follow only with --verbose.
-            let why = e.to_string();
-            eprintln!("gpuwhy: {}", gpuwhy::headline(&why));
-            match why.split_once(gpuwhy::TRIED).map(|p| p.1) {
-                Some(places) if a.verbose => {
-                    eprintln!("gpuwhy: places searched for NVML:");
-                    for place in places.split("; ") {
-                        eprintln!("gpuwhy:   {place}");
-                    }
-                }
-                // The one place the user named is no list: say it.
-                Some(place) if !place.contains("; ") => eprintln!("gpuwhy: tried {place}"),
-                Some(_) => eprintln!("gpuwhy: (`gpuwhy devices -v` lists the places searched)"),
-                None => {}
-            }
-            return Ok(ExitCode::from(2));
-        }
+        Err(e) => return Ok(no_driver(&e.to_string(), a.verbose)),
     };
     let (nvml, devices) = (&found.nvml, &found.devices);
     // Calls that failed while a GPU was opened, as a recording's `faults` lists them.

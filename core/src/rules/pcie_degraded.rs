@@ -33,6 +33,64 @@ pub const COPY_PHASES: &[&str] = &[
 /// See the module docs.
 pub struct PcieDegraded;
 
+/// What a copy phase the loop marks says the narrow link costs: the phase's share of the
+/// step time × (1 − `ratio`), the copy time the full link would save; with the basis and
+/// the phase's evidence.
+fn copy_phase(s: &Signals, ratio: f64) -> Option<(f64, String, crate::report::Evidence)> {
+    let (name, share) = s
+        .steps
+        .as_ref()
+        .and_then(|st| st.phase_total(COPY_PHASES))
+        .filter(|p| p.1 > 0.0)?;
+    let e = evidence(
+        &format!("`{name}` phase time / total step time"),
+        share,
+        Comparator::Above,
+        0.0,
+        "fraction",
+        None,
+    );
+    let basis = format!("time-weighted: the `{name}` phase's share of the step time × (1 − the narrow link's bandwidth / the full link's): the copy time the full link would save");
+    Some((share * (1.0 - ratio), basis, e))
+}
+
+/// Whether `d`'s link runs below its maximum — generation under load, width under load or
+/// (without load) over every sample: width does not drop to save power — with its evidence
+/// in `ev`; the link's bandwidth over the full link's when it does.
+fn narrowed(
+    d: &crate::signals::DeviceSignals,
+    ev: &mut Vec<crate::report::Evidence>,
+) -> Option<f64> {
+    let dev = Some(d.index);
+    let mut hit = false;
+    let mut ratio = 1.0;
+    if let (Some(cur), Some(max)) = (d.pcie_gen_loaded, d.pcie_max_gen) {
+        let e = evidence(
+            "pcie_gen p50 under load",
+            cur,
+            Comparator::Below,
+            f64::from(max),
+            "gen",
+            dev,
+        );
+        hit |= e.agrees;
+        // Per-lane bandwidth roughly doubles per generation.
+        ratio *= 2f64.powf(cur - f64::from(max)).min(1.0);
+        ev.push(e);
+    }
+    let (width, under) = match d.pcie_width_loaded {
+        Some(w) => (Some(w), "pcie_width p50 under load"),
+        None => (d.pcie_width_p50, "pcie_width p50"),
+    };
+    if let (Some(cur), Some(max)) = (width, d.pcie_max_width) {
+        let e = evidence(under, cur, Comparator::Below, f64::from(max), "lanes", dev);
+        hit |= e.agrees;
+        ratio *= (cur / f64::from(max).max(1.0)).min(1.0);
+        ev.push(e);
+    }
+    hit.then_some(ratio)
+}
+
 impl Rule for PcieDegraded {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -67,38 +125,11 @@ impl Rule for PcieDegraded {
         let mut extra: f64 = 0.0;
         // A link's width is state: judged on a GPU with no work too.
         for d in s.state_devices() {
-            let dev = Some(d.index);
-            let mut hit = false;
-            let mut ratio = 1.0;
-            if let (Some(cur), Some(max)) = (d.pcie_gen_loaded, d.pcie_max_gen) {
-                let e = evidence(
-                    "pcie_gen p50 under load",
-                    cur,
-                    Comparator::Below,
-                    f64::from(max),
-                    "gen",
-                    dev,
-                );
-                hit |= e.agrees;
-                // Per-lane bandwidth roughly doubles per generation.
-                ratio *= 2f64.powf(cur - f64::from(max)).min(1.0);
-                ev.push(e);
-            }
-            // Width does not drop to save power, so without loaded samples (an idle
-            // snapshot) every sample counts; generation only under load.
-            let (width, under) = match d.pcie_width_loaded {
-                Some(w) => (Some(w), "pcie_width p50 under load"),
-                None => (d.pcie_width_p50, "pcie_width p50"),
-            };
-            if let (Some(cur), Some(max)) = (width, d.pcie_max_width) {
-                let e = evidence(under, cur, Comparator::Below, f64::from(max), "lanes", dev);
-                hit |= e.agrees;
-                ratio *= (cur / f64::from(max).max(1.0)).min(1.0);
-                ev.push(e);
-            }
-            if hit {
+            let mut dev_ev = Vec::new();
+            if let Some(ratio) = narrowed(d, &mut dev_ev) {
                 devices.push(d.index);
                 worst = worst.min(ratio);
+                ev.append(&mut dev_ev);
                 // The copies on the narrow link take 1 / ratio as long as on the full one:
                 // of the time the link is busy, (1 − ratio) is extra.
                 if let Some(b) = d.pcie_busy_share {
@@ -111,12 +142,10 @@ impl Rule for PcieDegraded {
                         Comparator::Above,
                         0.0,
                         "fraction",
-                        dev,
+                        Some(d.index),
                     ));
                     extra = extra.max(b * (1.0 - ratio));
                 }
-            } else {
-                ev.retain(|e| e.device != dev);
             }
         }
         if devices.is_empty() {
@@ -124,19 +153,11 @@ impl Rule for PcieDegraded {
         }
         // A copy phase the loop marks measures the copy time directly: on the full link it
         // would take `worst` of it.
-        let phase = s.steps.as_ref().and_then(|st| st.phase_total(COPY_PHASES));
         let mut basis = "the share of samples with the narrow link busy copying × (1 − its bandwidth / the full link's): the time its copies would not take on the full link, for the worst GPU; exact when the copies hold up the step, an upper bound when they overlap compute".to_string();
-        if let Some((name, share)) = phase.filter(|p| p.1 > 0.0) {
-            ev.push(evidence(
-                &format!("`{name}` phase time / total step time"),
-                share,
-                Comparator::Above,
-                0.0,
-                "fraction",
-                None,
-            ));
-            extra = share * (1.0 - worst);
-            basis = format!("time-weighted: the `{name}` phase's share of the step time × (1 − the narrow link's bandwidth / the full link's): the copy time the full link would save");
+        if let Some((cost, why, e)) = copy_phase(s, worst) {
+            ev.push(e);
+            extra = cost;
+            basis = why;
         }
         Some(Finding {
             id: META.id.into(),

@@ -118,6 +118,31 @@ fn throttle_reasons(
     reasons_hit
 }
 
+/// What holds the clock, in words: the driver's reasons and how long it reports them, or
+/// what the samples show.
+fn why(kinds: std::collections::BTreeSet<String>, reason_share: f64, peers: bool) -> String {
+    if !kinds.is_empty() {
+        format!(
+            "the driver reports {} for {:.0}% of its loaded time",
+            kinds.into_iter().collect::<Vec<_>>().join(", "),
+            reason_share * 100.0
+        )
+    } else if peers {
+        "clock far below the other GPUs' at equal utilization".to_string()
+    } else {
+        "clock held below max under load".to_string()
+    }
+}
+
+/// The fixes, cheapest first.
+fn actions() -> Vec<Action> {
+    vec![
+        Action { text: "Check the enforced power limit and power policy (`nvidia-smi -q -d POWER,PERFORMANCE`); restore the default limit if it was lowered".into(), cost: Cost::Low },
+        Action { text: "Check cooling: inlet temperature, airflow, fan speeds, dust; spread hot jobs across chassis".into(), cost: Cost::Medium },
+        Action { text: "Have the hardware or data-centre team inspect power delivery (power brake, PSU) and thermal design".into(), cost: Cost::High },
+    ]
+}
+
 /// Adds `e`, counted with `weight` (or shown as context at 0), and says whether it agrees.
 fn push_weighed(c: &mut Check, e: Evidence, weight: f64) -> bool {
     if weight > 0.0 {
@@ -367,17 +392,7 @@ impl Rule for Throttling {
         // A synchronous job runs at its slowest GPU's pace: the largest loss is the job's.
         let lost_share = round(lost.iter().copied().fold(0.0, f64::max));
         let peers_only = peers && kinds.is_empty();
-        let why = if !kinds.is_empty() {
-            format!(
-                "the driver reports {} for {:.0}% of its loaded time",
-                kinds.into_iter().collect::<Vec<_>>().join(", "),
-                reason_share * 100.0
-            )
-        } else if peers {
-            "clock far below the other GPUs' at equal utilization".to_string()
-        } else {
-            "clock held below max under load".to_string()
-        };
+        let why = why(kinds, reason_share, peers);
         let mut f = META.finding(
             // Peers show that a clock is held down, not by what: less sure than the driver's word.
             confidence(&ev, &[]) * if peers_only { 0.85 } else { 1.0 },
@@ -399,11 +414,7 @@ impl Rule for Throttling {
         f.lost_share = (lost_share > 0.0).then_some(lost_share);
         f.lost_share_basis = Some("time-weighted: the share of time under load × the clock shortfall (1 − clock / max clock, or / the fastest peer's clock), for the slowest GPU; exact for compute-bound work, an upper bound otherwise".into());
         f.devices = devices;
-        f.actions = vec![
-            Action { text: "Check the enforced power limit and power policy (`nvidia-smi -q -d POWER,PERFORMANCE`); restore the default limit if it was lowered".into(), cost: Cost::Low },
-            Action { text: "Check cooling: inlet temperature, airflow, fan speeds, dust; spread hot jobs across chassis".into(), cost: Cost::Medium },
-            Action { text: "Have the hardware or data-centre team inspect power delivery (power brake, PSU) and thermal design".into(), cost: Cost::High },
-        ];
+        f.actions = actions();
         f.experiment = Experiment {
             change: "Run the same job on the same GPU after fixing cooling or restoring the power limit (one change)".into(),
             expect: "sm_clock p50 under load rises toward max and the throttling reason share falls; step time p50 falls".into(),

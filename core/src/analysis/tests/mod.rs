@@ -5,6 +5,7 @@ mod any;
 mod cross;
 mod cross_logs;
 mod foundation;
+mod health;
 mod idle;
 mod logs;
 mod samples;

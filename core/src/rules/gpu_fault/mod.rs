@@ -38,98 +38,121 @@ impl Rule for GpuFault {
     }
 
     fn evaluate(&self, s: &Signals) -> Option<Finding> {
-        let mut devices = Vec::new();
-        let mut ev = Vec::new();
-        let mut lost_any = false;
-        let mut xid_any = false;
-        let mut lost_share: f64 = 0.0;
-        let mut parts = Vec::new();
-        let mut worst: Option<health::Level> = None;
-        let mut health_actions = Vec::new();
+        let mut seen = Seen::default();
         for d in s.devices.iter().filter(|d| d.job) {
-            let dev = Some(d.index);
-            let mut hit = false;
-            if let Some(h) = health::judge(d, &mut ev) {
-                hit = true;
-                worst = worst.max(Some(h.level));
-                parts.push(h.sentence);
-                health_actions.push((h.level, h.actions));
-            }
-            if !d.xids.is_empty() {
-                hit = true;
-                xid_any = true;
-                parts.push(xids(d, &mut ev));
-            }
-            if let Some(t) = d.lost_at_s {
-                hit = true;
-                lost_any = true;
-                let mut e = evidence(
-                    "GPU lost (GPU_IS_LOST) at",
-                    t,
-                    Comparator::AtLeast,
-                    0.0,
-                    "s",
-                    dev,
-                );
-                e.time_range = Some([t, s.duration_s.max(t)]);
-                ev.push(e);
-                parts.push(format!("GPU {} was lost at {t:.1} s", d.index));
-                if s.duration_s > 0.0 {
-                    lost_share =
-                        lost_share.max(((s.duration_s - t) / s.duration_s).clamp(0.0, 1.0));
-                }
-            }
-            if hit {
-                devices.push(d.index);
+            seen.device(d, s.duration_s);
+        }
+        (!seen.devices.is_empty()).then(|| seen.finding())
+    }
+}
+
+/// What the GPUs showed: health counters, XIDs, a lost GPU.
+#[derive(Default)]
+struct Seen {
+    devices: Vec<u32>,
+    ev: Vec<Evidence>,
+    lost_any: bool,
+    xid_any: bool,
+    lost_share: f64,
+    parts: Vec<String>,
+    worst: Option<health::Level>,
+    health_actions: Vec<(health::Level, Vec<Action>)>,
+}
+
+impl Seen {
+    /// Reads one GPU of a run `duration_s` long.
+    fn device(&mut self, d: &DeviceSignals, duration_s: f64) {
+        let mut hit = false;
+        if let Some(h) = health::judge(d, &mut self.ev) {
+            hit = true;
+            self.worst = self.worst.max(Some(h.level));
+            self.parts.push(h.sentence);
+            self.health_actions.push((h.level, h.actions));
+        }
+        if !d.xids.is_empty() {
+            hit = true;
+            self.xid_any = true;
+            self.parts.push(xids(d, &mut self.ev));
+        }
+        if let Some(t) = d.lost_at_s {
+            hit = true;
+            self.lost_any = true;
+            let mut e = evidence(
+                "GPU lost (GPU_IS_LOST) at",
+                t,
+                Comparator::AtLeast,
+                0.0,
+                "s",
+                Some(d.index),
+            );
+            e.time_range = Some([t, duration_s.max(t)]);
+            self.ev.push(e);
+            self.parts
+                .push(format!("GPU {} was lost at {t:.1} s", d.index));
+            if duration_s > 0.0 {
+                let after = ((duration_s - t) / duration_s).clamp(0.0, 1.0);
+                self.lost_share = self.lost_share.max(after);
             }
         }
-        if devices.is_empty() {
-            return None;
+        if hit {
+            self.devices.push(d.index);
         }
-        // XIDs and a lost GPU are failures; health counters alone are as serious as their
-        // worst level.
-        let failed = lost_any || xid_any;
-        let severity = match worst {
-            _ if failed => Severity::Critical,
+    }
+
+    /// XIDs and a lost GPU are failures; health counters alone are as serious as their
+    /// worst level.
+    fn severity(&self) -> Severity {
+        match self.worst {
+            _ if self.lost_any || self.xid_any => Severity::Critical,
             Some(health::Level::Drain) => Severity::Critical,
             Some(health::Level::Reset) => Severity::High,
             _ => Severity::Low,
-        };
+        }
+    }
+
+    /// The actions of the worst level first, then the XID ones.
+    fn actions(&mut self) -> Vec<Action> {
+        self.health_actions.sort_by_key(|a| std::cmp::Reverse(a.0));
+        let mut actions: Vec<Action> = std::mem::take(&mut self.health_actions)
+            .into_iter()
+            .flat_map(|a| a.1)
+            .collect();
+        if self.lost_any || self.xid_any {
+            actions.extend([
+                Action { text: "Read `dmesg | grep -i xid` and look the codes up in NVIDIA's XID catalogue".into(), cost: Cost::Low },
+                Action { text: "Collect `nvidia-bug-report.sh`; check for a driver update or known issue".into(), cost: Cost::Low },
+                Action { text: "Drain the node and have the GPU, its power and cooling inspected or replaced".into(), cost: Cost::High },
+            ]);
+        }
+        actions
+    }
+
+    fn finding(mut self) -> Finding {
+        let severity = self.severity();
         let tail = if severity >= Severity::High {
             format!(
                 "fix the hardware or driver before tuning {}",
-                gpus(&devices)
+                gpus(&self.devices)
             )
         } else {
             "correctable so far: watch the rate".to_string()
         };
-        // The actions of the worst level first, then the XID ones.
-        health_actions.sort_by_key(|a| std::cmp::Reverse(a.0));
-        let mut actions: Vec<Action> = health_actions.into_iter().flat_map(|a| a.1).collect();
-        Some(Finding {
+        let lost = self.lost_share;
+        Finding {
             id: META.id.into(),
             title: META.title.into(),
             severity,
-            confidence: if lost_any { 1.0 } else { 0.9 },
-            summary: format!("{}; {tail}.", parts.join("; ")),
-            lost_share: (lost_share > 0.0).then_some(super::round(lost_share)),
-            lost_share_basis: Some(if lost_share > 0.0 {
+            confidence: if self.lost_any { 1.0 } else { 0.9 },
+            summary: format!("{}; {tail}.", self.parts.join("; ")),
+            lost_share: (lost > 0.0).then_some(super::round(lost)),
+            lost_share_basis: Some(if lost > 0.0 {
                 "time from the GPU's loss to the end of the run, over the run".into()
             } else {
                 "not estimated: an XID or a health counter does not say how much time it cost".into()
             }),
-            devices,
-            evidence: ev,
-            actions: {
-                if failed {
-                    actions.extend([
-                        Action { text: "Read `dmesg | grep -i xid` and look the codes up in NVIDIA's XID catalogue".into(), cost: Cost::Low },
-                        Action { text: "Collect `nvidia-bug-report.sh`; check for a driver update or known issue".into(), cost: Cost::Low },
-                        Action { text: "Drain the node and have the GPU, its power and cooling inspected or replaced".into(), cost: Cost::High },
-                    ]);
-                }
-                actions
-            },
+            actions: self.actions(),
+            devices: self.devices,
+            evidence: self.ev,
             experiment: Experiment {
                 change: "Run the same job on another GPU or node (one change)".into(),
                 expect: "No XID events, no lost GPU and no new ECC, remap or NVLink errors; the job completes".into(),
@@ -138,7 +161,7 @@ impl Rule for GpuFault {
             unseen: Vec::new(),
             source: Some(FindingSource::Samples),
             caused_by: None,
-        })
+        }
     }
 }
 
