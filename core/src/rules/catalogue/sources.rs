@@ -60,6 +60,7 @@ pub(super) fn inputs(files: &[&str]) -> Vec<&'static str> {
     if [
         "sampled_devices",
         "job_devices",
+        "state_devices",
         "s.devices",
         "s.cross",
         "s.host",
