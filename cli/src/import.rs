@@ -50,9 +50,9 @@ fn kind_of(path: &Path) -> Result<Kind> {
         .with_context(|| format!("cannot read {}", path.display()))?;
     import::detect(&head).with_context(|| {
         format!(
-            "{}: not a file gpuwhy reads; expected a gpuwhy report or journal, an `nvidia-smi dmon` log, \
-             an `nvidia-smi --query-gpu ... --format=csv` log, an `nvidia-smi -q` dump (text or `-x` XML), or a PyTorch profiler trace (.json/.json.gz)",
-            path.display()
+            "{}: not a file gpuwhy reads; expected {}",
+            path.display(),
+            import::readable_kinds()
         )
     })
 }

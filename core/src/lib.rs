@@ -1,9 +1,12 @@
 //! gpuwhy: why is my GPU not busy?
 //!
 //! Samples GPUs (through NVML loaded at run time) and the host, records training-step phases,
-//! and diagnoses which bottleneck holds utilization down. Data flows one way:
-//! sources → [`recording`] → [`signals`] → [`rules`] → [`report`]; [`merge`] joins the
-//! reports of a distributed job's ranks.
+//! and diagnoses which bottleneck holds utilization down. Data flows one way
+//! (`docs/architecture.md` draws it):
+//!
+//! sources → [`recording`] → [`report`] → [`signals`] → [`rules`] → findings and a verdict in the report ([`analysis`])
+//!
+//! [`merge`] joins the reports of a distributed job's ranks.
 //!
 //! Everything except the `collect` feature's modules (NVML, `/proc`, the sampler thread) is
 //! plain data and analysis, and builds for `wasm32-unknown-unknown`.

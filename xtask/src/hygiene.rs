@@ -14,32 +14,24 @@
 //!
 //! Functions are found by a line scanner, not a parser: a line starting an `fn` item,
 //! then braces counted (string and character literals and `//` comments left out) to the
-//! closing one. Folders named `target`, `tests` or `fixtures`, files named `tests.rs`,
-//! and everything after a `#[cfg(test)]` line are not scanned for length.
+//! closing one. Every crate of the workspace is scanned (its `src/` and `build.rs`, the
+//! crates found by `cargo metadata`); inside a crate, folders named `target`, `tests` or
+//! `fixtures`, files named `tests.rs`, and everything after a `#[cfg(test)]` line are not
+//! scanned for length.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use std::process::Stdio;
 
-use crate::root;
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::{cargo, root};
 
 /// The longest function allowed outside the list, lines (its signature and closing brace
 /// included).
 pub const MAX_LINES: usize = 80;
-
-/// Source folders scanned for long functions.
-const LENGTH_ROOTS: [&str; 6] = [
-    "core/src",
-    "cli/src",
-    "ffi/src",
-    "sim/src",
-    "viewer/src",
-    "xtask/src",
-];
-
-/// Folders scanned for sleeping tests.
-const SLEEP_ROOTS: [&str; 7] = ["core", "cli", "ffi", "sim", "viewer", "tests", "xtask"];
 
 /// Test files that may call `thread::sleep`, and why it is not a test waiting for another
 /// thread.
@@ -71,7 +63,8 @@ const LONG_LIST: &str = "xtask/src/hygiene_long.txt";
 
 pub fn run(args: &[String]) -> Result<()> {
     let bless = args.iter().any(|a| a == "--bless");
-    let found = long_functions()?;
+    let crates = workspace_crates()?;
+    let found = long_functions(&crates)?;
     let list_path = root().join(LONG_LIST);
     if bless {
         std::fs::write(&list_path, render(&found))?;
@@ -94,7 +87,7 @@ pub fn run(args: &[String]) -> Result<()> {
     for key in listed.keys().filter(|k| !found.contains_key(*k)) {
         println!("hygiene: {key} is no longer over {MAX_LINES} lines: remove it from {LONG_LIST}");
     }
-    errors.extend(sleeping_tests()?);
+    errors.extend(sleeping_tests(&crates)?);
     println!(
         "hygiene: {} functions over {MAX_LINES} lines ({} listed as debt); tests checked for sleeps",
         found.len(),
@@ -109,13 +102,21 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `path::function` → lines, for every function over [`MAX_LINES`].
-fn long_functions() -> Result<BTreeMap<String, usize>> {
+/// `path::function` → lines, for every function over [`MAX_LINES`] in the `src/` folder or
+/// build script of every crate of the workspace.
+fn long_functions(crates: &[String]) -> Result<BTreeMap<String, usize>> {
     let mut out = BTreeMap::new();
-    for r in LENGTH_ROOTS {
-        for file in rust_files(&root().join(r))? {
+    for krate in crates {
+        let dir = root().join(krate);
+        let mut files = rust_files(&dir.join("src"))?;
+        files.extend(Some(dir.join("build.rs")).filter(|b| b.is_file()));
+        for file in files {
             let rel = relative(&file);
-            if rel.split('/').any(|c| c == "tests" || c == "fixtures") || rel.ends_with("tests.rs")
+            // Test code inside the crate: a `tests` or `fixtures` folder, or a `tests.rs`. The
+            // crate's own folder name does not count (the `tests` crate's `src/` is scanned).
+            let inside = rel.strip_prefix(krate.as_str()).unwrap_or(&rel);
+            if inside.split('/').any(|c| c == "tests" || c == "fixtures")
+                || inside.ends_with("tests.rs")
             {
                 continue;
             }
@@ -130,27 +131,59 @@ fn long_functions() -> Result<BTreeMap<String, usize>> {
     Ok(out)
 }
 
+/// The folder of every crate of the workspace, relative to the root, from `cargo metadata`:
+/// the members of the root `Cargo.toml`, so a crate added there is scanned without being
+/// listed here.
+fn workspace_crates() -> Result<Vec<String>> {
+    let out = cargo()
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(root())
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run cargo metadata")?;
+    if !out.status.success() {
+        bail!("cargo metadata failed ({})", out.status);
+    }
+    let meta: Value = serde_json::from_slice(&out.stdout).context("cargo metadata output")?;
+    let mut crates: Vec<String> = meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["manifest_path"].as_str())
+        .filter_map(|m| Path::new(m).parent().map(relative))
+        .collect();
+    crates.sort();
+    if crates.is_empty() {
+        bail!("cargo metadata listed no crates");
+    }
+    Ok(crates)
+}
+
 /// Each `thread::sleep` in test code outside [`SLEEP_ALLOWED`].
-fn sleeping_tests() -> Result<Vec<String>> {
+fn sleeping_tests(crates: &[String]) -> Result<Vec<String>> {
     let mut errors = Vec::new();
-    for r in SLEEP_ROOTS {
-        for file in rust_files(&root().join(r))? {
-            let rel = relative(&file);
-            if SLEEP_ALLOWED.iter().any(|(p, _)| *p == rel) {
-                continue;
-            }
-            let whole_file = rel.split('/').any(|c| c == "tests") || rel.ends_with("tests.rs");
-            let src = std::fs::read_to_string(&file)?;
-            let mut in_test = whole_file;
-            for (i, line) in src.lines().enumerate() {
-                in_test |= line.trim_start().starts_with("#[cfg(test)]");
-                let code = strip(line);
-                if in_test && code.contains("thread::sleep") {
-                    errors.push(format!(
-                        "{rel}:{}: a test sleeps; advance a ManualClock or wait for an observable condition",
-                        i + 1
-                    ));
-                }
+    // Every file of every crate's folder, once: a crate's folder may hold another crate
+    // (`sim/workload` inside `sim`).
+    let mut files = BTreeSet::new();
+    for krate in crates {
+        files.extend(rust_files(&root().join(krate))?);
+    }
+    for file in files {
+        let rel = relative(&file);
+        if SLEEP_ALLOWED.iter().any(|(p, _)| *p == rel) {
+            continue;
+        }
+        let whole_file = rel.split('/').any(|c| c == "tests") || rel.ends_with("tests.rs");
+        let src = std::fs::read_to_string(&file)?;
+        let mut in_test = whole_file;
+        for (i, line) in src.lines().enumerate() {
+            in_test |= line.trim_start().starts_with("#[cfg(test)]");
+            let code = strip(line);
+            if in_test && code.contains("thread::sleep") {
+                errors.push(format!(
+                    "{rel}:{}: a test sleeps; advance a ManualClock or wait for an observable condition",
+                    i + 1
+                ));
             }
         }
     }
@@ -321,6 +354,25 @@ mod tests {
         assert_eq!(fn_name("    pub async fn go() {"), Some("go"));
         assert_eq!(fn_name("    // fn not_this() {"), None);
         assert_eq!(fn_name("pubfn x() {"), None);
+    }
+
+    #[test]
+    fn every_crate_of_the_workspace_is_scanned() {
+        let crates = workspace_crates().expect("cargo metadata runs");
+        for krate in [
+            "core",
+            "nvml-sys",
+            "sim/workload",
+            "sim/bundle",
+            "tests",
+            "xtask",
+        ] {
+            assert!(
+                crates.iter().any(|c| c == krate),
+                "{krate} not in {crates:?}"
+            );
+        }
+        assert!(!crates.iter().any(|c| c == "fuzz"), "fuzz is not a member");
     }
 
     #[test]

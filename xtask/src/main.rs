@@ -5,6 +5,8 @@
 //! table of bundled scenarios with their expected and actual top findings.
 
 mod accuracy;
+#[cfg(test)]
+mod architecture_doc_tests;
 mod bench;
 mod bench_ffi;
 mod bench_loop;

@@ -229,7 +229,11 @@ fn bad_inputs_are_one_clear_error() {
     std::fs::write(&junk, "hello world\n").expect("write");
     let o = run(gpuwhy().arg("diagnose").arg(&junk));
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("not a file gpuwhy reads"), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("not a file gpuwhy reads"), "{t}");
+    // The readable kinds come from core's list, `nvidia-smi -q` dumps included.
+    assert!(t.contains(&::gpuwhy::import::readable_kinds()), "{t}");
+    assert!(t.contains("`nvidia-smi -q` dump"), "{t}");
     let o = run(gpuwhy()
         .arg("diagnose")
         .arg(fixture("import/dmon_su.log"))

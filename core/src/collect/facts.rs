@@ -1,8 +1,8 @@
 //! Static facts: the library's (driver and NVML versions, which symbols it exports) and
 //! the calls for a GPU's, which [`Gpu::open`](super::gpu::Gpu::open) makes once.
 
+use crate::nvml::architecture_name;
 use crate::nvml::field_ids::NVLINK_LINK_COUNT;
-pub use crate::nvml::{architecture_name, ARCHITECTURES};
 use crate::nvml::{ClockType, Device, FieldValue, Nvml, NvmlError, TemperatureThreshold};
 use crate::report::{DeviceInfo, NvmlInfo};
 

@@ -14,7 +14,6 @@ use crate::report::{Capability, DeviceInfo};
 
 use super::cost::CallStats;
 use super::facts::device_info;
-pub use super::facts::{architecture_name, nvml_info, ARCHITECTURES};
 
 /// Seconds between reads of the slow metrics: P-state, memory and graphics clocks, PCIe link
 /// state, GPM,

@@ -1,19 +1,6 @@
 //! Host samples as report rows and columns.
 
 use crate::host::HostSample;
-use crate::report::HostFacts;
-
-/// The report's copy of the host facts.
-pub(super) fn report_facts(h: crate::host::HostFacts) -> HostFacts {
-    HostFacts {
-        hostname: h.hostname,
-        kernel: h.kernel,
-        cpu_model: h.cpu_model,
-        logical_cpus: h.logical_cpus,
-        physical_cores: h.physical_cores,
-        mem_total_bytes: h.mem_total_bytes,
-    }
-}
 
 /// The report column a host sample field is stored in.
 pub(super) fn host_column_name(field: &str) -> &str {

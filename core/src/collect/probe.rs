@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use super::cost::CallStats;
-use super::gpu::{nvml_info, Gpu};
+use super::facts::nvml_info;
+use super::gpu::Gpu;
 use crate::metric::GpuMetric;
 use crate::nvml::{Nvml, NvmlError};
 use crate::report::{DeviceInfo, NvmlInfo};

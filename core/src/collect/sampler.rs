@@ -7,7 +7,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::clock::{Clock, ScaledClock, Stopper};
 use super::hook::SamplerHook;
-use super::host_rows::report_facts;
 use super::live::LiveGpu;
 use super::RecorderConfig;
 use crate::host::host_facts;
@@ -122,7 +121,7 @@ impl Recorder {
         run.interval_s = cfg.interval_s;
         run.complete = false;
         let facts = if cfg.host {
-            report_facts(host_facts())
+            host_facts()
         } else {
             HostFacts::default()
         };

@@ -1,32 +1,11 @@
-//! Static facts about the host, read once per recording for the report's header.
+//! Static facts about the host, read once per recording for the report's header
+//! ([`HostFacts`], a type of the report model).
 
 use std::num::NonZeroUsize;
 
-use serde::{Deserialize, Serialize};
-
 use super::parse::{parse_cpuinfo, parse_meminfo, parse_proc_stat};
 use super::source::{ProcFs, ProcSource};
-
-/// What the machine is: enough to tell reports from different hosts apart and to size advice
-/// such as "data-loader workers up to the number of physical cores".
-///
-/// A string that could not be read is empty.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HostFacts {
-    /// The host's name (`/proc/sys/kernel/hostname`).
-    pub hostname: String,
-    /// The kernel release (`/proc/sys/kernel/osrelease`), e.g. `6.8.0-45-generic`.
-    pub kernel: String,
-    /// The CPU model (`model name` of `/proc/cpuinfo`).
-    pub cpu_model: String,
-    /// Logical CPUs online, as [`cpu_count_logical`] counts them.
-    pub logical_cpus: usize,
-    /// Physical cores: distinct (physical id, core id) pairs of `/proc/cpuinfo`. `None` where
-    /// the kernel does not say (most ARM machines, some virtual machines).
-    pub physical_cores: Option<usize>,
-    /// Installed memory (`MemTotal`), in bytes; 0 when `/proc/meminfo` could not be read.
-    pub mem_total_bytes: u64,
-}
+use crate::report::HostFacts;
 
 /// Facts about this machine, read from the real `/proc`.
 pub fn host_facts() -> HostFacts {

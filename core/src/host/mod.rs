@@ -4,7 +4,7 @@
 //! saturated CPU cores, a busy disk or memory pressure; a training process that cannot issue
 //! kernels fast enough shows up as one hot core. [`HostSampler`] turns the kernel's cumulative
 //! counters into per-interval rates ([`HostSample`]); [`host_facts`] describes the machine once
-//! per recording ([`HostFacts`]).
+//! per recording ([`HostFacts`](crate::report::HostFacts)).
 //!
 //! What it is not for: nothing about GPUs lives here (see [`crate::nvml`]), and it starts no
 //! threads: the sampler thread calls [`HostSampler::sample`] at its own pace. It is not a general
@@ -25,7 +25,7 @@ mod process;
 mod sampler;
 mod source;
 
-pub use facts::{cpu_count_logical, host_facts, host_facts_from, HostFacts};
+pub use facts::{cpu_count_logical, host_facts, host_facts_from};
 pub use open::OpenProcFs;
 pub use process::TREE_RESCAN_EVERY;
 pub(crate) use process::{parse_pid_stat, tree_of};

@@ -44,6 +44,30 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind [`detect`] tells apart, in the order a message lists them: the one list
+    /// of what gpuwhy reads, so an error that names the readable files cannot go stale.
+    pub const ALL: [Kind; 6] = [
+        Kind::Report,
+        Kind::Journal,
+        Kind::Dmon,
+        Kind::Csv,
+        Kind::Smi,
+        Kind::Trace,
+    ];
+
+    /// What a file of this kind is, in a user's words, for messages that list what gpuwhy
+    /// reads (see [`readable_kinds`]).
+    pub fn description(self) -> &'static str {
+        match self {
+            Kind::Report => "a gpuwhy report",
+            Kind::Journal => "a gpuwhy journal (`.partial`)",
+            Kind::Trace => "a PyTorch profiler trace (.json/.json.gz)",
+            Kind::Dmon => "an `nvidia-smi dmon` log",
+            Kind::Csv => "an `nvidia-smi --query-gpu ... --format=csv` log",
+            Kind::Smi => "an `nvidia-smi -q` dump (text or `-x` XML)",
+        }
+    }
+
     /// Lower-case name for messages.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -54,6 +78,16 @@ impl Kind {
             Kind::Csv => "csv",
             Kind::Smi => "smi",
         }
+    }
+}
+
+/// Every kind of [`Kind::ALL`] described, as one phrase for a message: "a gpuwhy report,
+/// …, or a PyTorch profiler trace (.json/.json.gz)".
+pub fn readable_kinds() -> String {
+    let all = Kind::ALL.map(Kind::description);
+    match all.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{}, or {last}", rest.join(", ")),
+        _ => all.join(""),
     }
 }
 

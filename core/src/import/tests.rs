@@ -33,6 +33,36 @@ fn detects_each_kind_by_content() {
 }
 
 #[test]
+fn the_readable_list_names_every_kind_detect_tells_apart() {
+    let detected = [
+        detect(&fixture("dmon_current.log")),
+        detect(&fixture("query_units.csv")),
+        detect(&fixture("smi_q_r470_two_gpus.txt")),
+        detect(&fixture("smi_q_x_r470_two_gpus.xml")),
+        detect(b"{\n  \"schema\": \"gpuwhy.report/1\"}"),
+        detect(b"{\"schema\":\"gpuwhy.journal/1\",\"run\":{}}\n{\"k\":\"event\"}"),
+        detect(&[0x1f, 0x8b, 8, 0]),
+    ];
+    let listed = readable_kinds();
+    for kind in detected {
+        let kind = kind.expect("each fixture is read");
+        assert!(
+            Kind::ALL.contains(&kind),
+            "{kind:?} is missing from Kind::ALL"
+        );
+    }
+    for (i, kind) in Kind::ALL.iter().enumerate() {
+        assert!(!Kind::ALL[..i].contains(kind), "{kind:?} is listed twice");
+        assert!(listed.contains(kind.description()), "{listed}");
+    }
+    assert!(listed.starts_with("a gpuwhy report, "), "{listed}");
+    assert!(
+        listed.ends_with(", or a PyTorch profiler trace (.json/.json.gz)"),
+        "{listed}"
+    );
+}
+
+#[test]
 fn a_gzip_report_or_journal_is_told_from_a_gzip_trace() {
     use std::io::Write;
     let gz = |text: &[u8]| {

@@ -207,21 +207,26 @@ pub struct DeviceInfo {
     pub health: Option<super::health::DeviceHealth>,
 }
 
-/// Static facts about the host.
+/// Static facts about the host: what the machine is, enough to tell reports from different
+/// hosts apart and to size advice such as "data-loader workers up to the number of physical
+/// cores". The sampler reads them once per recording (`host::host_facts`).
+///
+/// A string that could not be read is empty.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct HostFacts {
-    /// Host name.
+    /// The host's name (`/proc/sys/kernel/hostname`).
     pub hostname: String,
-    /// Kernel release.
+    /// The kernel release (`/proc/sys/kernel/osrelease`), e.g. `6.8.0-45-generic`.
     pub kernel: String,
-    /// CPU model name.
+    /// The CPU model (`model name` of `/proc/cpuinfo`).
     pub cpu_model: String,
-    /// Logical CPUs.
+    /// Logical CPUs online, as `host::cpu_count_logical` counts them.
     pub logical_cpus: usize,
-    /// Physical cores, when known.
+    /// Physical cores: distinct (physical id, core id) pairs of `/proc/cpuinfo`. `None` where
+    /// the kernel does not say (most ARM machines, some virtual machines).
     pub physical_cores: Option<usize>,
-    /// Total memory, bytes.
+    /// Installed memory (`MemTotal`), in bytes; 0 when `/proc/meminfo` could not be read.
     pub mem_total_bytes: u64,
 }
 

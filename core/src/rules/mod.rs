@@ -47,7 +47,6 @@ pub use memory_headroom::MemoryHeadroom;
 pub use pcie_degraded::PcieDegraded;
 pub use periodic_stall::PeriodicStall;
 pub use pipeline_bubble::PipelineBubble;
-pub(crate) use rank_imbalance::ev;
 pub use rank_imbalance::{RankImbalance, MAX_NAMED};
 pub use recompute_overhead::RecomputeOverhead;
 pub use shared_gpu::SharedGpu;
@@ -245,6 +244,29 @@ pub(crate) fn evidence(
         unit: unit.to_string(),
         device,
         time_range: None,
+        weight: None,
+    }
+}
+
+/// Builds an evidence item whose agreement the caller decides (a merged job's ratios, where
+/// "agrees" is the signal's own test rather than the comparator's), for no one device.
+pub(crate) fn ev(
+    metric: String,
+    value: f64,
+    cmp: Comparator,
+    threshold: f64,
+    unit: &str,
+    agrees: bool,
+) -> Evidence {
+    Evidence {
+        metric,
+        value: round(value),
+        threshold,
+        comparison: cmp,
+        unit: unit.into(),
+        device: None,
+        time_range: None,
+        agrees,
         weight: None,
     }
 }

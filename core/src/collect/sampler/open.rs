@@ -4,7 +4,8 @@
 use super::{lock, Shared};
 use crate::collect::clock::Clock;
 use crate::collect::cost::CallStats;
-use crate::collect::gpu::{nvml_info, Gpu};
+use crate::collect::facts::nvml_info;
+use crate::collect::gpu::Gpu;
 use crate::collect::health::HealthWatch;
 use crate::collect::host_rows::host_column_name;
 use crate::collect::procwatch::ProcWatch;

@@ -11,7 +11,6 @@ mod ranks;
 mod traced;
 mod ways;
 
-pub(crate) use ranks::ev;
 pub use ranks::MAX_NAMED;
 
 use super::{evidence, round, Rule, RuleDoc, RuleMeta};

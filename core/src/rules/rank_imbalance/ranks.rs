@@ -8,32 +8,11 @@ use super::RankImbalance;
 use crate::report::Comparator;
 use crate::report::FindingSource;
 use crate::report::{Action, Cost, Evidence, Experiment, Finding, Imbalance, RanksData, Straggler};
-use crate::rules::{round, Rule};
+use crate::rules::{ev, round, Rule};
 use crate::signals::ranks::{min_excess, thresholds_met, MAX_UTIL_DISTANCE};
 
 /// Ranks named in one sentence before "and N more".
 pub const MAX_NAMED: usize = 5;
-
-pub(crate) fn ev(
-    metric: String,
-    value: f64,
-    cmp: Comparator,
-    threshold: f64,
-    unit: &str,
-    agrees: bool,
-) -> Evidence {
-    Evidence {
-        metric,
-        value: round(value),
-        threshold,
-        comparison: cmp,
-        unit: unit.into(),
-        device: None,
-        time_range: None,
-        agrees,
-        weight: None,
-    }
-}
 
 fn act(cost: Cost, text: String) -> Action {
     Action { text, cost }

@@ -53,6 +53,26 @@ impl Workload {
                 return bad(format!("noise: `{metric}` must be >= 0, got {a}"));
             }
         }
+        self.validate_devices()?;
+        let horizon = self.horizon_s();
+        if !(horizon > 0.0 && horizon.is_finite()) {
+            return bad(format!("`duration_s` must be > 0, got {horizon}"));
+        }
+        // Shapes may shorten every shaped phase down to `shapes.min`; count conservatively.
+        let shortest_step = every_step / 1000.0 * self.shapes.as_ref().map_or(1.0, |s| s.min);
+        if horizon / shortest_step > MAX_STEPS {
+            return bad(format!(
+                "{horizon} s of {:.1} ms steps is more than {MAX_STEPS} steps; lower `duration_s` or lengthen the phases",
+                shortest_step * 1000.0
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each per-device override names a distinct device, a slowdown of at least 1, a
+    /// non-negative offset and levels for phases that exist.
+    fn validate_devices(&self) -> Result<(), Error> {
+        let bad = |msg: String| Err(Error::Invalid(msg));
         for (i, d) in self.devices.iter().enumerate() {
             if !(d.compute_scale >= 1.0 && d.compute_scale.is_finite()) {
                 return bad(format!(
@@ -73,18 +93,6 @@ impl Workload {
                     ));
                 }
             }
-        }
-        let horizon = self.horizon_s();
-        if !(horizon > 0.0 && horizon.is_finite()) {
-            return bad(format!("`duration_s` must be > 0, got {horizon}"));
-        }
-        // Shapes may shorten every shaped phase down to `shapes.min`; count conservatively.
-        let shortest_step = every_step / 1000.0 * self.shapes.as_ref().map_or(1.0, |s| s.min);
-        if horizon / shortest_step > MAX_STEPS {
-            return bad(format!(
-                "{horizon} s of {:.1} ms steps is more than {MAX_STEPS} steps; lower `duration_s` or lengthen the phases",
-                shortest_step * 1000.0
-            ));
         }
         Ok(())
     }
