@@ -69,7 +69,8 @@ fn job_gpus(j: &gpuwhy::report::JobGpus) -> String {
     };
     let mut s = list(&j.indices);
     if !j.others.is_empty() {
-        s += &format!(" · not the job's: {}", list(&j.others));
+        s += " · not the job's: ";
+        s += &list(&j.others);
     }
     s
 }
@@ -149,7 +150,7 @@ fn card(h: &mut Html, i: usize, f: &Finding) {
     }
     // The chain: a consequence is listed under its cause.
     if let Some(c) = &f.caused_by {
-        h.text(&format!(" · caused by {c}"));
+        h.text(" · caused by ").text(c);
     }
     if !f.devices.is_empty() {
         // "GPUs 0–7", as the evidence rows and `gpuwhy diagnose` name several GPUs.

@@ -128,8 +128,10 @@ fn remap_flags() -> String {
 }
 
 /// The page's module's size goal, gzipped (level 9), in kB: `cargo xtask viewer test` fails
-/// above it (docs/viewer.md).
-pub const PAGE_MODULE_BUDGET_KB: f64 = 150.0;
+/// above it (docs/viewer.md). Raised from 150 to 151 when the report model gained health
+/// counters and causes (measured 150.6 kB; 150.5 without the page's own new lines, so the
+/// model's types cost the rest): docs/viewer.md, "Performance".
+pub const PAGE_MODULE_BUDGET_KB: f64 = 151.0;
 
 /// Each module's size after `wasm-opt`, raw and gzipped (level 9, as the viewer's
 /// benchmark measures it), in kB, in the order of [`MODULES`].
