@@ -77,6 +77,28 @@ fn the_run_says_which_gpus_are_the_job_s_and_why() {
         ..Default::default()
     });
     let html = overview::run_html(&r);
-    assert!(html.contains("s GPUs</dt><dd>0 · not this job"), "{html}");
-    assert!(html.contains("process 4242"), "{html}");
+    // One short phrase in the facts; why, in a details box below them.
+    assert!(html.contains("s GPUs</dt><dd>0 · not the job"), "{html}");
+    assert!(
+        html.contains("<summary>Why these GPUs</summary>GPU 0 listed process 4242"),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_consequence_s_card_names_its_cause() {
+    let mut r = every_text("x");
+    let mut cause = r.findings[0].clone();
+    cause.id = "throttling".into();
+    let mut consequence = r.findings[0].clone();
+    consequence.id = "rank_imbalance".into();
+    consequence.caused_by = Some("throttling".into());
+    r.findings = vec![cause, consequence];
+    let cards = overview::findings_html(&r);
+    assert_eq!(cards.matches("caused by throttling").count(), 1, "{cards}");
+    let at = cards.find("caused by throttling").expect("named");
+    assert!(
+        at > cards.find("rank_imbalance").expect("consequence"),
+        "{cards}"
+    );
 }
