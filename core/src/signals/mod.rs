@@ -16,6 +16,7 @@ pub mod reasons;
 pub mod stagger;
 pub mod stats;
 pub mod steps;
+pub mod thresholds;
 pub mod timeshare;
 
 pub use device::{
